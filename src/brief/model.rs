@@ -1,0 +1,193 @@
+//! The typed brief: what `brief.yaml` says once it has been checked. Defaults are applied here,
+//! so no other module interprets raw YAML.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Default participant timeout (seconds), as in the reference.
+pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+/// Default judge timeout (seconds), as in the reference.
+pub const DEFAULT_JUDGE_TIMEOUT_S: u64 = 900;
+
+/// A checked `brief.yaml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Brief {
+    /// The brief's display name (engine objects are named after the cook folder instead).
+    pub name: String,
+    /// Participant timeout in seconds.
+    pub timeout_s: u64,
+    /// Judge timeout in seconds.
+    pub judge_timeout_s: u64,
+    /// Contestants, in brief order.
+    pub participants: Vec<Actor>,
+    /// Judges, in brief order.
+    pub judges: Vec<Actor>,
+    /// How judges score; required when there are judges.
+    pub rubric: Option<Rubric>,
+    /// Judging options.
+    pub judging: Judging,
+    /// Output requirements.
+    pub outputs: Outputs,
+    /// Cook-wide resource limits.
+    pub resources: Resources,
+    /// The `consult` section, kept for the `consult` command.
+    pub consult: Option<serde_json::Value>,
+}
+
+impl Brief {
+    /// The participant with this name.
+    pub fn participant(&self, name: &str) -> Option<&Actor> {
+        self.participants.iter().find(|p| p.name == name)
+    }
+
+    /// The timeout of one cell in seconds.
+    pub fn timeout_for(&self, actor: &Actor, judge: bool) -> u64 {
+        actor.timeout_s.unwrap_or(if judge { self.judge_timeout_s } else { self.timeout_s })
+    }
+}
+
+/// A participant or judge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    /// Unique name: letters, digits, `-`, `_`.
+    pub name: String,
+    /// Which CLI runs it (defaults to the name).
+    pub flavor: String,
+    /// Overrides the brief's timeout for this cell.
+    pub timeout_s: Option<u64>,
+    /// Forwarded to the CLI (`MULTICOOKER_MODEL`); scripts the dummy flavor.
+    pub model: Option<String>,
+    /// Overrides the brief's resources for this cell.
+    pub resources: Resources,
+}
+
+/// The rubric judges score against.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rubric {
+    /// `[lo, hi]`: every score must lie in it.
+    pub scale: (i64, i64),
+    /// Weighted dimensions; weights sum to 100.
+    pub dimensions: Vec<Dimension>,
+}
+
+/// One rubric dimension.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dimension {
+    /// Its id, as judges must write it.
+    pub id: String,
+    /// Its weight (percent).
+    pub weight: u32,
+}
+
+/// The anti-self-judge policy (BEHAVIOR.md §5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgingPolicy {
+    /// A judge is never given submissions of its own flavor (our default).
+    #[default]
+    RequireDistinctFlavor,
+    /// Same-flavor pairs are judged and counted, with a warning (the reference's default).
+    Warn,
+    /// Same-flavor pairs are judged and counted silently.
+    AllowSelf,
+}
+
+impl JudgingPolicy {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 3] = ["require_distinct_flavor", "warn", "allow_self"];
+
+    /// The policy's name in brief.yaml and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RequireDistinctFlavor => "require_distinct_flavor",
+            Self::Warn => "warn",
+            Self::AllowSelf => "allow_self",
+        }
+    }
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "require_distinct_flavor" => Some(Self::RequireDistinctFlavor),
+            "warn" => Some(Self::Warn),
+            "allow_self" => Some(Self::AllowSelf),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for JudgingPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `judging:` options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Judging {
+    /// The anti-self-judge policy.
+    pub policy: JudgingPolicy,
+    /// Accept only the canonical score shape (no tolerant repair).
+    pub strict_schema: bool,
+}
+
+/// `outputs:` requirements.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outputs {
+    /// Files every participant must write under `out/`.
+    pub required: Vec<RequiredOutput>,
+}
+
+/// One required output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequiredOutput {
+    /// Relative to `out/`.
+    pub path: String,
+    /// Recorded, not enforced.
+    pub kind: Option<String>,
+}
+
+/// Host profile tiers (BEHAVIOR.md §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Pick from the engine's memory.
+    Auto,
+    /// Big hosts.
+    Large,
+    /// The default.
+    Medium,
+    /// Small hosts.
+    Small,
+}
+
+impl Profile {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 4] = ["auto", "large", "medium", "small"];
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "large" => Some(Self::Large),
+            "medium" => Some(Self::Medium),
+            "small" => Some(Self::Small),
+            _ => None,
+        }
+    }
+}
+
+/// Resource limits as written (cook-wide or per actor); unset means "inherit".
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Resources {
+    /// Host profile (only the cook-wide one matters).
+    pub profile: Option<Profile>,
+    /// Memory limit in bytes.
+    pub mem_limit: Option<u64>,
+    /// Memory + swap limit in bytes.
+    pub memswap_limit: Option<u64>,
+    /// CPUs (fractional).
+    pub cpus: Option<f64>,
+    /// Process limit.
+    pub pids_limit: Option<u64>,
+}

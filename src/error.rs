@@ -1,0 +1,103 @@
+//! The top-level error: what `main` prints, the hint that goes with it, and the exit code.
+//!
+//! Domain modules have their own `thiserror` enums; each knows the fix for its own failures
+//! through [`Hint`]. This module only walks an error's chain to find that hint. It never prints:
+//! `output.rs` does.
+
+use std::fmt;
+
+/// Exit codes, as the reference defines them (BEHAVIOR.md §1.2) and `--help` documents them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Success: for run commands, at least one cell ended `ok`.
+    Success,
+    /// The command ran but produced nothing usable (no ok cell, no judge scores).
+    NothingUsable,
+    /// Usage or precondition error before or instead of engine work: missing cook, invalid
+    /// brief.yaml, engine unreachable, image build failure, internal error.
+    Precondition,
+    /// Stopped by Ctrl-C (SIGINT): everything was torn down and the cook marked `cancelled`.
+    Cancelled,
+}
+
+impl ExitCode {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Success => 0,
+            Self::NothingUsable => 1,
+            Self::Precondition => 2,
+            Self::Cancelled => 130,
+        }
+    }
+}
+
+/// An error that knows how the user can fix it.
+pub trait Hint {
+    /// One sentence telling the user what to do, if this error knows it.
+    fn hint(&self) -> Option<String>;
+}
+
+/// The run was cancelled (Ctrl-C). Returned as an error so every layer unwinds through its
+/// teardown; `main` maps it to exit 130.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("cancelled")]
+pub struct Cancelled;
+
+/// A precondition failed with a fix the user can apply; used by commands for errors that are
+/// not owned by one domain module.
+#[derive(Debug, thiserror::Error)]
+pub struct UserError {
+    /// What went wrong, one lowercase sentence.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl UserError {
+    /// An error with a fix.
+    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self { message: message.into(), hint: Some(hint.into()) }
+    }
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Hint for UserError {
+    fn hint(&self) -> Option<String> {
+        self.hint.clone()
+    }
+}
+
+/// Finds the first hint in an error's chain.
+pub fn hint_for(error: &anyhow::Error) -> Option<String> {
+    error.chain().find_map(|cause| {
+        macro_rules! try_hint {
+            ($($ty:ty),*) => {
+                $(if let Some(e) = cause.downcast_ref::<$ty>() {
+                    if let Some(h) = e.hint() { return Some(h); }
+                })*
+            };
+        }
+        try_hint!(
+            UserError,
+            crate::brief::BriefError,
+            crate::runtime::RuntimeError,
+            crate::state::StateError
+        );
+        None
+    })
+}
+
+/// The exit code for an error that stopped a command.
+pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
+    if error.chain().any(|cause| cause.is::<Cancelled>()) {
+        ExitCode::Cancelled
+    } else {
+        ExitCode::Precondition
+    }
+}

@@ -1,0 +1,113 @@
+//! Labels on every engine object, and selectors that find objects by them.
+//!
+//! Every object carries `io.multicooker.cook=<cook folder>` and `io.multicooker.role=<role>`;
+//! `clean` and the ledger's backstop find leftovers by these, which also covers a run killed
+//! with SIGKILL.
+
+use std::collections::BTreeMap;
+
+/// The cook folder name the object belongs to.
+pub const LABEL_COOK: &str = "io.multicooker.cook";
+/// `participant`, `judge`, `network` or `image`.
+pub const LABEL_ROLE: &str = "io.multicooker.role";
+/// The participant or judge name, for per-cell objects.
+pub const LABEL_ACTOR: &str = "io.multicooker.actor";
+/// The flavor, on images and cells.
+pub const LABEL_FLAVOR: &str = "io.multicooker.flavor";
+/// The id of the command run that created the object.
+pub const LABEL_RUN: &str = "io.multicooker.run";
+
+/// A set of labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels(BTreeMap<String, String>);
+
+impl Labels {
+    /// The two labels every object carries.
+    pub fn new(cook: &str, role: &str) -> Self {
+        let mut labels = Self::default();
+        labels.0.insert(LABEL_COOK.into(), cook.into());
+        labels.0.insert(LABEL_ROLE.into(), role.into());
+        labels
+    }
+
+    /// Adds a label.
+    #[must_use]
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        self.0.insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of a label.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// The labels as owned pairs, for engine calls.
+    pub fn to_map(&self) -> std::collections::HashMap<String, String> {
+        self.0.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// Iterates over the labels.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// Which objects to find: every condition must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    conditions: Vec<(String, Option<String>)>,
+}
+
+impl Selector {
+    /// Objects of one cook.
+    pub fn cook(cook: &str) -> Self {
+        Self::default().with(LABEL_COOK, cook)
+    }
+
+    /// Objects of any cook.
+    pub fn any_cook() -> Self {
+        Self { conditions: vec![(LABEL_COOK.into(), None)] }
+    }
+
+    /// Adds `key=value`.
+    #[must_use]
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        self.conditions.push((key.into(), Some(value.into())));
+        self
+    }
+
+    /// Filters in the engine's `label=` syntax (`key` or `key=value`).
+    pub fn engine_filters(&self) -> Vec<String> {
+        self.conditions
+            .iter()
+            .map(|(k, v)| v.as_ref().map_or_else(|| k.clone(), |v| format!("{k}={v}")))
+            .collect()
+    }
+
+    /// True when `labels` satisfy every condition.
+    pub fn matches(&self, labels: &Labels) -> bool {
+        self.conditions.iter().all(|(k, v)| match (labels.get(k), v) {
+            (Some(_), None) => true,
+            (Some(actual), Some(wanted)) => actual == wanted,
+            (None, _) => false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_match_and_render_engine_filters() {
+        let labels = Labels::new("251122-hello", "participant").with(LABEL_ACTOR, "alpha");
+        assert!(Selector::cook("251122-hello").matches(&labels));
+        assert!(Selector::any_cook().matches(&labels));
+        assert!(!Selector::cook("251122-other").matches(&labels));
+        assert_eq!(
+            Selector::cook("c").with(LABEL_ROLE, "judge").engine_filters(),
+            ["io.multicooker.cook=c", "io.multicooker.role=judge"]
+        );
+    }
+}

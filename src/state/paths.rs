@@ -1,0 +1,233 @@
+//! Every path of a cook folder, in one place (BEHAVIOR.md §2.3), and how a task name on the
+//! command line becomes a cook folder.
+
+use std::path::{Path, PathBuf};
+
+use super::StateError;
+
+/// The paths of one cook folder. The folder name is the cook's identity: it names the cook in
+/// status.json, events, summary.json and every engine object's label.
+#[derive(Debug, Clone)]
+pub struct CookPaths {
+    dir: PathBuf,
+    name: String,
+}
+
+impl CookPaths {
+    /// Paths of the cook folder `dir` (which need not exist yet).
+    pub fn new(dir: PathBuf) -> Self {
+        let name = dir.file_name().map_or_else(|| "cook".to_owned(), |n| n.to_string_lossy().into_owned());
+        Self { dir, name }
+    }
+
+    /// The cook folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The folder name: the cook's identity.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `brief.yaml`.
+    pub fn brief_yaml(&self) -> PathBuf {
+        self.dir.join("brief.yaml")
+    }
+    /// `BRIEF.md`: the task, given to participants and judges.
+    pub fn brief_md(&self) -> PathBuf {
+        self.dir.join("BRIEF.md")
+    }
+    /// `JUDGE_BRIEF.md`: the rubric and output format for judges.
+    pub fn judge_brief_md(&self) -> PathBuf {
+        self.dir.join("JUDGE_BRIEF.md")
+    }
+    /// `raw/`: reference material, mounted read-only.
+    pub fn raw(&self) -> PathBuf {
+        self.dir.join("raw")
+    }
+    /// `work/<participant>/`.
+    pub fn work(&self, participant: &str) -> PathBuf {
+        self.dir.join("work").join(participant)
+    }
+    /// `work/<participant>/out/`: the participant's only writable mount.
+    pub fn out(&self, participant: &str) -> PathBuf {
+        self.work(participant).join("out")
+    }
+    /// `work/<participant>/PROMPT.txt`.
+    pub fn prompt(&self, participant: &str) -> PathBuf {
+        self.work(participant).join("PROMPT.txt")
+    }
+    /// `work/<participant>/trace.json`: host-side record of the participant's last run.
+    pub fn trace(&self, participant: &str) -> PathBuf {
+        self.work(participant).join("trace.json")
+    }
+    /// `logs/<participant>/`.
+    pub fn logs(&self, participant: &str) -> PathBuf {
+        self.dir.join("logs").join(participant)
+    }
+    /// `attempts/round-<round>/<participant>/`: earlier outputs kept when a cell runs again.
+    pub fn attempts(&self, round: u32, participant: &str) -> PathBuf {
+        self.dir.join("attempts").join(format!("round-{round}")).join(participant)
+    }
+    /// `judging/`.
+    pub fn judging(&self) -> PathBuf {
+        self.dir.join("judging")
+    }
+    /// `judging/_inbox/`: sealed outputs.
+    pub fn inbox(&self) -> PathBuf {
+        self.judging().join("_inbox")
+    }
+    /// `judging/_inbox/<participant>/`.
+    pub fn sealed(&self, participant: &str) -> PathBuf {
+        self.inbox().join(participant)
+    }
+    /// `judging/_mapping.json`: label → participant per judge. Host only, never mounted.
+    pub fn mapping(&self) -> PathBuf {
+        self.judging().join("_mapping.json")
+    }
+    /// `judging/_work-<judge>/`: the judge's inbox, outbox and prompt.
+    pub fn judge_work(&self, judge: &str) -> PathBuf {
+        self.judging().join(format!("_work-{judge}"))
+    }
+    /// `judging/_logs/<judge>/`.
+    pub fn judge_logs(&self, judge: &str) -> PathBuf {
+        self.judging().join("_logs").join(judge)
+    }
+    /// `judging/<judge>/`: the judge's collected outbox and `scores_deanon.json`.
+    pub fn judge_dir(&self, judge: &str) -> PathBuf {
+        self.judging().join(judge)
+    }
+    /// `judging/_previous/`: earlier judge outputs, kept when judging runs again.
+    pub fn judging_previous(&self) -> PathBuf {
+        self.judging().join("_previous")
+    }
+    /// `status.json`.
+    pub fn status(&self) -> PathBuf {
+        self.dir.join("status.json")
+    }
+    /// `events.jsonl`.
+    pub fn events(&self) -> PathBuf {
+        self.dir.join("events.jsonl")
+    }
+    /// `.mc-lock`: guards status read-modify-write and event appends.
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join(".mc-lock")
+    }
+    /// `RUN.json`.
+    pub fn run_json(&self) -> PathBuf {
+        self.dir.join("RUN.json")
+    }
+    /// `RUN_RESULT.json`.
+    pub fn run_result(&self) -> PathBuf {
+        self.dir.join("RUN_RESULT.json")
+    }
+    /// `JUDGE_RESULT.json`.
+    pub fn judge_result(&self) -> PathBuf {
+        self.dir.join("JUDGE_RESULT.json")
+    }
+    /// `leaderboard.md`.
+    pub fn leaderboard(&self) -> PathBuf {
+        self.dir.join("leaderboard.md")
+    }
+    /// `summary.json`.
+    pub fn summary(&self) -> PathBuf {
+        self.dir.join("summary.json")
+    }
+    /// `.gitignore` of the cook.
+    pub fn gitignore(&self) -> PathBuf {
+        self.dir.join(".gitignore")
+    }
+}
+
+/// Resolves `--root`: an absolute path as is; a relative one is looked up in the current
+/// directory and then in each ancestor (the first existing folder wins), else it is taken
+/// relative to the current directory (BEHAVIOR.md §1.1).
+pub fn resolve_root(root: &Path, cwd: &Path) -> PathBuf {
+    if root.is_absolute() {
+        return root.to_path_buf();
+    }
+    cwd.ancestors().map(|dir| dir.join(root)).find(|candidate| candidate.is_dir()).unwrap_or_else(|| cwd.join(root))
+}
+
+/// Finds an existing cook folder for `task`: `<root>/<task>`, an absolute path, or, when
+/// `task` has no `YYMMDD-` date prefix, the newest `<root>/YYMMDD-<task>`.
+pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
+    let direct = if Path::new(task).is_absolute() { PathBuf::from(task) } else { root.join(task) };
+    if !Path::new(task).is_absolute() {
+        check_task_name(task)?;
+    }
+    if direct.is_dir() {
+        return Ok(CookPaths::new(direct));
+    }
+    if !has_date_prefix(task)
+        && let Some(dated) = newest_dated(root, task)
+    {
+        return Ok(CookPaths::new(dated));
+    }
+    Err(StateError::NoCook { dir: direct, task: task.to_owned() })
+}
+
+/// A task name is one folder name: no separators, no `..`, no leading dot.
+pub fn check_task_name(task: &str) -> Result<(), StateError> {
+    let problem = if task.is_empty() {
+        Some("is empty")
+    } else if task.contains('/') || task.contains('\\') {
+        Some("may not contain a path separator")
+    } else if task.starts_with('.') {
+        Some("may not start with `.`")
+    } else if task.chars().any(char::is_control) {
+        Some("may not contain control characters")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(StateError::BadTaskName { task: task.to_owned(), problem }),
+        None => Ok(()),
+    }
+}
+
+/// True when `name` starts with six digits and `-` (`251122-hello`).
+pub fn has_date_prefix(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() > 7 && bytes[..6].iter().all(u8::is_ascii_digit) && bytes[6] == b'-'
+}
+
+fn newest_dated(root: &Path, task: &str) -> Option<PathBuf> {
+    let mut matches: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            has_date_prefix(&name) && &name[7..] == task && entry.path().is_dir()
+        })
+        .map(|entry| entry.path())
+        .collect();
+    matches.sort();
+    matches.pop()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undated_task_finds_newest_dated_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["251120-hello", "251122-hello", "251121-hello-world"] {
+            fs_err::create_dir_all(tmp.path().join(name)).unwrap();
+        }
+        let cook = find_cook(tmp.path(), "hello").unwrap();
+        assert_eq!(cook.name(), "251122-hello");
+        assert_eq!(find_cook(tmp.path(), "251120-hello").unwrap().name(), "251120-hello");
+        assert!(matches!(find_cook(tmp.path(), "nope"), Err(StateError::NoCook { .. })));
+    }
+
+    #[test]
+    fn task_names_cannot_escape_the_root() {
+        for bad in ["../x", "a/b", ".hidden", ""] {
+            assert!(check_task_name(bad).is_err(), "{bad} accepted");
+        }
+        assert!(check_task_name("251122-hello").is_ok());
+    }
+}
