@@ -9,3 +9,7 @@ pub mod error;
 pub mod fsx;
 pub mod runtime;
 pub mod state;
+pub mod cook;
+pub mod flavor;
+pub mod progress;
+pub mod judge;

@@ -1,0 +1,311 @@
+//! Running cells in parallel: create, start, stream logs to files, wait through the engine's
+//! wait API under a timeout (never a sleep or a poll), kill on timeout or cancel, remove, and
+//! classify. One cell's failure never stops another. Used by cook and judge alike; what happens
+//! after a cell ends (sealing, score collection) is the caller's [`CellHooks`].
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::{BoxFuture, FutureExt, Shared};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::plan::CellPlan;
+use crate::flavor::{RateLimit, detect_rate_limit};
+use crate::runtime::{CellExit, Ledger, LogChunk, ObjectRef, Runtime};
+use crate::state::{CellState, now_iso};
+
+/// Largest log kept per stream; the rest is dropped with a marker.
+pub const LOG_CAP_BYTES: u64 = 64 << 20;
+/// How much of each log's end the rate-limit scan reads.
+const SCAN_TAIL_BYTES: u64 = 64 << 10;
+/// How long to wait for the log stream to drain after a cell exits.
+const LOG_DRAIN: Duration = Duration::from_secs(5);
+
+/// How a cell ended, before caller-specific checks (required outputs, score collection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellOutcome {
+    /// The outcome class.
+    pub state: CellState,
+    /// The exit code, if the program ran.
+    pub exit_code: Option<i64>,
+    /// Seconds from start to exit, one decimal.
+    pub duration_s: f64,
+    /// When it started, if it did.
+    pub started_at: Option<String>,
+    /// When it ended.
+    pub finished_at: String,
+    /// Killed at its timeout.
+    pub timed_out: bool,
+    /// Killed by its memory limit.
+    pub oom_killed: bool,
+    /// A rate or usage limit found in its output.
+    pub rate_limit: Option<RateLimit>,
+    /// Why it could not start, or an engine error while it ran.
+    pub error: Option<String>,
+}
+
+/// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
+/// files) and its result is returned by [`run_cells`] in plan order.
+pub trait CellHooks: Send + Sync + 'static {
+    /// What `finished` produces.
+    type Output: Send + 'static;
+    /// The cell is about to be created.
+    fn starting(&self, plan: &CellPlan);
+    /// The cell started.
+    fn started(&self, plan: &CellPlan, started_at: &str);
+    /// The cell ended and was removed.
+    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output;
+}
+
+/// Resolves once the images the cells need are built (or failed to build).
+pub type ImagesReady = Shared<BoxFuture<'static, Result<(), Arc<String>>>>;
+
+/// Images that are ready now (tests, or nothing to build).
+pub fn images_ready_now() -> ImagesReady {
+    futures_util::future::ready(Ok(())).boxed().shared()
+}
+
+/// Options of one parallel run.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Cancelled on Ctrl-C: running cells are killed, unstarted ones never start.
+    pub cancel: CancellationToken,
+    /// Cells running at once.
+    pub max_parallel: usize,
+    /// Cells create their networks while images build, then wait for this.
+    pub images: ImagesReady,
+}
+
+/// Runs every plan (networks must exist already) and returns the hooks' outputs in plan order.
+pub async fn run_cells<R: Runtime, H: CellHooks>(
+    runtime: &Arc<R>,
+    ledger: &Arc<Ledger>,
+    hooks: &Arc<H>,
+    plans: Vec<CellPlan>,
+    options: &RunOptions,
+) -> Vec<H::Output> {
+    let semaphore = Arc::new(Semaphore::new(options.max_parallel.max(1)));
+    let mut set = JoinSet::new();
+    let count = plans.len();
+    for (index, plan) in plans.into_iter().enumerate() {
+        let (runtime, ledger, hooks, semaphore, options) =
+            (runtime.clone(), ledger.clone(), hooks.clone(), semaphore.clone(), options.clone());
+        set.spawn(async move {
+            let outcome = {
+                let _permit = tokio::select! {
+                    permit = semaphore.acquire_owned() => permit.ok(),
+                    () = options.cancel.cancelled() => None,
+                };
+                let outcome = run_one(&*runtime, &ledger, &*hooks, &plan, &options).await;
+                // Whatever happened, the cell and its network are gone before we report.
+                let _ = ledger.release(&*runtime, &ObjectRef::cell(&plan.spec.name)).await;
+                let _ = ledger.release(&*runtime, &ObjectRef::network(&plan.network.name)).await;
+                outcome
+            };
+            let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
+            (index, output)
+        });
+    }
+    let mut outputs: Vec<Option<H::Output>> = (0..count).map(|_| None).collect();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok((index, Ok(output))) => outputs[index] = Some(output),
+            // A hook panicked: the invariant it broke is a bug, not a cell outcome.
+            Ok((_, Err(e))) | Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    outputs.into_iter().map(|o| o.expect("every spawned cell reports exactly once")).collect()
+}
+
+/// Runs one cell from network creation to exit; the caller removes what it created.
+async fn run_one<R: Runtime, H: CellHooks>(runtime: &R, ledger: &Ledger, hooks: &H, plan: &CellPlan, options: &RunOptions) -> CellOutcome {
+    let cancel = &options.cancel;
+    if cancel.is_cancelled() {
+        return not_started(CellState::Cancelled, None);
+    }
+    hooks.starting(plan);
+    ledger.record(ObjectRef::network(&plan.network.name));
+    if let Err(e) = runtime.create_network(&plan.network).await {
+        return not_started(CellState::StartFailed, Some(e.to_string()));
+    }
+    if let Err(e) = options.images.clone().await {
+        return not_started(CellState::StartFailed, Some(format!("image build failed: {e}")));
+    }
+    ledger.record(ObjectRef::cell(&plan.spec.name));
+    if cancel.is_cancelled() {
+        return not_started(CellState::Cancelled, None);
+    }
+    if let Err(e) = runtime.create_cell(&plan.spec).await {
+        return not_started(CellState::StartFailed, Some(e.to_string()));
+    }
+    if cancel.is_cancelled() {
+        return not_started(CellState::Cancelled, None);
+    }
+    let started = Instant::now();
+    let started_at = now_iso();
+    if let Err(e) = runtime.start_cell(&plan.spec.name).await {
+        return not_started(CellState::StartFailed, Some(e.to_string()));
+    }
+    hooks.started(plan, &started_at);
+    let logs = tokio::spawn(pump_logs(runtime.cell_logs(&plan.spec.name), plan.stdout_log.clone(), plan.stderr_log.clone()));
+    let ended = wait_or_kill(runtime, plan, cancel).await;
+    let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    if tokio::time::timeout(LOG_DRAIN, logs).await.is_err() {
+        // The stream did not end although the cell did; the file has what arrived.
+    }
+    let rate_limit = scan_for_limits(&plan.flavor, &plan.stdout_log, &plan.stderr_log).await;
+    let (state, error) = classify(&ended, rate_limit.is_some());
+    CellOutcome {
+        state,
+        exit_code: ended.exit.map(|e| e.code),
+        duration_s,
+        started_at: Some(started_at),
+        finished_at: now_iso(),
+        timed_out: ended.how == Ending::TimedOut,
+        oom_killed: ended.exit.is_some_and(|e| e.oom_killed),
+        rate_limit,
+        error,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Exited,
+    TimedOut,
+    Cancelled,
+    EngineError,
+}
+
+#[derive(Debug)]
+struct Ended {
+    how: Ending,
+    exit: Option<CellExit>,
+    error: Option<String>,
+}
+
+async fn wait_or_kill<R: Runtime>(runtime: &R, plan: &CellPlan, cancel: &CancellationToken) -> Ended {
+    let name = plan.spec.name.as_str();
+    let how = tokio::select! {
+        waited = tokio::time::timeout(plan.timeout, runtime.wait_cell(name)) => match waited {
+            Ok(Ok(exit)) => return Ended { how: Ending::Exited, exit: Some(exit), error: None },
+            Ok(Err(e)) => return Ended { how: Ending::EngineError, exit: None, error: Some(e.to_string()) },
+            Err(_) => Ending::TimedOut,
+        },
+        () = cancel.cancelled() => Ending::Cancelled,
+    };
+    let killed = runtime.kill_cell(name).await;
+    let exit = match killed {
+        Ok(()) => tokio::time::timeout(Duration::from_secs(10), runtime.wait_cell(name)).await.ok().and_then(Result::ok),
+        Err(_) => None,
+    };
+    Ended { how, exit, error: killed.err().map(|e| e.to_string()) }
+}
+
+/// The reference's order: oom, rate limit, timeout, then exit code (BEHAVIOR.md §4.5). A cell
+/// stopped by the user is `cancelled` whatever it printed.
+fn classify(ended: &Ended, rate_limited: bool) -> (CellState, Option<String>) {
+    let oom = ended.exit.is_some_and(|e| e.oom_killed);
+    let state = match ended.how {
+        Ending::Cancelled => CellState::Cancelled,
+        Ending::EngineError => CellState::StartFailed,
+        _ if oom => CellState::OomKilled,
+        _ if rate_limited => CellState::RateLimited,
+        Ending::TimedOut => CellState::TimedOut,
+        Ending::Exited if ended.exit.is_some_and(|e| e.code == 0) => CellState::Ok,
+        Ending::Exited => CellState::NonZeroExit,
+    };
+    (state, ended.error.clone())
+}
+
+fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
+    CellOutcome {
+        state,
+        exit_code: None,
+        duration_s: 0.0,
+        started_at: None,
+        finished_at: now_iso(),
+        timed_out: false,
+        oom_killed: false,
+        rate_limit: None,
+        error,
+    }
+}
+
+/// Writes the cell's output into its two log files as it arrives.
+async fn pump_logs(
+    mut stream: futures_util::stream::BoxStream<'static, Result<LogChunk, crate::runtime::RuntimeError>>,
+    stdout: std::path::PathBuf,
+    stderr: std::path::PathBuf,
+) -> std::io::Result<()> {
+    let mut out = CappedLog::create(&stdout).await?;
+    let mut err = CappedLog::create(&stderr).await?;
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(LogChunk::Stdout(bytes)) => out.write(&bytes).await?,
+            Ok(LogChunk::Stderr(bytes)) => err.write(&bytes).await?,
+            Err(e) => {
+                err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes()).await?;
+                break;
+            }
+        }
+    }
+    out.file.flush().await?;
+    err.file.flush().await
+}
+
+struct CappedLog {
+    file: tokio::fs::File,
+    written: u64,
+}
+
+impl CappedLog {
+    async fn create(path: &Path) -> std::io::Result<Self> {
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent).await?;
+        }
+        Ok(Self { file: tokio::fs::File::create(path).await?, written: 0 })
+    }
+
+    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.written >= LOG_CAP_BYTES {
+            return Ok(());
+        }
+        let room = usize::try_from(LOG_CAP_BYTES - self.written).unwrap_or(usize::MAX);
+        let part = &bytes[..bytes.len().min(room)];
+        self.file.write_all(part).await?;
+        self.written += part.len() as u64;
+        if self.written >= LOG_CAP_BYTES {
+            self.file.write_all(b"\n[multicooker: log truncated at the cap]\n").await?;
+        }
+        Ok(())
+    }
+}
+
+async fn scan_for_limits(flavor: &str, stdout: &Path, stderr: &Path) -> Option<RateLimit> {
+    let mut text = String::new();
+    for path in [stdout, stderr] {
+        if let Ok(bytes) = read_tail(path, SCAN_TAIL_BYTES).await {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+            text.push('\n');
+        }
+    }
+    detect_rate_limit(flavor, &text)
+}
+
+async fn read_tail(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut file = tokio::fs::File::open(path).await?;
+    let len = file.metadata().await?.len();
+    file.seek(std::io::SeekFrom::Start(len.saturating_sub(limit))).await?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).await?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! Orchestration logic on the fake runtime with paused time: timeouts, classification,
+//! cancellation and teardown. (Real containers are covered by tests/it.)
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::brief::Profile;
+use crate::cook::names::Names;
+use crate::cook::plan::{CellUser, PlanContext};
+use crate::runtime::fake::{FakeCell, FakeRuntime};
+use crate::state::CookPaths;
+
+struct Recorder {
+    started: Mutex<Vec<String>>,
+}
+
+impl CellHooks for Recorder {
+    type Output = (String, CellOutcome);
+    fn starting(&self, _: &CellPlan) {}
+    fn started(&self, plan: &CellPlan, _: &str) {
+        self.started.lock().unwrap().push(plan.actor.clone());
+    }
+    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output {
+        (plan.actor.clone(), outcome)
+    }
+}
+
+fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
+    let yaml = format!(
+        "name: t\ntimeout_s: {timeout_s}\nparticipants:\n{}",
+        names.iter().map(|n| format!("  - {{name: {n}, flavor: dummy}}\n")).collect::<String>()
+    );
+    let brief = crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes()).unwrap().brief;
+    let paths = CookPaths::new(dir.join("251122-t"));
+    let engine_names = Names::for_cook(paths.name());
+    let context = PlanContext {
+        paths: &paths,
+        names: &engine_names,
+        brief: &brief,
+        user: CellUser::resolve(Some("1000:1000")).unwrap(),
+        profile: Profile::Medium,
+        run_id: "run",
+    };
+    brief.participants.iter().map(|p| context.participant(p)).collect()
+}
+
+async fn run(runtime: &Arc<FakeRuntime>, plans: Vec<CellPlan>, cancel: CancellationToken) -> Vec<(String, CellOutcome)> {
+    let ledger = Arc::new(Ledger::new(false));
+    let hooks = Arc::new(Recorder { started: Mutex::new(Vec::new()) });
+    let outcomes = run_cells(runtime, &ledger, &hooks, plans, &RunOptions { cancel, max_parallel: 4, images: images_ready_now() }).await;
+    assert!(ledger.outstanding().is_empty(), "every cell is removed once it ends");
+    outcomes
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_cell_is_classified_and_one_failure_stops_no_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let prefix = "mc-251122-t-p-";
+    runtime.script(&format!("{prefix}ok"), FakeCell { runs_for: Duration::from_millis(5), ..FakeCell::default() });
+    runtime.script(&format!("{prefix}fails"), FakeCell { code: 3, ..FakeCell::default() });
+    runtime.script(&format!("{prefix}oom"), FakeCell { code: 137, oom_killed: true, ..FakeCell::default() });
+    runtime.script(&format!("{prefix}limited"), FakeCell { stdout: "rate limit exceeded, retry after 9".into(), ..FakeCell::default() });
+    runtime.script(&format!("{prefix}broken"), FakeCell { fail_create: true, ..FakeCell::default() });
+    let outcomes = run(&runtime, plans(tmp.path(), &["ok", "fails", "oom", "limited", "broken"], 60), CancellationToken::new()).await;
+    let states: Vec<(&str, CellState, Option<i64>)> = outcomes.iter().map(|(a, o)| (a.as_str(), o.state, o.exit_code)).collect();
+    assert_eq!(
+        states,
+        [
+            ("ok", CellState::Ok, Some(0)),
+            ("fails", CellState::NonZeroExit, Some(3)),
+            ("oom", CellState::OomKilled, Some(137)),
+            ("limited", CellState::RateLimited, Some(0)),
+            ("broken", CellState::StartFailed, None),
+        ]
+    );
+    assert_eq!(outcomes[3].1.rate_limit.as_ref().unwrap().retry_after_s, 9);
+    assert!(outcomes[4].1.error.as_ref().unwrap().contains("scripted failure"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cell_past_its_timeout_is_killed_and_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    runtime.script("mc-251122-t-p-slow", FakeCell { runs_for: Duration::from_secs(3600), ..FakeCell::default() });
+    let outcomes = run(&runtime, plans(tmp.path(), &["slow"], 2), CancellationToken::new()).await;
+    let outcome = &outcomes[0].1;
+    assert_eq!(outcome.state, CellState::TimedOut);
+    assert!(outcome.timed_out);
+    assert_eq!(runtime.killed(), ["mc-251122-t-p-slow"]);
+    assert!(runtime.removed().contains(&"mc-251122-t-p-slow".to_owned()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_kills_running_cells_and_starts_no_new_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    runtime.script("mc-251122-t-p-a", FakeCell { runs_for: Duration::from_secs(600), ..FakeCell::default() });
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+    let outcomes = run(&runtime, plans(tmp.path(), &["a"], 60), cancel.clone()).await;
+    assert_eq!(outcomes[0].1.state, CellState::Cancelled);
+    assert_eq!(runtime.killed(), ["mc-251122-t-p-a"]);
+
+    let runtime = Arc::new(FakeRuntime::default());
+    let outcomes = run(&runtime, plans(tmp.path(), &["b"], 60), cancel).await;
+    assert_eq!(outcomes[0].1.state, CellState::Cancelled);
+    assert!(runtime.created().is_empty(), "a cancelled run creates nothing");
+}

@@ -1,0 +1,198 @@
+//! What happens around each participant cell: status and events at every transition, and,
+//! once it ends, sealing, the required-outputs check, trace.json and the RUN_RESULT entry.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::cell::{CellHooks, CellOutcome};
+use super::plan::CellPlan;
+use super::seal::{missing_outputs, seal};
+use crate::brief::Brief;
+use crate::fsx::{self, CopyReport};
+use crate::progress::{CellPhase, Progress};
+use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore};
+
+/// One participant's entry in RUN_RESULT.json (the reference's fields, then ours).
+#[derive(Debug, Clone, Serialize)]
+pub struct ParticipantResult {
+    /// Participant name.
+    pub name: String,
+    /// Flavor.
+    pub flavor: String,
+    /// Outcome class.
+    pub status: CellState,
+    /// Exit code, if the program ran.
+    pub exit_code: Option<i64>,
+    /// Seconds, one decimal.
+    pub duration_s: f64,
+    /// Text around a detected limit.
+    pub rate_limit_evidence: Option<String>,
+    /// Seconds until a retry may work.
+    pub retry_after_s: Option<u64>,
+    /// Standard output log, relative to the cook folder.
+    pub stdout: String,
+    /// Standard error log, relative to the cook folder.
+    pub stderr: String,
+    /// Required outputs that were missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_outputs: Option<Vec<String>>,
+    /// Token usage (none for the dummy flavor).
+    pub usage: Option<serde_json::Value>,
+    /// The model asked for.
+    pub model: Option<String>,
+    /// When it started.
+    pub started_at: Option<String>,
+    /// When it ended.
+    pub finished_at: String,
+    /// Killed at its timeout.
+    pub timed_out: bool,
+    /// Killed by its memory limit.
+    pub oom_killed: bool,
+    /// Why it could not start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What sealing copied and skipped.
+    pub seal: Option<CopyReport>,
+}
+
+/// Hooks of the cook phase.
+pub(super) struct CookHooks {
+    paths: CookPaths,
+    brief: Brief,
+    status: Arc<StatusStore>,
+    events: EventLog,
+    progress: Arc<dyn Progress>,
+    seal_max_bytes: u64,
+}
+
+impl CookHooks {
+    pub(super) fn new(paths: &CookPaths, brief: &Brief, status: Arc<StatusStore>, progress: Arc<dyn Progress>, seal_max_bytes: u64) -> Self {
+        Self { paths: paths.clone(), brief: brief.clone(), status, events: EventLog::new(paths), progress, seal_max_bytes }
+    }
+
+    fn warn_state(&self, result: Result<(), crate::state::StateError>) {
+        if let Err(e) = result {
+            self.progress.note(&format!("warning: {e}"));
+        }
+    }
+
+    fn relative(&self, path: &std::path::Path) -> String {
+        path.strip_prefix(self.paths.dir()).unwrap_or(path).to_string_lossy().into_owned()
+    }
+}
+
+impl CellHooks for CookHooks {
+    type Output = ParticipantResult;
+
+    fn starting(&self, plan: &CellPlan) {
+        self.progress.cell(Role::Participant, &plan.actor, CellPhase::Starting);
+        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| c.state = CellState::Starting));
+    }
+
+    fn started(&self, plan: &CellPlan, started_at: &str) {
+        self.progress.cell(Role::Participant, &plan.actor, CellPhase::Running);
+        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| {
+            c.state = CellState::Running;
+            c.started_at = Some(started_at.to_owned());
+        }));
+        self.warn_state(self.events.cell("cell.started", Phase::Cook, &plan.actor, json!({"flavor": plan.flavor, "round": 1})));
+    }
+
+    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
+        let mut state = outcome.state;
+        let started = outcome.started_at.is_some();
+        let seal_report = if started {
+            match seal(&self.paths, &plan.actor, state.as_str(), 1, self.seal_max_bytes) {
+                Ok(report) => Some(report),
+                Err(e) => {
+                    self.progress.note(&format!("warning: sealing `{}` failed: {e}", plan.actor));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let missing = if state == CellState::Ok && !self.brief.outputs.required.is_empty() {
+            let missing = missing_outputs(&self.paths.sealed(&plan.actor).join("out"), &self.brief.outputs.required);
+            if !missing.is_empty() {
+                state = CellState::ArtifactMissing;
+                // The seal's meta must tell judges the same class.
+                let _ = seal(&self.paths, &plan.actor, state.as_str(), 1, self.seal_max_bytes);
+            }
+            Some(missing).filter(|m| !m.is_empty())
+        } else {
+            None
+        };
+        let result = ParticipantResult {
+            name: plan.actor.clone(),
+            flavor: plan.flavor.clone(),
+            status: state,
+            exit_code: outcome.exit_code,
+            duration_s: outcome.duration_s,
+            rate_limit_evidence: outcome.rate_limit.as_ref().map(|r| r.evidence.clone()),
+            retry_after_s: outcome.rate_limit.as_ref().map(|r| r.retry_after_s),
+            stdout: self.relative(&plan.stdout_log),
+            stderr: self.relative(&plan.stderr_log),
+            missing_outputs: missing.clone(),
+            usage: None,
+            model: self.brief.participant(&plan.actor).and_then(|a| a.model.clone()),
+            started_at: outcome.started_at.clone(),
+            finished_at: outcome.finished_at.clone(),
+            timed_out: outcome.timed_out,
+            oom_killed: outcome.oom_killed,
+            error: outcome.error.clone(),
+            seal: seal_report,
+        };
+        self.record(plan, &result);
+        result
+    }
+}
+
+impl CookHooks {
+    /// trace.json, the status cell, events and progress for a finished participant.
+    fn record(&self, plan: &CellPlan, result: &ParticipantResult) {
+        let mut trace = serde_json::to_value(result).unwrap_or_default();
+        if let Some(map) = trace.as_object_mut() {
+            map.insert("mode".into(), json!("cook"));
+            map.insert("round_num".into(), json!(1));
+            map.insert("rate_limited".into(), json!(result.status == CellState::RateLimited));
+        }
+        if let Err(e) = fsx::write_json_atomic(&self.paths.trace(&plan.actor), &trace) {
+            self.progress.note(&format!("warning: cannot write trace of `{}`: {e}", plan.actor));
+        }
+        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| {
+            c.state = result.status;
+            c.exit_class = Some(result.status.as_str().to_owned());
+            c.finished_at = Some(result.finished_at.clone());
+            c.duration_s = Some(result.duration_s);
+            c.missing.clone_from(&result.missing_outputs);
+            c.extra.insert("exit_code".into(), json!(result.exit_code));
+        }));
+        if let Some(retry) = result.retry_after_s.filter(|_| result.status == CellState::RateLimited) {
+            self.warn_state(self.events.cell("cell.rate_limited", Phase::Cook, &plan.actor, json!({"retry_after_s": retry})));
+        }
+        let mut payload = json!({"exit_class": result.status, "duration_s": result.duration_s});
+        if let Some(missing) = &result.missing_outputs {
+            payload["missing_outputs"] = json!(missing);
+        }
+        if let Some(error) = &result.error {
+            payload["error"] = json!(error);
+        }
+        self.warn_state(self.events.cell("cell.exited", Phase::Cook, &plan.actor, payload));
+        self.progress.cell(Role::Participant, &plan.actor, done_phase(result.status, result.exit_code, result.duration_s, result.error.as_deref()));
+    }
+}
+
+/// The progress line of a finished cell.
+pub fn done_phase(state: CellState, exit_code: Option<i64>, duration_s: f64, error: Option<&str>) -> CellPhase {
+    let mut detail = match exit_code {
+        Some(code) => format!("exit={code}, {duration_s:.1}s"),
+        None => format!("{duration_s:.1}s"),
+    };
+    if let Some(error) = error {
+        detail.push_str(&format!(": {error}"));
+    }
+    CellPhase::Done { state: state.as_str().to_owned(), detail, ok: state == CellState::Ok }
+}

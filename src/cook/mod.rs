@@ -1,0 +1,175 @@
+//! Cooking: one cell per selected participant, each on its own network, all in parallel; then
+//! classification, sealing and the cook's result files (BEHAVIOR.md §4.1).
+//!
+//! Teardown of every engine object runs on every path. This module never prints (progress goes
+//! through [`Progress`]) and never reads command-line arguments.
+
+pub mod cell;
+pub mod images;
+pub mod names;
+pub mod plan;
+pub mod seal;
+mod hooks;
+mod stale;
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+pub use hooks::{ParticipantResult, done_phase};
+
+use crate::brief::{Brief, Profile};
+use crate::fsx;
+use crate::progress::Progress;
+use crate::runtime::{Ledger, Runtime, TeardownFailure};
+use crate::state::{Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso};
+use cell::{RunOptions, run_cells};
+use names::Names;
+use plan::{CellUser, PlanContext, participant_prompt};
+
+/// Errors that stop a cook before its cells can run.
+#[derive(Debug, thiserror::Error)]
+pub enum CookError {
+    /// Writing cook state failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A file of the cook could not be prepared.
+    #[error("cannot prepare `{}`", .path.display())]
+    Prepare {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A flavor has no image.
+    #[error(transparent)]
+    Flavor(#[from] crate::flavor::FlavorError),
+    /// An image failed to build; no cell ran.
+    #[error("image build failed: {0}")]
+    Build(String),
+}
+
+/// Settings shared by every command that runs cells.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The identity cells run as.
+    pub user: CellUser,
+    /// Host profile.
+    pub profile: Profile,
+    /// Keep engine objects for debugging (`MULTICOOKER_KEEP=1`).
+    pub keep: bool,
+    /// Cells at once.
+    pub max_parallel: usize,
+    /// Unique id of this command run (a label on every object).
+    pub run_id: String,
+    /// Cap on a sealed output, in bytes.
+    pub seal_max_bytes: u64,
+    /// Cancelled by Ctrl-C.
+    pub cancel: CancellationToken,
+}
+
+/// What a cook run produced.
+#[derive(Debug)]
+pub struct CookOutcome {
+    /// One result per selected participant, in brief order.
+    pub results: Vec<ParticipantResult>,
+    /// The state written last: `sealed` or `cancelled`.
+    pub state: CookState,
+    /// Objects teardown could not remove.
+    pub leftovers: Vec<TeardownFailure>,
+}
+
+/// Runs the selected participants of a checked brief.
+pub async fn cook<R: Runtime>(
+    runtime: &Arc<R>,
+    paths: &CookPaths,
+    brief: &Brief,
+    selected: &[String],
+    settings: &RunSettings,
+    progress: Arc<dyn Progress>,
+) -> Result<CookOutcome, CookError> {
+    let actors: Vec<_> = brief.participants.iter().filter(|p| selected.contains(&p.name)).cloned().collect();
+    let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(|source| CookError::Prepare { path: paths.brief_md(), source })?;
+    for actor in &actors {
+        stale::set_aside_previous_output(paths, &actor.name, settings.user).map_err(|source| CookError::Prepare { path: paths.work(&actor.name), source })?;
+    }
+    let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
+    let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker"});
+    fsx::write_json_atomic(&paths.run_json(), &run_json).map_err(StateError::io("write", paths.run_json()))?;
+    let cells: IndexMap<String, Cell> = actors.iter().map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor))).collect();
+    let status = Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?);
+    let events = EventLog::new(paths);
+    events.cook("cook.created", Phase::Cook, Some(json!({"participants": names})))?;
+    events.cook("phase.started", Phase::Cook, None)?;
+    status.set_state(Phase::Cook, CookState::Preflighting)?;
+    let prompt = participant_prompt(&brief_md);
+    for actor in &actors {
+        fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes()).map_err(|source| CookError::Prepare { path: paths.prompt(&actor.name), source })?;
+    }
+    fs_err::create_dir_all(paths.raw()).map_err(|source| CookError::Prepare { path: paths.raw(), source })?;
+
+    let engine_names = Names::for_cook(paths.name());
+    let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
+    let specs = match images::image_specs(paths.name(), &engine_names, &flavors, &settings.run_id) {
+        Ok(specs) => specs,
+        Err(error) => {
+            fail(&status, &events, &format!("{error}"))?;
+            return Err(error.into());
+        }
+    };
+    let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
+    let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
+
+    status.set_state(Phase::Cook, CookState::Building)?;
+    events.cook("image.build.started", Phase::Cook, None)?;
+    let ledger = Arc::new(Ledger::new(settings.keep));
+    let ready = images::start_builds(runtime, &ledger, specs);
+    let watcher = watch_build(ready.clone(), status.clone(), events.clone());
+    let hooks = Arc::new(hooks::CookHooks::new(paths, brief, status.clone(), progress, settings.seal_max_bytes));
+    let options = RunOptions { cancel: settings.cancel.clone(), max_parallel: settings.max_parallel, images: ready.clone() };
+    let results = run_cells(runtime, &ledger, &hooks, plans, &options).await;
+    let build = ready.await;
+    let _ = watcher.await;
+    let leftovers = ledger.teardown(&**runtime).await;
+
+    if let Err(message) = build {
+        fail(&status, &events, &format!("build failed: {message}"))?;
+        return Err(CookError::Build(message.to_string()));
+    }
+    write_run_result(paths, &results)?;
+    let state = if settings.cancel.is_cancelled() { CookState::Cancelled } else { CookState::Sealed };
+    status.set_state(Phase::Cook, state)?;
+    if state == CookState::Cancelled {
+        events.cook("cook.cancelled", Phase::Cook, None)?;
+    } else {
+        events.cook("seal.finished", Phase::Cook, None)?;
+    }
+    Ok(CookOutcome { results, state, leftovers })
+}
+
+/// Moves the cook to `cooking` once images are built.
+async fn watch_build(ready: cell::ImagesReady, status: Arc<StatusStore>, events: EventLog) -> Result<(), StateError> {
+    if ready.await.is_ok() {
+        events.cook("image.build.finished", Phase::Cook, None)?;
+        status.set_state(Phase::Cook, CookState::Cooking)?;
+    }
+    Ok(())
+}
+
+fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), StateError> {
+    status.set_state(Phase::Cook, CookState::Failed)?;
+    events.cook("cook.failed", Phase::Cook, Some(json!({"reason": reason})))
+}
+
+fn write_run_result(paths: &CookPaths, results: &[ParticipantResult]) -> Result<(), StateError> {
+    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results});
+    fsx::write_json_atomic(&paths.run_result(), &value).map_err(StateError::io("write", paths.run_result()))
+}
+
+/// The machine's name, for RUN.json.
+pub fn hostname() -> String {
+    fs_err::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_owned()).unwrap_or_else(|_| "unknown".into())
+}

@@ -1,0 +1,74 @@
+//! Engine object names, derived from the cook *folder* name (never from brief.yaml's `name`),
+//! so two cooks scaffolded from one example never collide (BEHAVIOR.md §10.13).
+
+use sha2::Digest;
+
+use crate::state::Role;
+
+/// Names of one cook's engine objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    project: String,
+}
+
+impl Names {
+    /// Names for the cook folder `cook`: `mc-<cook>`, lower-cased. Characters an engine name
+    /// cannot hold are replaced and a short hash of the original keeps the result unique.
+    pub fn for_cook(cook: &str) -> Self {
+        let clean: String = cook
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c.to_ascii_lowercase() } else { '-' })
+            .collect();
+        let clean = clean.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_owned();
+        let project = if clean == cook && clean.len() <= 48 {
+            format!("mc-{clean}")
+        } else {
+            let digest = sha2::Sha256::digest(cook.as_bytes());
+            let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            let head: String = clean.chars().take(40).collect();
+            format!("mc-{head}-{short}")
+        };
+        Self { project }
+    }
+
+    /// The prefix shared by every object of the cook.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// The container of a participant (`<project>-p-<name>`) or judge (`<project>-j-<name>`).
+    pub fn cell(&self, role: Role, actor: &str) -> String {
+        let tag = match role {
+            Role::Participant => "p",
+            Role::Judge => "j",
+        };
+        format!("{}-{tag}-{}", self.project, actor.to_ascii_lowercase())
+    }
+
+    /// The cell's own network (same name as the cell).
+    pub fn network(&self, role: Role, actor: &str) -> String {
+        self.cell(role, actor)
+    }
+
+    /// The cook's image of a flavor.
+    pub fn image(&self, flavor: &str) -> String {
+        format!("{}-{flavor}:latest", self.project)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_folder_and_stay_valid() {
+        let names = Names::for_cook("251122-hello");
+        assert_eq!(names.cell(Role::Participant, "Alpha"), "mc-251122-hello-p-alpha");
+        assert_eq!(names.cell(Role::Judge, "judge"), "mc-251122-hello-j-judge");
+        assert_eq!(names.image("dummy"), "mc-251122-hello-dummy:latest");
+        assert_ne!(Names::for_cook("251122-hello"), Names::for_cook("251123-hello"));
+        let odd = Names::for_cook("251122-Héllo World");
+        assert!(odd.project().starts_with("mc-251122-h-llo-world-"), "{}", odd.project());
+        assert_ne!(odd, Names::for_cook("251122-Hèllo World"));
+    }
+}

@@ -1,0 +1,291 @@
+//! Planning cells: the user a cell runs as, its resource limits, its environment and mounts.
+//! A plan is everything the runner needs; nothing here talks to the engine.
+//!
+//! A participant's cell mounts exactly BRIEF.md, raw/ and PROMPT.txt read-only and its own
+//! out/ read-write. It never mounts another participant's folder, JUDGE_BRIEF.md or anything
+//! under judging/.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::brief::{Actor, Brief, Profile, Resources};
+use crate::flavor::CELL_HOME;
+use crate::runtime::{CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_RUN, Labels, Limits, Mount, NetworkSpec, Tmpfs};
+use crate::state::{CookPaths, Role};
+
+use super::names::Names;
+
+/// Environment variable overriding the cells' `uid:gid`.
+pub const HARDENING_USER_ENV: &str = "MULTICOOKER_HARDENING_USER";
+/// Environment variable choosing the host profile.
+pub const PROFILE_ENV: &str = "MULTICOOKER_PROFILE";
+/// Default process limit per cell.
+pub const DEFAULT_PIDS: u64 = 512;
+/// Size of the HOME tmpfs.
+pub const HOME_TMPFS_BYTES: u64 = 512 << 20;
+/// Size of the /tmp tmpfs.
+pub const TMP_TMPFS_BYTES: u64 = 1 << 30;
+
+/// The non-root identity cells run as, and how host folders are made writable for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellUser {
+    /// Container uid (never 0).
+    pub uid: u32,
+    /// Container gid.
+    pub gid: u32,
+    host_uid: u32,
+}
+
+impl CellUser {
+    /// `MULTICOOKER_HARDENING_USER` if set; else the host user when it is not root (so outputs
+    /// belong to whoever ran multicooker); else `1000:1000`.
+    pub fn resolve(override_text: Option<&str>) -> Result<Self, String> {
+        let (host_uid, host_gid) = std::fs::metadata("/proc/self").map_or((1000, 1000), |m| (m.uid(), m.gid()));
+        let (uid, gid) = match override_text.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(text) => parse_user(text)?,
+            None if host_uid != 0 => (host_uid, host_gid),
+            None => (1000, 1000),
+        };
+        Ok(Self { uid, gid, host_uid })
+    }
+
+    /// `uid:gid` for the engine.
+    pub fn spec(&self) -> String {
+        format!("{}:{}", self.uid, self.gid)
+    }
+
+    /// Creates `dir` (empty) and makes it writable by the cell user only: chown when running
+    /// as root, nothing when the cell runs as the host user, world-writable as a last resort.
+    pub fn prepare_writable(&self, dir: &Path) -> std::io::Result<()> {
+        fs_err::create_dir_all(dir)?;
+        if self.host_uid == 0 {
+            std::os::unix::fs::chown(dir, Some(self.uid), Some(self.gid))?;
+        } else if self.host_uid != self.uid {
+            use std::os::unix::fs::PermissionsExt;
+            fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o777))?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_user(text: &str) -> Result<(u32, u32), String> {
+    let (uid, gid) = text.split_once(':').unwrap_or((text, text));
+    let parse = |s: &str| s.trim().parse::<u32>().map_err(|_| format!("`{text}` is not `uid:gid` with numbers"));
+    let (uid, gid) = (parse(uid)?, parse(gid)?);
+    if uid == 0 {
+        return Err(format!("`{text}` would run cells as root, which multicooker never does"));
+    }
+    Ok((uid, gid))
+}
+
+/// Resource limits of one cell: actor, then cook-wide resources, then the host profile.
+pub fn limits_for(actor: &Actor, brief: &Brief, profile: Profile) -> Limits {
+    let (profile_mem, profile_cpus) = profile_defaults(profile);
+    let pick = |f: fn(&Resources) -> Option<u64>| f(&actor.resources).or_else(|| f(&brief.resources));
+    let memory_bytes = pick(|r| r.mem_limit).unwrap_or(profile_mem);
+    let memory_swap_bytes = pick(|r| r.memswap_limit).unwrap_or(memory_bytes).max(memory_bytes);
+    let cpus = actor.resources.cpus.or(brief.resources.cpus).unwrap_or(profile_cpus);
+    let pids = pick(|r| r.pids_limit).unwrap_or(DEFAULT_PIDS);
+    Limits { memory_bytes, memory_swap_bytes, cpus, pids }
+}
+
+/// Memory and CPUs per profile tier. Unlike the reference's `large`, every tier has limits.
+fn profile_defaults(profile: Profile) -> (u64, f64) {
+    match profile {
+        Profile::Large => (8 << 30, 4.0),
+        Profile::Medium | Profile::Auto => (2 << 30, 1.0),
+        Profile::Small => (1 << 30, 0.5),
+    }
+}
+
+/// The host profile: brief (unless `auto`), then `MULTICOOKER_PROFILE`, then the engine's
+/// memory (≥ 32 GiB large, ≥ 8 GiB medium, else small).
+pub fn choose_profile(brief: &Brief, env_value: Option<&str>, engine_mem: u64) -> Profile {
+    let explicit = brief.resources.profile.filter(|p| *p != Profile::Auto);
+    let from_env = env_value.and_then(Profile::parse).filter(|p| *p != Profile::Auto);
+    explicit.or(from_env).unwrap_or(match engine_mem {
+        m if m >= 32 << 30 => Profile::Large,
+        m if m >= 8 << 30 => Profile::Medium,
+        _ => Profile::Small,
+    })
+}
+
+/// Everything the runner needs for one cell.
+#[derive(Debug, Clone)]
+pub struct CellPlan {
+    /// Participant or judge name.
+    pub actor: String,
+    /// Its role.
+    pub role: Role,
+    /// Its flavor.
+    pub flavor: String,
+    /// The cell itself.
+    pub spec: CellSpec,
+    /// The cell's own network.
+    pub network: NetworkSpec,
+    /// Killed after this long.
+    pub timeout: Duration,
+    /// Where its standard output goes.
+    pub stdout_log: PathBuf,
+    /// Where its standard error goes.
+    pub stderr_log: PathBuf,
+}
+
+/// Shared inputs of every plan in one command run.
+#[derive(Debug, Clone)]
+pub struct PlanContext<'a> {
+    /// The cook.
+    pub paths: &'a CookPaths,
+    /// Its engine names.
+    pub names: &'a Names,
+    /// The brief.
+    pub brief: &'a Brief,
+    /// Cell identity.
+    pub user: CellUser,
+    /// Host profile.
+    pub profile: Profile,
+    /// Id of this command run (a label).
+    pub run_id: &'a str,
+}
+
+impl PlanContext<'_> {
+    /// A cell plan with the common parts filled in; the caller adds mounts and environment.
+    pub fn base(&self, actor: &Actor, role: Role, logs: &Path) -> CellPlan {
+        let name = self.names.cell(role, &actor.name);
+        let labels = Labels::new(self.paths.name(), role.as_str())
+            .with(LABEL_ACTOR, &actor.name)
+            .with(LABEL_FLAVOR, &actor.flavor)
+            .with(LABEL_RUN, self.run_id);
+        let network_labels = Labels::new(self.paths.name(), "network").with(LABEL_ACTOR, &actor.name).with(LABEL_RUN, self.run_id);
+        let mut env = vec![
+            ("HOME".to_owned(), CELL_HOME.to_owned()),
+            ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            ("MULTICOOKER_FLAVOR".to_owned(), actor.flavor.clone()),
+            ("MULTICOOKER_ROLE".to_owned(), role.as_str().to_owned()),
+        ];
+        if let Some(model) = &actor.model {
+            env.push(("MULTICOOKER_MODEL".to_owned(), model.clone()));
+        }
+        let owner = Some((self.user.uid, self.user.gid));
+        let spec = CellSpec {
+            name: name.clone(),
+            image: self.names.image(&actor.flavor),
+            network: self.names.network(role, &actor.name),
+            labels,
+            user: self.user.spec(),
+            env,
+            mounts: Vec::new(),
+            tmpfs: vec![
+                Tmpfs { target: CELL_HOME.to_owned(), size_bytes: HOME_TMPFS_BYTES, mode: 0o700, owner },
+                Tmpfs { target: "/tmp".to_owned(), size_bytes: TMP_TMPFS_BYTES, mode: 0o1777, owner: None },
+            ],
+            limits: limits_for(actor, self.brief, self.profile),
+            workdir: "/work".to_owned(),
+            command: None,
+        };
+        let judge = role == Role::Judge;
+        CellPlan {
+            actor: actor.name.clone(),
+            role,
+            flavor: actor.flavor.clone(),
+            network: NetworkSpec { name: spec.network.clone(), labels: network_labels, internal: false },
+            spec,
+            timeout: Duration::from_secs(self.brief.timeout_for(actor, judge)),
+            stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
+            stderr_log: logs.join(format!("{}.stderr.log", actor.flavor)),
+        }
+    }
+
+    /// A participant's cell: BRIEF.md, raw/ and PROMPT.txt read-only, its own out/ read-write.
+    pub fn participant(&self, actor: &Actor) -> CellPlan {
+        let mut plan = self.base(actor, Role::Participant, &self.paths.logs(&actor.name));
+        plan.spec.env.push(("MULTICOOKER_PARTICIPANT".to_owned(), actor.name.clone()));
+        plan.spec.mounts = vec![
+            read_only(self.paths.brief_md(), "/work/BRIEF.md"),
+            read_only(self.paths.raw(), "/work/raw"),
+            read_only(self.paths.prompt(&actor.name), "/work/PROMPT.txt"),
+            Mount { source: self.paths.out(&actor.name), target: "/work/out".to_owned(), read_only: false },
+        ];
+        plan
+    }
+}
+
+/// A read-only bind mount.
+pub fn read_only(source: PathBuf, target: &str) -> Mount {
+    Mount { source, target: target.to_owned(), read_only: true }
+}
+
+/// The participant prompt: what the reference's preamble says, then BRIEF.md (§4.15).
+pub fn participant_prompt(brief_md: &str) -> String {
+    const PREAMBLE: &str = "You are one of several participants working on the same brief in parallel, each in an \
+isolated worktree. Nobody else can see your work until it is judged.
+
+- Read the task in ./BRIEF.md (repeated below).
+- ./raw/ holds read-only reference material.
+- Write your result to ./out/RESULT.md, plus any artifacts the brief asks for, under ./out/.
+- Stay inside this worktree.
+- Document the assumptions you made in RESULT.md under a section titled \"Assumptions\".
+- When you are done, just exit.";
+    format!("{PREAMBLE}\n\n---\n\n# BRIEF.md\n\n{brief_md}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brief() -> Brief {
+        crate::brief::parse(
+            Path::new("b.yaml"),
+            b"name: t\nresources: {cpus: 2}\nparticipants:\n  - {name: a, flavor: dummy, resources: {mem_limit: 1g}}\n  - {name: b, flavor: dummy}\n",
+        )
+        .unwrap()
+        .brief
+    }
+
+    #[test]
+    fn limits_resolve_actor_then_brief_then_profile() {
+        let brief = brief();
+        let a = limits_for(&brief.participants[0], &brief, Profile::Small);
+        assert_eq!((a.memory_bytes, a.memory_swap_bytes, a.cpus, a.pids), (1 << 30, 1 << 30, 2.0, DEFAULT_PIDS));
+        let b = limits_for(&brief.participants[1], &brief, Profile::Large);
+        assert_eq!((b.memory_bytes, b.cpus), (8 << 30, 2.0));
+    }
+
+    #[test]
+    fn profile_comes_from_brief_env_then_engine_memory() {
+        let brief = brief();
+        assert_eq!(choose_profile(&brief, None, 24 << 30), Profile::Medium);
+        assert_eq!(choose_profile(&brief, Some("small"), 64 << 30), Profile::Small);
+        assert_eq!(choose_profile(&brief, Some("auto"), 64 << 30), Profile::Large);
+    }
+
+    #[test]
+    fn cells_never_run_as_root() {
+        assert!(parse_user("0:0").is_err());
+        assert_eq!(parse_user("1001:1002"), Ok((1001, 1002)));
+        assert!(parse_user("me").is_err());
+    }
+
+    #[test]
+    fn a_participant_mounts_only_its_own_folder() {
+        let brief = brief();
+        let paths = CookPaths::new("/cooks/251122-t".into());
+        let names = Names::for_cook(paths.name());
+        let context = PlanContext { paths: &paths, names: &names, brief: &brief, user: CellUser::resolve(Some("1000:1000")).unwrap(), profile: Profile::Medium, run_id: "r" };
+        let plan = context.participant(&brief.participants[0]);
+        let mounts: Vec<(String, &str, bool)> =
+            plan.spec.mounts.iter().map(|m| (m.source.display().to_string(), m.target.as_str(), m.read_only)).collect();
+        assert_eq!(
+            mounts,
+            [
+                ("/cooks/251122-t/BRIEF.md".to_owned(), "/work/BRIEF.md", true),
+                ("/cooks/251122-t/raw".to_owned(), "/work/raw", true),
+                ("/cooks/251122-t/work/a/PROMPT.txt".to_owned(), "/work/PROMPT.txt", true),
+                ("/cooks/251122-t/work/a/out".to_owned(), "/work/out", false),
+            ]
+        );
+        assert!(plan.spec.env.iter().all(|(k, _)| k.starts_with("MULTICOOKER_") || ["HOME", "PATH", "LANG"].contains(&k.as_str())));
+    }
+}

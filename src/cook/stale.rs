@@ -1,0 +1,59 @@
+//! Re-cooking never reuses or loses an earlier run's files (BEHAVIOR.md §10.26): a previous
+//! `out/`, trace and logs are moved to `attempts/round-1/<participant>/attempt-<k>/`, the stale
+//! sealed copy is removed, and the cell starts from an empty `out/`.
+
+use std::io;
+
+use super::plan::CellUser;
+use crate::fsx;
+use crate::state::CookPaths;
+
+/// Prepares `work/<participant>/` for a fresh run.
+pub(super) fn set_aside_previous_output(paths: &CookPaths, participant: &str, user: CellUser) -> io::Result<()> {
+    let out = paths.out(participant);
+    let has_output = fs_err::read_dir(&out).is_ok_and(|mut entries| entries.next().is_some());
+    let has_trace = paths.trace(participant).exists();
+    if has_output || has_trace {
+        let attempts = paths.attempts(1, participant);
+        fs_err::create_dir_all(&attempts)?;
+        let next = fs_err::read_dir(&attempts)?.count() + 1;
+        let attempt = attempts.join(format!("attempt-{next}"));
+        fs_err::create_dir_all(&attempt)?;
+        move_if_exists(&out, &attempt.join("out"))?;
+        move_if_exists(&paths.trace(participant), &attempt.join("trace.json"))?;
+        move_if_exists(&paths.logs(participant), &attempt.join("logs"))?;
+    }
+    fsx::remove_tree(&paths.sealed(participant))?;
+    user.prepare_writable(&out)
+}
+
+fn move_if_exists(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+    match fs_err::symlink_metadata(from) {
+        Ok(_) => fs_err::rename(from, to),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_cook_keeps_the_first_output_as_an_attempt() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = CookPaths::new(tmp.path().join("251122-t"));
+        let user = CellUser::resolve(None).unwrap();
+        set_aside_previous_output(&paths, "a", user).unwrap();
+        fs_err::write(paths.out("a").join("RESULT.md"), "first").unwrap();
+        fs_err::write(paths.trace("a"), "{}").unwrap();
+        set_aside_previous_output(&paths, "a", user).unwrap();
+        assert_eq!(fs_err::read_dir(paths.out("a")).unwrap().count(), 0, "out/ starts empty");
+        let kept = paths.attempts(1, "a").join("attempt-1");
+        assert_eq!(fs_err::read_to_string(kept.join("out/RESULT.md")).unwrap(), "first");
+        assert!(kept.join("trace.json").exists());
+        fs_err::write(paths.out("a").join("RESULT.md"), "second").unwrap();
+        set_aside_previous_output(&paths, "a", user).unwrap();
+        assert!(paths.attempts(1, "a").join("attempt-2/out/RESULT.md").exists());
+    }
+}

@@ -1,0 +1,137 @@
+//! Flavors: which image runs a CLI, what its cell looks like from inside (HOME), and how its
+//! output reveals a rate limit. Image build contexts are embedded in the binary from `images/`
+//! at compile time, so an installed multicooker needs no checkout.
+//!
+//! This module never talks to the engine; it only produces build contexts and descriptions.
+
+mod limits;
+
+use std::io;
+
+use sha2::Digest;
+
+pub use limits::{RateLimit, detect_rate_limit};
+
+use crate::error::Hint;
+
+include!(concat!(env!("OUT_DIR"), "/images.rs"));
+
+/// The statically linked `mc-cell` program, injected into images that run it.
+static MC_CELL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mc-cell"));
+
+/// HOME inside every cell: a tmpfs, so nothing a CLI writes there reaches the host disk.
+pub const CELL_HOME: &str = "/home/mc";
+
+/// Errors producing a flavor's image.
+#[derive(Debug, thiserror::Error)]
+pub enum FlavorError {
+    /// No `images/<flavor>/` in this build.
+    #[error("flavor `{flavor}` has no image in this build of multicooker")]
+    NoImage {
+        /// The flavor.
+        flavor: String,
+    },
+    /// The image needs `mc-cell`, which could not be built on this platform.
+    #[error("flavor `{flavor}` needs mc-cell, a static Linux program this build could not compile")]
+    NoCell {
+        /// The flavor.
+        flavor: String,
+    },
+    /// Assembling the build context failed.
+    #[error("cannot assemble the build context of flavor `{flavor}`")]
+    Context {
+        /// The flavor.
+        flavor: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Hint for FlavorError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            Self::NoImage { flavor } => Some(format!(
+                "use `flavor: dummy` to try multicooker, or add `images/{flavor}/Dockerfile` and rebuild"
+            )),
+            Self::NoCell { .. } => Some("build multicooker on Linux to use the dummy flavor".into()),
+            Self::Context { .. } => None,
+        }
+    }
+}
+
+/// A build context ready for the engine.
+#[derive(Debug, Clone)]
+pub struct BuildContext {
+    /// Uncompressed tar with a `Dockerfile` at its root.
+    pub tar: Vec<u8>,
+    /// Short hash of the content, recorded as an image label.
+    pub digest: String,
+}
+
+/// True when this build has an image for `flavor`.
+pub fn has_image(flavor: &str) -> bool {
+    let dockerfile = format!("{flavor}/Dockerfile");
+    IMAGE_FILES.iter().any(|(path, _, _)| *path == dockerfile)
+}
+
+/// The tar build context of `images/<flavor>/`, with `mc-cell` added when the Dockerfile
+/// copies it. Deterministic: same content, same bytes.
+pub fn build_context(flavor: &str) -> Result<BuildContext, FlavorError> {
+    if !has_image(flavor) {
+        return Err(FlavorError::NoImage { flavor: flavor.to_owned() });
+    }
+    let prefix = format!("{flavor}/");
+    let context_error = |source| FlavorError::Context { flavor: flavor.to_owned(), source };
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut needs_cell = false;
+    for (path, bytes, executable) in IMAGE_FILES.iter().filter(|(p, _, _)| p.starts_with(&prefix)) {
+        let name = &path[prefix.len()..];
+        if name == "Dockerfile" {
+            needs_cell = String::from_utf8_lossy(bytes).lines().any(|l| l.trim_start().starts_with("COPY mc-cell"));
+        }
+        append(&mut builder, name, bytes, *executable).map_err(context_error)?;
+    }
+    if needs_cell {
+        if MC_CELL.is_empty() {
+            return Err(FlavorError::NoCell { flavor: flavor.to_owned() });
+        }
+        append(&mut builder, "mc-cell", MC_CELL, true).map_err(context_error)?;
+    }
+    let tar = builder.into_inner().map_err(context_error)?;
+    let digest = sha2::Sha256::digest(&tar).iter().take(6).map(|b| format!("{b:02x}")).collect();
+    Ok(BuildContext { tar, digest })
+}
+
+fn append(builder: &mut tar::Builder<Vec<u8>>, name: &str, bytes: &[u8], executable: bool) -> io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bytes.len() as u64);
+    header.set_mode(if executable { 0o755 } else { 0o644 });
+    header.set_mtime(0);
+    header.set_uid(0);
+    header.set_gid(0);
+    builder.append_data(&mut header, name, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dummy_context_holds_dockerfile_and_static_cell() {
+        let context = build_context("dummy").unwrap();
+        let mut archive = tar::Archive::new(context.tar.as_slice());
+        let mut names: Vec<String> =
+            archive.entries().unwrap().map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["Dockerfile", "mc-cell"]);
+        assert_eq!(build_context("dummy").unwrap().digest, context.digest, "contexts are deterministic");
+    }
+
+    #[test]
+    fn flavors_without_an_image_say_so() {
+        let error = build_context("nonesuch").unwrap_err();
+        assert!(matches!(error, FlavorError::NoImage { .. }));
+        assert!(error.hint().unwrap().contains("flavor: dummy"));
+    }
+}

@@ -1,0 +1,220 @@
+//! Judging: each judge gets copies of the sealed outputs it may see (never its own flavor's,
+//! under the default policy), labelled by its own seeded shuffle; it runs in its own cell with
+//! only BRIEF.md, JUDGE_BRIEF.md, RUBRIC.json, raw/, its inbox (read-only) and its outbox; its
+//! scores are validated and reverse-mapped on the host (BEHAVIOR.md §5).
+//!
+//! The mapping never enters a folder a cell mounts. This module never prints.
+
+mod hooks;
+pub mod inbox;
+pub mod labels;
+pub mod scores;
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::brief::{Actor, Brief, JudgingPolicy};
+use crate::cook::cell::{RunOptions, run_cells};
+use crate::cook::names::Names;
+use crate::cook::plan::{PlanContext, read_only};
+use crate::cook::{RunSettings, images};
+use crate::fsx;
+use crate::progress::Progress;
+use crate::runtime::{Ledger, Runtime, TeardownFailure};
+use crate::state::{Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso};
+use inbox::Assignment;
+use labels::Shuffler;
+use scores::Rejected;
+
+/// Errors that stop judging before any judge runs.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    /// Writing cook state failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// An inbox could not be built.
+    #[error("cannot prepare the judges' inboxes under `{}`", .path.display())]
+    Prepare {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A flavor has no image.
+    #[error(transparent)]
+    Flavor(#[from] crate::flavor::FlavorError),
+    /// An image failed to build; no judge ran.
+    #[error("image build failed: {0}")]
+    Build(String),
+}
+
+/// One judge's entry in JUDGE_RESULT.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeResult {
+    /// Judge name.
+    pub name: String,
+    /// Flavor.
+    pub flavor: String,
+    /// Its scores were collected.
+    pub ok: bool,
+    /// `ok`, `no_scores`, `invalid_json`, `malformed_schema`, `no_submissions`, or the cell's
+    /// outcome class (`timed_out`, `rate_limited`, …).
+    pub status: String,
+    /// Why it is not ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Participants scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// Exit code, if it ran.
+    pub exit_code: Option<i64>,
+    /// Seconds, one decimal.
+    pub duration_s: f64,
+    /// Standard output log, relative to the cook folder.
+    pub stdout: String,
+    /// Standard error log, relative to the cook folder.
+    pub stderr: String,
+    /// Token usage (none for the dummy flavor).
+    pub usage: Option<serde_json::Value>,
+    /// Submissions it was given.
+    pub submissions: usize,
+    /// Participants withheld from it (same flavor).
+    pub excluded: Vec<String>,
+    /// Entries dropped while reverse-mapping.
+    pub rejected: Vec<Rejected>,
+}
+
+/// What a judge run produced.
+#[derive(Debug)]
+pub struct JudgeOutcome {
+    /// One result per selected judge, in brief order.
+    pub results: Vec<JudgeResult>,
+    /// `judged` or `cancelled`.
+    pub state: CookState,
+    /// The seed of the label shuffles.
+    pub seed: u64,
+    /// Objects teardown could not remove.
+    pub leftovers: Vec<TeardownFailure>,
+}
+
+/// Who each judge may see, with fresh labels.
+pub fn assign(brief: &Brief, judges: &[Actor], available: &[String], seed: u64) -> Vec<Assignment> {
+    let mut shuffler = Shuffler::new(seed);
+    judges
+        .iter()
+        .map(|judge| {
+            let flavor_of = |p: &String| brief.participant(p).map_or("", |a| a.flavor.as_str()).to_owned();
+            let (eligible, excluded): (Vec<String>, Vec<String>) = available
+                .iter()
+                .cloned()
+                .partition(|p| brief.judging.policy != JudgingPolicy::RequireDistinctFlavor || flavor_of(p) != judge.flavor);
+            Assignment { judge: judge.name.clone(), flavor: judge.flavor.clone(), mapping: shuffler.assign(&eligible), excluded }
+        })
+        .collect()
+}
+
+/// Runs the selected judges over the sealed outputs.
+pub async fn judge<R: Runtime>(
+    runtime: &Arc<R>,
+    paths: &CookPaths,
+    brief: &Brief,
+    judges: &[Actor],
+    seed: u64,
+    settings: &RunSettings,
+    progress: Arc<dyn Progress>,
+) -> Result<JudgeOutcome, JudgeError> {
+    let prepare = |source| JudgeError::Prepare { path: paths.judging(), source };
+    let available: Vec<String> = brief.participants.iter().filter(|p| paths.sealed(&p.name).join("out").is_dir()).map(|p| p.name.clone()).collect();
+    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
+    inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
+    let assignments = assign(brief, judges, &available, seed);
+    inbox::write_mapping(&paths.mapping(), seed, &assignments).map_err(prepare)?;
+    for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
+        inbox::build_work(paths, brief, assignment, settings.user).map_err(prepare)?;
+    }
+
+    let status = Arc::new(StatusStore::open(paths));
+    let events = EventLog::new(paths);
+    status.update(|s| {
+        s.phase = Phase::Judge;
+        s.state = CookState::Judging;
+        for judge in judges {
+            s.cells.insert(judge.name.clone(), Cell::pending(Role::Judge, &judge.flavor));
+        }
+    })?;
+    events.cook("phase.started", Phase::Judge, None)?;
+
+    let engine_names = Names::for_cook(paths.name());
+    let running: Vec<&Assignment> = assignments.iter().filter(|a| !a.mapping.is_empty()).collect();
+    let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
+    let specs = images::image_specs(paths.name(), &engine_names, &flavors, &settings.run_id)?;
+    let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
+    let plans = running
+        .iter()
+        .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
+        .map(|judge| judge_plan(&context, judge))
+        .collect();
+
+    let ledger = Arc::new(Ledger::new(settings.keep));
+    let ready = images::start_builds(runtime, &ledger, specs);
+    let hooks = Arc::new(hooks::JudgeHooks::new(paths, brief, &assignments, status.clone(), progress));
+    let options = RunOptions { cancel: settings.cancel.clone(), max_parallel: settings.max_parallel, images: ready.clone() };
+    let ran = run_cells(runtime, &ledger, &hooks, plans, &options).await;
+    let build = ready.await;
+    let leftovers = ledger.teardown(&**runtime).await;
+    if let Err(message) = build {
+        status.set_state(Phase::Judge, CookState::Failed)?;
+        return Err(JudgeError::Build(message.to_string()));
+    }
+
+    let results = merge_results(judges, &assignments, ran, &hooks);
+    let judge_result = json!({"finished_at": now_iso(), "policy": brief.judging.policy, "seed": seed, "judges": results});
+    fsx::write_json_atomic(&paths.judge_result(), &judge_result).map_err(StateError::io("write", paths.judge_result()))?;
+    let state = if settings.cancel.is_cancelled() { CookState::Cancelled } else { CookState::Judged };
+    status.set_state(Phase::Judge, state)?;
+    if state == CookState::Cancelled {
+        events.cook("cook.cancelled", Phase::Judge, None)?;
+    }
+    Ok(JudgeOutcome { results, state, seed, leftovers })
+}
+
+/// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
+fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::CellPlan {
+    let paths = context.paths;
+    let mut plan = context.base(judge, Role::Judge, &paths.judge_logs(&judge.name));
+    let work = paths.judge_work(&judge.name);
+    plan.spec.env.push(("MULTICOOKER_JUDGE".to_owned(), judge.name.clone()));
+    plan.spec.mounts = vec![
+        read_only(paths.brief_md(), "/work/BRIEF.md"),
+        read_only(paths.judge_brief_md(), "/work/JUDGE_BRIEF.md"),
+        read_only(paths.raw(), "/work/raw"),
+        read_only(work.join("PROMPT.txt"), "/work/PROMPT.txt"),
+        read_only(work.join("RUBRIC.json"), "/work/RUBRIC.json"),
+        read_only(work.join("submissions"), "/work/submissions"),
+        crate::runtime::Mount { source: work.join("outbox"), target: "/work/outbox".to_owned(), read_only: false },
+    ];
+    plan
+}
+
+/// Results in brief order, including judges that had nothing to score and never ran.
+fn merge_results(
+    judges: &[Actor],
+    assignments: &[Assignment],
+    ran: Vec<JudgeResult>,
+    hooks: &hooks::JudgeHooks,
+) -> Vec<JudgeResult> {
+    let mut ran: IndexMap<String, JudgeResult> = ran.into_iter().map(|r| (r.name.clone(), r)).collect();
+    judges
+        .iter()
+        .map(|judge| {
+            ran.shift_remove(&judge.name).unwrap_or_else(|| {
+                let excluded = assignments.iter().find(|a| a.judge == judge.name).map(|a| a.excluded.clone()).unwrap_or_default();
+                hooks.never_ran(judge, excluded)
+            })
+        })
+        .collect()
+}
