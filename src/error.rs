@@ -87,7 +87,8 @@ pub fn hint_for(error: &anyhow::Error) -> Option<String> {
             UserError,
             crate::brief::BriefError,
             crate::runtime::RuntimeError,
-            crate::state::StateError
+            crate::state::StateError,
+            crate::report::ReportError
         );
         None
     })

@@ -13,3 +13,8 @@ pub mod cook;
 pub mod flavor;
 pub mod progress;
 pub mod judge;
+pub mod cli;
+pub mod commands;
+pub mod output;
+pub mod settings;
+pub mod report;

@@ -10,13 +10,15 @@ use futures_util::future::join_all;
 use super::cell::ImagesReady;
 use super::names::Names;
 use crate::flavor::{FlavorError, build_context};
-use crate::runtime::{ImageSpec, LABEL_FLAVOR, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime};
+use crate::runtime::{ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime};
+use crate::state::CookPaths;
 
 /// Label with the hash of an image's build context.
 pub const LABEL_CONTEXT: &str = "io.multicooker.context";
 
 /// The image specs for `flavors`, or the first flavor that has no image.
-pub fn image_specs(cook: &str, names: &Names, flavors: &[String], run_id: &str) -> Result<Vec<ImageSpec>, FlavorError> {
+pub fn image_specs(paths: &CookPaths, names: &Names, flavors: &[String], run_id: &str) -> Result<Vec<ImageSpec>, FlavorError> {
+    let (cook, root) = (paths.name(), paths.root_id());
     let mut unique: Vec<&String> = flavors.iter().collect();
     unique.sort();
     unique.dedup();
@@ -25,6 +27,7 @@ pub fn image_specs(cook: &str, names: &Names, flavors: &[String], run_id: &str) 
         .map(|flavor| {
             let context = build_context(flavor)?;
             let labels = Labels::new(cook, "image")
+                .with(LABEL_ROOT, &root)
                 .with(LABEL_FLAVOR, flavor)
                 .with(LABEL_RUN, run_id)
                 .with(LABEL_CONTEXT, &context.digest);

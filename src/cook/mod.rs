@@ -111,9 +111,9 @@ pub async fn cook<R: Runtime>(
     }
     fs_err::create_dir_all(paths.raw()).map_err(|source| CookError::Prepare { path: paths.raw(), source })?;
 
-    let engine_names = Names::for_cook(paths.name());
+    let engine_names = Names::for_paths(paths);
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
-    let specs = match images::image_specs(paths.name(), &engine_names, &flavors, &settings.run_id) {
+    let specs = match images::image_specs(paths, &engine_names, &flavors, &settings.run_id) {
         Ok(specs) => specs,
         Err(error) => {
             fail(&status, &events, &format!("{error}"))?;

@@ -1,5 +1,6 @@
 //! Engine object names, derived from the cook *folder* name (never from brief.yaml's `name`),
-//! so two cooks scaffolded from one example never collide (BEHAVIOR.md §10.13).
+//! so two cooks scaffolded from one example never collide (BEHAVIOR.md §10.13), plus a short
+//! id of the root folder, so equal folder names under two roots never collide either.
 
 use sha2::Digest;
 
@@ -12,9 +13,15 @@ pub struct Names {
 }
 
 impl Names {
-    /// Names for the cook folder `cook`: `mc-<cook>`, lower-cased. Characters an engine name
-    /// cannot hold are replaced and a short hash of the original keeps the result unique.
-    pub fn for_cook(cook: &str) -> Self {
+    /// Names for a cook folder.
+    pub fn for_paths(paths: &crate::state::CookPaths) -> Self {
+        Self::for_cook(paths.name(), &paths.root_id())
+    }
+
+    /// Names for the cook folder `cook` under the root `root_id`: `mc-<cook>-<root id>`,
+    /// lower-cased. Characters an engine name cannot hold are replaced and a short hash of the
+    /// original keeps the result unique.
+    pub fn for_cook(cook: &str, root_id: &str) -> Self {
         let clean: String = cook
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c.to_ascii_lowercase() } else { '-' })
@@ -28,7 +35,8 @@ impl Names {
             let head: String = clean.chars().take(40).collect();
             format!("mc-{head}-{short}")
         };
-        Self { project }
+        let root: String = root_id.chars().filter(char::is_ascii_alphanumeric).take(6).collect::<String>().to_ascii_lowercase();
+        Self { project: format!("{project}-{root}") }
     }
 
     /// The prefix shared by every object of the cook.
@@ -62,13 +70,14 @@ mod tests {
 
     #[test]
     fn names_come_from_the_folder_and_stay_valid() {
-        let names = Names::for_cook("251122-hello");
-        assert_eq!(names.cell(Role::Participant, "Alpha"), "mc-251122-hello-p-alpha");
-        assert_eq!(names.cell(Role::Judge, "judge"), "mc-251122-hello-j-judge");
-        assert_eq!(names.image("dummy"), "mc-251122-hello-dummy:latest");
-        assert_ne!(Names::for_cook("251122-hello"), Names::for_cook("251123-hello"));
-        let odd = Names::for_cook("251122-Héllo World");
+        let names = Names::for_cook("251122-hello", "abc123");
+        assert_eq!(names.cell(Role::Participant, "Alpha"), "mc-251122-hello-abc123-p-alpha");
+        assert_eq!(names.cell(Role::Judge, "judge"), "mc-251122-hello-abc123-j-judge");
+        assert_eq!(names.image("dummy"), "mc-251122-hello-abc123-dummy:latest");
+        assert_ne!(Names::for_cook("251122-hello", "abc123"), Names::for_cook("251123-hello", "abc123"));
+        assert_ne!(Names::for_cook("251122-hello", "abc123"), Names::for_cook("251122-hello", "def456"));
+        let odd = Names::for_cook("251122-Héllo World", "abc123");
         assert!(odd.project().starts_with("mc-251122-h-llo-world-"), "{}", odd.project());
-        assert_ne!(odd, Names::for_cook("251122-Hèllo World"));
+        assert_ne!(odd, Names::for_cook("251122-Hèllo World", "abc123"));
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::brief::{Actor, Brief, Profile, Resources};
 use crate::flavor::CELL_HOME;
-use crate::runtime::{CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_RUN, Labels, Limits, Mount, NetworkSpec, Tmpfs};
+use crate::runtime::{CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Limits, Mount, NetworkSpec, Tmpfs};
 use crate::state::{CookPaths, Role};
 
 use super::names::Names;
@@ -153,11 +153,16 @@ impl PlanContext<'_> {
     /// A cell plan with the common parts filled in; the caller adds mounts and environment.
     pub fn base(&self, actor: &Actor, role: Role, logs: &Path) -> CellPlan {
         let name = self.names.cell(role, &actor.name);
+        let root = self.paths.root_id();
         let labels = Labels::new(self.paths.name(), role.as_str())
+            .with(LABEL_ROOT, &root)
             .with(LABEL_ACTOR, &actor.name)
             .with(LABEL_FLAVOR, &actor.flavor)
             .with(LABEL_RUN, self.run_id);
-        let network_labels = Labels::new(self.paths.name(), "network").with(LABEL_ACTOR, &actor.name).with(LABEL_RUN, self.run_id);
+        let network_labels = Labels::new(self.paths.name(), "network")
+            .with(LABEL_ROOT, &root)
+            .with(LABEL_ACTOR, &actor.name)
+            .with(LABEL_RUN, self.run_id);
         let mut env = vec![
             ("HOME".to_owned(), CELL_HOME.to_owned()),
             ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned()),
@@ -272,7 +277,7 @@ mod tests {
     fn a_participant_mounts_only_its_own_folder() {
         let brief = brief();
         let paths = CookPaths::new("/cooks/251122-t".into());
-        let names = Names::for_cook(paths.name());
+        let names = Names::for_paths(&paths);
         let context = PlanContext { paths: &paths, names: &names, brief: &brief, user: CellUser::resolve(Some("1000:1000")).unwrap(), profile: Profile::Medium, run_id: "r" };
         let plan = context.participant(&brief.participants[0]);
         let mounts: Vec<(String, &str, bool)> =

@@ -148,10 +148,10 @@ pub async fn judge<R: Runtime>(
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
 
-    let engine_names = Names::for_cook(paths.name());
+    let engine_names = Names::for_paths(paths);
     let running: Vec<&Assignment> = assignments.iter().filter(|a| !a.mapping.is_empty()).collect();
     let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
-    let specs = images::image_specs(paths.name(), &engine_names, &flavors, &settings.run_id)?;
+    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
     let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
     let plans = running
         .iter()

@@ -14,6 +14,8 @@ pub const LABEL_ROLE: &str = "io.multicooker.role";
 pub const LABEL_ACTOR: &str = "io.multicooker.actor";
 /// The flavor, on images and cells.
 pub const LABEL_FLAVOR: &str = "io.multicooker.flavor";
+/// A hash of the cooks folder (`--root`) the cook lives in; `clean --all` sweeps one root.
+pub const LABEL_ROOT: &str = "io.multicooker.root";
 /// The id of the command run that created the object.
 pub const LABEL_RUN: &str = "io.multicooker.run";
 

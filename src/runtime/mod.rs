@@ -19,7 +19,7 @@ use std::future::Future;
 
 use futures_util::stream::BoxStream;
 
-pub use labels::{LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_RUN, Labels, Selector};
+pub use labels::{LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels, Selector};
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{CellSpec, ImageSpec, Limits, Mount, NetworkSpec, Tmpfs};
 

@@ -11,7 +11,7 @@ mod status;
 use std::path::PathBuf;
 
 pub use events::{Event, EventLog};
-pub use paths::{CookPaths, check_task_name, find_cook, has_date_prefix, resolve_root};
+pub use paths::{CookPaths, check_task_name, find_cook, has_date_prefix, resolve_root, root_id};
 pub use status::{Cell, CellState, CookState, Phase, Role, Status, StatusStore, read_status};
 
 use crate::error::Hint;

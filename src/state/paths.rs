@@ -30,6 +30,12 @@ impl CookPaths {
         &self.name
     }
 
+    /// A short hash identifying the folder that holds this cook (the root), so objects of
+    /// cooks under different roots can be told apart.
+    pub fn root_id(&self) -> String {
+        root_id(self.dir.parent().unwrap_or(Path::new("/")))
+    }
+
     /// `brief.yaml`.
     pub fn brief_yaml(&self) -> PathBuf {
         self.dir.join("brief.yaml")
@@ -138,6 +144,14 @@ impl CookPaths {
     pub fn gitignore(&self) -> PathBuf {
         self.dir.join(".gitignore")
     }
+}
+
+/// A short hash of a cooks folder's canonical path.
+pub fn root_id(root: &Path) -> String {
+    use sha2::Digest;
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let digest = sha2::Sha256::digest(canonical.to_string_lossy().as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Resolves `--root`: an absolute path as is; a relative one is looked up in the current

@@ -36,7 +36,7 @@ fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
     );
     let brief = crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes()).unwrap().brief;
     let paths = CookPaths::new(dir.join("251122-t"));
-    let engine_names = Names::for_cook(paths.name());
+    let engine_names = Names::for_cook(paths.name(), "r00t");
     let context = PlanContext {
         paths: &paths,
         names: &engine_names,
@@ -60,7 +60,7 @@ async fn run(runtime: &Arc<FakeRuntime>, plans: Vec<CellPlan>, cancel: Cancellat
 async fn each_cell_is_classified_and_one_failure_stops_no_other() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
-    let prefix = "mc-251122-t-p-";
+    let prefix = "mc-251122-t-r00t-p-";
     runtime.script(&format!("{prefix}ok"), FakeCell { runs_for: Duration::from_millis(5), ..FakeCell::default() });
     runtime.script(&format!("{prefix}fails"), FakeCell { code: 3, ..FakeCell::default() });
     runtime.script(&format!("{prefix}oom"), FakeCell { code: 137, oom_killed: true, ..FakeCell::default() });
@@ -86,20 +86,20 @@ async fn each_cell_is_classified_and_one_failure_stops_no_other() {
 async fn a_cell_past_its_timeout_is_killed_and_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
-    runtime.script("mc-251122-t-p-slow", FakeCell { runs_for: Duration::from_secs(3600), ..FakeCell::default() });
+    runtime.script("mc-251122-t-r00t-p-slow", FakeCell { runs_for: Duration::from_secs(3600), ..FakeCell::default() });
     let outcomes = run(&runtime, plans(tmp.path(), &["slow"], 2), CancellationToken::new()).await;
     let outcome = &outcomes[0].1;
     assert_eq!(outcome.state, CellState::TimedOut);
     assert!(outcome.timed_out);
-    assert_eq!(runtime.killed(), ["mc-251122-t-p-slow"]);
-    assert!(runtime.removed().contains(&"mc-251122-t-p-slow".to_owned()));
+    assert_eq!(runtime.killed(), ["mc-251122-t-r00t-p-slow"]);
+    assert!(runtime.removed().contains(&"mc-251122-t-r00t-p-slow".to_owned()));
 }
 
 #[tokio::test(start_paused = true)]
 async fn cancelling_kills_running_cells_and_starts_no_new_one() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
-    runtime.script("mc-251122-t-p-a", FakeCell { runs_for: Duration::from_secs(600), ..FakeCell::default() });
+    runtime.script("mc-251122-t-r00t-p-a", FakeCell { runs_for: Duration::from_secs(600), ..FakeCell::default() });
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -108,7 +108,7 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
     });
     let outcomes = run(&runtime, plans(tmp.path(), &["a"], 60), cancel.clone()).await;
     assert_eq!(outcomes[0].1.state, CellState::Cancelled);
-    assert_eq!(runtime.killed(), ["mc-251122-t-p-a"]);
+    assert_eq!(runtime.killed(), ["mc-251122-t-r00t-p-a"]);
 
     let runtime = Arc::new(FakeRuntime::default());
     let outcomes = run(&runtime, plans(tmp.path(), &["b"], 60), cancel).await;

@@ -1,0 +1,212 @@
+//! The command line: clap derive types only. Nothing past `settings.rs` sees these types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Environment variables multicooker reads, in one place.
+pub mod env {
+    /// Folder that holds the cooks (`--root`).
+    pub const ROOT: &str = "MULTICOOKER_ROOT";
+    /// Keep engine objects after a run, for debugging.
+    pub const KEEP: &str = "MULTICOOKER_KEEP";
+    /// `uid:gid` cells run as.
+    pub const HARDENING_USER: &str = crate::cook::plan::HARDENING_USER_ENV;
+    /// Host profile: `large`, `medium`, `small` or `auto`.
+    pub const PROFILE: &str = crate::cook::plan::PROFILE_ENV;
+    /// Seed of the judges' label shuffles.
+    pub const SEED: &str = "MULTICOOKER_SEED";
+    /// Cap on one sealed output, in bytes.
+    pub const SEAL_MAX_BYTES: &str = crate::cook::seal::SEAL_MAX_ENV;
+    /// Pool of subnets for cell networks.
+    pub const SUBNET_POOL: &str = crate::runtime::docker::SUBNET_POOL_ENV;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    success (for cook and judge: at least one cell ended ok)
+  1    ran, but produced nothing usable (no ok cell, no scores, a failed doctor check)
+  2    usage or precondition error (missing cook, invalid brief.yaml, engine unreachable, image build failed)
+  130  stopped by Ctrl-C; every container and network was removed and the cook marked cancelled
+
+Typical session:
+  multicooker new hello --from examples/hello-task
+  multicooker cook hello && multicooker judge hello && multicooker report hello
+
+See README.md for the cook folder layout and SECURITY.md for what the sandbox guarantees.";
+
+/// Run several LLM coding CLIs on one brief, each in its own hardened container, and judge
+/// their outputs blind.
+#[derive(Debug, Parser)]
+#[command(name = "multicooker", version, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Folder that holds the cooks; a relative path is also looked up in parent folders.
+    #[arg(long, env = env::ROOT, default_value = "cooks", value_name = "DIR")]
+    pub root: PathBuf,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Print only errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail (plain lines, no progress bars).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Never draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a cook folder (`<root>/<yymmdd>-<name>`) from an example or the default template.
+    New(NewArgs),
+    /// Run every participant of a cook, each in its own container and network, and seal outputs.
+    ///
+    /// Cells run in parallel under the hardening baseline (non-root, no capabilities, read-only
+    /// root, resource limits). Each ends as ok, timed_out, non_zero_exit, oom_killed,
+    /// start_failed, artifact_missing, rate_limited or cancelled. Outputs are then sealed into
+    /// judging/_inbox/ for `judge`. Ctrl-C stops every cell and removes every container.
+    Cook(CookArgs),
+    /// Let the judges score the sealed outputs blind, under shuffled labels.
+    ///
+    /// Each judge gets its own shuffle of labels A, B, C …; the mapping stays on the host. Under
+    /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
+    /// flavor. Scores are validated and mapped back to participants on the host.
+    Judge(JudgeArgs),
+    /// Aggregate the judges' scores into leaderboard.md and summary.json.
+    Report(TaskArgs),
+    /// Remove a cook's containers, networks, volumes and images (never its results).
+    ///
+    /// Objects are found by their `io.multicooker.cook` label, so `clean --all` also reclaims
+    /// what a killed run left behind.
+    Clean(CleanArgs),
+    /// Check the engine, its API version, and that every flavor's image builds.
+    Doctor(DoctorArgs),
+}
+
+/// A task argument plus the global flags.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// The cook: its folder name under the root (`251122-hello`), the name without date
+    /// (newest match), or an absolute path.
+    pub task: String,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// Name of the new cook; today's date (`yymmdd-`) is prefixed unless it has one.
+    pub name: String,
+    /// Copy this example folder (brief.yaml, BRIEF.md, JUDGE_BRIEF.md, raw/) instead of the
+    /// default template.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Participants for the default template, as `NAME` or `NAME=FLAVOR`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "claude,codex,agy,grok", conflicts_with = "from")]
+    pub participants: Vec<String>,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `cook`.
+#[derive(Debug, Args)]
+pub struct CookArgs {
+    /// Global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Run only these participants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Vec<String>,
+    /// Cells running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<usize>,
+}
+
+/// `judge`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// Global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Run only these judges (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub judges: Vec<String>,
+    /// Seed of the label shuffles (default: random; recorded host-side in JUDGE_RESULT.json).
+    #[arg(long, env = env::SEED)]
+    pub seed: Option<u64>,
+    /// Judges running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<usize>,
+}
+
+/// `clean`.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// The cook to clean (omit with --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub task: Option<String>,
+    /// Clean every object of every cook under the root, including those of killed runs.
+    #[arg(long)]
+    pub all: bool,
+    /// Show what would be removed without removing it.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also check this cook's brief.yaml and the flavors it uses.
+    pub task: Option<String>,
+    /// Skip building images.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+impl Command {
+    /// The global flags of whichever command was given.
+    pub fn global(&self) -> &GlobalArgs {
+        match self {
+            Self::New(a) => &a.global,
+            Self::Cook(a) => &a.task.global,
+            Self::Judge(a) => &a.task.global,
+            Self::Report(a) => &a.global,
+            Self::Clean(a) => &a.global,
+            Self::Doctor(a) => &a.global,
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! `multicooker cook <task>`.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{cell_session, connect, open_cook, report_leftovers, select};
+use crate::cli::CookArgs;
+use crate::cook;
+use crate::error::{ExitCode, UserError};
+use crate::settings::run_settings;
+use crate::state::{CellState, CookState};
+
+pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
+    let (session, cancel) = cell_session(&args.task.global)?;
+    let (paths, loaded) = open_cook(&session, &args.task.task)?;
+    let brief = &loaded.brief;
+    if !paths.brief_md().is_file() {
+        return Err(UserError::new(
+            format!("`{}` is missing", paths.brief_md().display()),
+            "write the task for the participants in BRIEF.md",
+        )
+        .into());
+    }
+    let names = brief.participants.iter().map(|p| p.name.as_str());
+    let selected = select("participant", names, &args.participants, &paths.brief_yaml())?;
+    let (runtime, engine) = connect(&session).await?;
+    let settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    session.printer.info(&format!("cooking `{}`: {} participant(s), timeout {}s", paths.name(), selected.len(), brief.timeout_s));
+    let progress = Arc::new(session.printer.progress("cook"));
+    let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
+    report_leftovers(&session, &outcome.leftovers);
+
+    let printer = session.printer;
+    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results}));
+    for result in &outcome.results {
+        let exit = result.exit_code.map_or_else(|| "-".to_owned(), |c| c.to_string());
+        printer.data(&format!("{:<20} {:<16} exit={exit:<4} {:.1}s", result.name, result.status.as_str(), result.duration_s));
+    }
+    let any_ok = outcome.results.iter().any(|r| r.status == CellState::Ok);
+    if outcome.state == CookState::Cancelled {
+        printer.info(&format!("cancelled; partial outputs are kept in `{}`", paths.dir().join("work").display()));
+        return Ok(ExitCode::Cancelled);
+    }
+    printer.info(&format!("sealed outputs in `{}`", paths.inbox().display()));
+    if any_ok {
+        printer.info(&format!("next: multicooker judge {}", paths.name()));
+        Ok(ExitCode::Success)
+    } else {
+        printer.info(&format!("no participant ended ok; see the logs under `{}`", paths.dir().join("logs").display()));
+        Ok(ExitCode::NothingUsable)
+    }
+}

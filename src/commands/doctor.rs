@@ -1,0 +1,112 @@
+//! `multicooker doctor [task]`: is the engine reachable, which API does it speak, can cells run
+//! as a non-root user, and does every needed flavor's image build.
+
+use serde_json::json;
+
+use super::{connect, open_cook};
+use crate::brief::KNOWN_FLAVORS;
+use crate::cli::DoctorArgs;
+use crate::cook::names::Names;
+use crate::cook::plan::CellUser;
+use crate::error::{ExitCode, hint_for};
+use crate::flavor::{build_context, has_image};
+use crate::runtime::{ImageSpec, LABEL_FLAVOR, Labels, ObjectRef, Runtime};
+use crate::settings::{self, Session};
+
+/// The cook label doctor's probe images carry, so `clean --all` finds them too.
+const DOCTOR_COOK: &str = "doctor";
+
+#[derive(Default)]
+struct Checks {
+    lines: Vec<(&'static str, String)>,
+}
+
+impl Checks {
+    fn add(&mut self, level: &'static str, text: impl Into<String>) {
+        self.lines.push((level, text.into()));
+    }
+    fn failures(&self) -> usize {
+        self.lines.iter().filter(|(l, _)| *l == "FAIL").count()
+    }
+}
+
+pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.global)?;
+    let mut checks = Checks::default();
+    let flavors = flavors_to_check(&session, args, &mut checks);
+    match connect(&session).await {
+        Ok((runtime, info)) => {
+            checks.add("OK", format!("engine reachable: {} {} (API {}), {} CPUs, {} MiB", info.backend, info.version, info.api_version, info.cpus, info.mem_total >> 20));
+            check_user(&mut checks);
+            for flavor in flavors {
+                check_flavor(&*runtime, &flavor, args.no_build, &mut checks).await;
+            }
+        }
+        Err(error) => {
+            let hint = hint_for(&error).unwrap_or_default();
+            checks.add("FAIL", format!("engine: {error:#}. {hint}"));
+        }
+    }
+    let printer = session.printer;
+    let failures = checks.failures();
+    printer.json(&json!({"checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(), "failures": failures}));
+    for (level, text) in &checks.lines {
+        printer.data(&format!("  [{level:<4}] {text}"));
+    }
+    if failures == 0 {
+        printer.data("doctor: all good");
+        Ok(ExitCode::Success)
+    } else {
+        printer.data(&format!("doctor: {failures} check(s) failed"));
+        Ok(ExitCode::NothingUsable)
+    }
+}
+
+fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -> Vec<String> {
+    let Some(task) = &args.task else {
+        for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
+            checks.add("WARN", format!("flavor `{flavor}`: no image in this build of multicooker"));
+        }
+        return KNOWN_FLAVORS.iter().filter(|f| has_image(f)).map(|f| (*f).to_owned()).collect();
+    };
+    match open_cook(session, task) {
+        Ok((paths, loaded)) => {
+            checks.add("OK", format!("`{}` is valid", paths.brief_yaml().display()));
+            let mut flavors: Vec<String> = loaded.brief.participants.iter().chain(&loaded.brief.judges).map(|a| a.flavor.clone()).collect();
+            flavors.sort();
+            flavors.dedup();
+            flavors
+        }
+        Err(error) => {
+            checks.add("FAIL", format!("{error:#}"));
+            Vec::new()
+        }
+    }
+}
+
+fn check_user(checks: &mut Checks) {
+    match CellUser::resolve(std::env::var(crate::cli::env::HARDENING_USER).ok().as_deref()) {
+        Ok(user) => checks.add("OK", format!("cells run as non-root user {}", user.spec())),
+        Err(problem) => checks.add("FAIL", format!("{}: {problem}", crate::cli::env::HARDENING_USER)),
+    }
+}
+
+async fn check_flavor<R: Runtime>(runtime: &R, flavor: &str, no_build: bool, checks: &mut Checks) {
+    let context = match build_context(flavor) {
+        Ok(context) => context,
+        Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+    };
+    if no_build {
+        return checks.add("OK", format!("flavor `{flavor}`: build context ready ({} bytes; build skipped)", context.tar.len()));
+    }
+    let tag = Names::for_cook(DOCTOR_COOK, "probe").image(flavor);
+    let spec = ImageSpec { tag: tag.clone(), labels: Labels::new(DOCTOR_COOK, "image").with(LABEL_FLAVOR, flavor), context: context.tar };
+    let started = std::time::Instant::now();
+    match runtime.build_image(&spec).await {
+        Ok(()) => checks.add("OK", format!("flavor `{flavor}`: image builds ({:.1}s)", started.elapsed().as_secs_f64())),
+        Err(error) => checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+    }
+    if let Err(error) = runtime.remove(&ObjectRef::image(&tag)).await {
+        checks.add("WARN", format!("could not remove the probe image `{tag}`: {error}"));
+    }
+}

@@ -1,0 +1,66 @@
+//! `multicooker judge <task>`.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{cell_session, connect, open_cook, report_leftovers, select};
+use crate::cli::JudgeArgs;
+use crate::error::{ExitCode, UserError};
+use crate::judge;
+use crate::settings::run_settings;
+use crate::state::CookState;
+
+pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
+    let (session, cancel) = cell_session(&args.task.global)?;
+    let (paths, loaded) = open_cook(&session, &args.task.task)?;
+    let brief = &loaded.brief;
+    if brief.judges.is_empty() {
+        return Err(UserError::new(
+            format!("`{}` lists no judges", paths.brief_yaml().display()),
+            "add a `judges:` list, e.g. `judges: [{name: judge, flavor: dummy}]`",
+        )
+        .into());
+    }
+    for required in [paths.brief_md(), paths.judge_brief_md()] {
+        if !required.is_file() {
+            return Err(UserError::new(format!("`{}` is missing", required.display()), "judges need BRIEF.md (the task) and JUDGE_BRIEF.md (how to score)").into());
+        }
+    }
+    let sealed = brief.participants.iter().filter(|p| paths.sealed(&p.name).join("out").is_dir()).count();
+    if sealed == 0 {
+        return Err(UserError::new(format!("no sealed outputs in `{}`", paths.inbox().display()), format!("run `multicooker cook {}` first", paths.name())).into());
+    }
+    let names = brief.judges.iter().map(|j| j.name.as_str());
+    let selected = select("judge", names, &args.judges, &paths.brief_yaml())?;
+    let judges: Vec<_> = brief.judges.iter().filter(|j| selected.contains(&j.name)).cloned().collect();
+    let (runtime, engine) = connect(&session).await?;
+    let settings = run_settings(brief, &engine, args.max_parallel, judges.len(), cancel)?;
+    let seed = args.seed.unwrap_or_else(judge::labels::random_seed);
+    session.printer.info(&format!(
+        "judging `{}`: {} judge(s) over {sealed} sealed output(s), policy {}",
+        paths.name(),
+        judges.len(),
+        brief.judging.policy
+    ));
+    let progress = Arc::new(session.printer.progress("judge"));
+    let outcome = judge::judge(&runtime, &paths, brief, &judges, seed, &settings, progress).await?;
+    report_leftovers(&session, &outcome.leftovers);
+
+    let printer = session.printer;
+    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "judges": outcome.results}));
+    for result in &outcome.results {
+        let detail = result.count.map_or_else(|| result.reason.clone().unwrap_or_default(), |n| format!("{n} scored"));
+        printer.data(&format!("{:<20} {:<16} {detail}", result.name, result.status));
+    }
+    if outcome.state == CookState::Cancelled {
+        return Ok(ExitCode::Cancelled);
+    }
+    if outcome.results.iter().any(|r| r.ok) {
+        printer.info(&format!("next: multicooker report {}", paths.name()));
+        Ok(ExitCode::Success)
+    } else {
+        printer.info("no judge produced usable scores");
+        Ok(ExitCode::NothingUsable)
+    }
+}

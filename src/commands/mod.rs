@@ -1,0 +1,81 @@
+//! One file per subcommand: glue between settings, the domain modules and the printer.
+
+mod clean;
+mod cook;
+mod doctor;
+mod judge;
+mod new;
+mod report;
+
+use std::sync::Arc;
+
+use crate::brief::{self, Loaded};
+use crate::cli::{Cli, Command};
+use crate::error::{ExitCode, UserError};
+use crate::runtime::docker::DockerRuntime;
+use crate::runtime::{EngineInfo, Runtime};
+use crate::settings::{self, Session};
+use crate::state::{CookPaths, find_cook};
+
+/// Runs the command the user asked for.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::New(args) => new::run(&args),
+        Command::Cook(args) => cook::run(&args).await,
+        Command::Judge(args) => judge::run(&args).await,
+        Command::Report(args) => report::run(&args),
+        Command::Clean(args) => clean::run(&args).await,
+        Command::Doctor(args) => doctor::run(&args).await,
+    }
+}
+
+/// Finds a cook and checks its brief.yaml, printing the brief's warnings.
+fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded)> {
+    let paths = find_cook(&session.root, task)?;
+    let loaded = brief::load(&paths.brief_yaml())?;
+    for warning in &loaded.warnings {
+        session.printer.warn(&format!("`{}`: {warning}", paths.brief_yaml().display()));
+    }
+    Ok((paths, loaded))
+}
+
+/// Connects to the engine.
+async fn connect(session: &Session) -> anyhow::Result<(Arc<DockerRuntime>, EngineInfo)> {
+    let runtime = DockerRuntime::connect().await?;
+    let info = runtime.info().await?;
+    session.printer.detail(&format!("engine: {} {} (API {}), {} CPUs, {} MiB", info.backend, info.version, info.api_version, info.cpus, info.mem_total >> 20));
+    Ok((Arc::new(runtime), info))
+}
+
+/// Keeps the names listed in `wanted` (all when empty); an unknown name is an error.
+fn select<'a>(kind: &str, available: impl Iterator<Item = &'a str> + Clone, wanted: &[String], brief_path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let all: Vec<String> = available.clone().map(str::to_owned).collect();
+    if wanted.is_empty() {
+        return Ok(all);
+    }
+    for name in wanted {
+        if !all.contains(name) {
+            let hint = brief::suggest(name, available.clone())
+                .map_or_else(|| format!("{kind}s in `{}`: {}", brief_path.display(), all.join(", ")), |s| format!("did you mean `{s}`?"));
+            return Err(UserError::new(format!("no {kind} named `{name}` in `{}`", brief_path.display()), hint).into());
+        }
+    }
+    Ok(all.into_iter().filter(|n| wanted.contains(n)).collect())
+}
+
+/// Reports objects teardown could not remove.
+fn report_leftovers(session: &Session, leftovers: &[crate::runtime::TeardownFailure]) {
+    for failure in leftovers {
+        session.printer.warn(&format!("could not remove {}: {}", failure.object, failure.error));
+    }
+    if !leftovers.is_empty() {
+        session.printer.info("hint: remove them with `multicooker clean --all`");
+    }
+}
+
+/// The session and signal handling of commands that run cells.
+fn cell_session(global: &crate::cli::GlobalArgs) -> anyhow::Result<(Session, tokio_util::sync::CancellationToken)> {
+    let session = settings::session(global)?;
+    let cancel = settings::cancel_on_signals(session.printer);
+    Ok((session, cancel))
+}

@@ -1,0 +1,137 @@
+//! `multicooker new <name> [--from DIR]`: scaffolds `<root>/<yymmdd>-<name>/`. The brief is
+//! checked before anything is written, so a bad example leaves no half-made cook.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::brief::{self, KNOWN_FLAVORS};
+use crate::cli::NewArgs;
+use crate::error::{ExitCode, UserError};
+use crate::fsx::{self, CopyOptions};
+use crate::settings;
+use crate::state::{CookPaths, check_task_name, has_date_prefix};
+
+const TEMPLATE_BRIEF: &str = include_str!("../brief/template/brief.yaml");
+const TEMPLATE_BRIEF_MD: &str = include_str!("../brief/template/BRIEF.md");
+const TEMPLATE_JUDGE_BRIEF_MD: &str = include_str!("../brief/template/JUDGE_BRIEF.md");
+
+/// Top-level entries of a source folder that belong to a run, not to the task.
+const RUN_ENTRIES: &[&str] = &[
+    "work", "logs", "judging", "attempts", "rounds", "archive", "chef", "consult", "status.json", "events.jsonl",
+    "RUN.json", "RUN_RESULT.json", "JUDGE_RESULT.json", "summary.json", "leaderboard.md", "artifacts.json", "compose.yaml",
+];
+
+/// What the new cook's `.gitignore` keeps out of version control.
+const GITIGNORE: &str = "work/\nlogs/\njudging/\nattempts/\n.auth/\n.mc-lock\nRUN.json\nRUN_RESULT.json\nJUDGE_RESULT.json\nleaderboard.md\nsummary.json\nstatus.json\nevents.jsonl\n";
+
+pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.global)?;
+    let name = dated_name(&args.name)?;
+    let paths = CookPaths::new(session.root.join(&name));
+    if paths.dir().exists() {
+        return Err(UserError::new(format!("`{}` already exists", paths.dir().display()), "pick another name").into());
+    }
+    let staging = tempfile::Builder::new().prefix(".new-").tempdir_in(ensure_root(&session.root)?)?;
+    let staged = CookPaths::new(staging.path().join(&name));
+    fs_err::create_dir_all(staged.dir())?;
+    match &args.from {
+        Some(source) => copy_example(source, staged.dir())?,
+        None => write_template(&staged, &name, &args.participants)?,
+    }
+    let loaded = brief::load(&staged.brief_yaml()).map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
+    fs_err::create_dir_all(staged.raw())?;
+    if fs_err::read_dir(staged.raw())?.next().is_none() {
+        fs_err::write(staged.raw().join(".gitkeep"), "")?;
+    }
+    for participant in &loaded.brief.participants {
+        fs_err::create_dir_all(staged.work(&participant.name))?;
+    }
+    if !staged.gitignore().exists() {
+        fs_err::write(staged.gitignore(), GITIGNORE)?;
+    }
+    // Appear all at once: a half-made cook is never visible.
+    fs_err::rename(staged.dir(), paths.dir())?;
+
+    let printer = session.printer;
+    let participants: Vec<String> = loaded.brief.participants.iter().map(|p| format!("{} ({})", p.name, p.flavor)).collect();
+    printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>()}));
+    printer.data(&format!("created cook: {}", paths.dir().display()));
+    printer.data(&format!("participants: {}", participants.join(", ")));
+    for warning in &loaded.warnings {
+        printer.warn(warning);
+    }
+    printer.info(&format!(
+        "\nnext steps:\n  1. describe the task in {}\n  2. put reference material in {}\n  3. multicooker cook {name}\n  4. multicooker judge {name}\n  5. multicooker report {name}",
+        paths.brief_md().display(),
+        paths.raw().display()
+    ));
+    Ok(ExitCode::Success)
+}
+
+fn dated_name(name: &str) -> anyhow::Result<String> {
+    let bare = if has_date_prefix(name) { &name[7..] } else { name };
+    check_task_name(name)?;
+    if let Err((problem, hint)) = brief::check_actor_name(bare) {
+        return Err(UserError::new(format!("cook name `{name}` {problem}"), hint).into());
+    }
+    if has_date_prefix(name) {
+        return Ok(name.to_owned());
+    }
+    Ok(format!("{}-{name}", jiff::Zoned::now().strftime("%y%m%d")))
+}
+
+fn ensure_root(root: &Path) -> anyhow::Result<&Path> {
+    fs_err::create_dir_all(root)?;
+    Ok(root)
+}
+
+/// Copies an example folder's task files (not a previous run's results), following no link.
+fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
+    if !source.join("brief.yaml").is_file() {
+        return Err(UserError::new(format!("`{}` has no brief.yaml", source.display()), "point --from at a folder such as `examples/hello-task`").into());
+    }
+    let options = CopyOptions { ignore: &[".auth"], max_bytes: 1 << 30, read_only: false };
+    for entry in fs_err::read_dir(source)? {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let text = file_name.to_string_lossy();
+        if text.starts_with('_') || text == ".auth" || text == ".mc-lock" || RUN_ENTRIES.contains(&text.as_ref()) {
+            continue;
+        }
+        let meta = fs_err::symlink_metadata(entry.path())?;
+        if meta.is_dir() {
+            fsx::copy_tree_no_follow(&entry.path(), &dest.join(&file_name), &options)?;
+        } else if meta.is_file() {
+            fs_err::copy(entry.path(), dest.join(&file_name))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Result<()> {
+    let mut lines = String::new();
+    let mut seen = Vec::new();
+    for spec in specs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let (participant, flavor) = match spec.split_once('=') {
+            Some((n, f)) => (n.trim(), f.trim()),
+            None => (spec, spec),
+        };
+        if participant.is_empty() || flavor.is_empty() {
+            return Err(UserError::new(format!("bad participant spec `{spec}`"), "use NAME or NAME=FLAVOR").into());
+        }
+        if !KNOWN_FLAVORS.contains(&flavor) {
+            return Err(UserError::new(format!("unknown flavor `{flavor}` in `{spec}`"), format!("known flavors: {}", KNOWN_FLAVORS.join(", "))).into());
+        }
+        if seen.contains(&participant) {
+            return Err(UserError::new(format!("duplicate participant name `{participant}`"), "give each participant its own name").into());
+        }
+        seen.push(participant);
+        lines.push_str(&format!("  - {{name: {participant}, flavor: {flavor}}}\n"));
+    }
+    let yaml = TEMPLATE_BRIEF.replace("@NAME@", name).replace("@PARTICIPANTS@\n", &lines);
+    fs_err::write(paths.brief_yaml(), yaml)?;
+    fs_err::write(paths.brief_md(), TEMPLATE_BRIEF_MD)?;
+    fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;
+    Ok(())
+}

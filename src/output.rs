@@ -1,0 +1,185 @@
+//! The only code that writes to stdout or stderr. stdout carries data (results, JSON);
+//! stderr carries what people read (progress, notes, errors). On a terminal in default mode
+//! each cell gets an indicatif line with its state and elapsed time; with `-q`, `-v`, `--json`,
+//! `--no-progress` or a pipe, progress is plain lines (or nothing with `-q`).
+
+#![expect(clippy::print_stdout, clippy::print_stderr, reason = "this module is the printer")]
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::progress::{CellPhase, Progress};
+use crate::state::Role;
+
+/// How output should look, from the global flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OutputOptions {
+    /// Print JSON to stdout instead of text.
+    pub json: bool,
+    /// Only errors on stderr.
+    pub quiet: bool,
+    /// More detail, plain lines.
+    pub verbose: bool,
+    /// No progress bars even on a terminal.
+    pub no_progress: bool,
+    /// Use colour.
+    pub color: bool,
+}
+
+/// Prints for one command.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    options: OutputOptions,
+}
+
+impl Printer {
+    /// A printer with these options.
+    pub fn new(options: OutputOptions) -> Self {
+        Self { options }
+    }
+
+    /// True when `--json` was given.
+    pub fn json_mode(&self) -> bool {
+        self.options.json
+    }
+
+    /// A line of data on stdout (text mode only).
+    pub fn data(&self, line: &str) {
+        if !self.options.json {
+            println!("{line}");
+        }
+    }
+
+    /// A JSON document on stdout (JSON mode only).
+    pub fn json(&self, value: &serde_json::Value) {
+        if self.options.json {
+            println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+        }
+    }
+
+    /// A line for people on stderr, unless quiet.
+    pub fn info(&self, line: &str) {
+        if !self.options.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Detail shown only with `-v`.
+    pub fn detail(&self, line: &str) {
+        if self.options.verbose {
+            eprintln!("{line}");
+        }
+    }
+
+    /// A warning on stderr.
+    pub fn warn(&self, line: &str) {
+        eprintln!("{}: {line}", self.paint("warning", "33"));
+    }
+
+    /// The error that stopped the command, its causes, and the fix.
+    pub fn error(&self, error: &anyhow::Error, hint: Option<&str>) {
+        eprintln!("{}: {error}", self.paint("error", "31"));
+        for cause in error.chain().skip(1) {
+            eprintln!("  caused by: {cause}");
+        }
+        if let Some(hint) = hint {
+            eprintln!("\n{}: {hint}", self.paint("hint", "36"));
+        }
+    }
+
+    /// Progress reporting for a run of cells.
+    pub fn progress(&self, phase: &'static str) -> CellProgress {
+        let bars = self.options.color_bars_allowed();
+        CellProgress {
+            phase,
+            quiet: self.options.quiet,
+            multi: bars.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.options.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+}
+
+impl OutputOptions {
+    fn color_bars_allowed(&self) -> bool {
+        !self.quiet && !self.verbose && !self.json && !self.no_progress && std::io::stderr().is_terminal()
+    }
+}
+
+/// Whether colour should be used: `--color`, then `NO_COLOR`, then whether stderr is a terminal.
+pub fn use_color(choice: &str) -> bool {
+    match choice {
+        "always" => true,
+        "never" => false,
+        _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
+    }
+}
+
+/// Cell progress: bars on a terminal, plain lines otherwise.
+pub struct CellProgress {
+    phase: &'static str,
+    quiet: bool,
+    multi: Option<MultiProgress>,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl CellProgress {
+    fn bar(&self, multi: &MultiProgress, key: &str, label: &str) -> ProgressBar {
+        let mut bars = self.bars.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        bars.entry(key.to_owned())
+            .or_insert_with(|| {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(ProgressStyle::with_template("{spinner} {prefix:<24} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                bar.set_prefix(label.to_owned());
+                bar.enable_steady_tick(Duration::from_millis(120));
+                bar
+            })
+            .clone()
+    }
+}
+
+impl Progress for CellProgress {
+    fn cell(&self, role: Role, actor: &str, phase: CellPhase) {
+        if self.quiet {
+            return;
+        }
+        let label = format!("{} {actor}", role.as_str());
+        let text = match &phase {
+            CellPhase::Waiting => "waiting".to_owned(),
+            CellPhase::Starting => "starting".to_owned(),
+            CellPhase::Running => "running".to_owned(),
+            CellPhase::Done { state, detail, .. } => format!("{state} ({detail})"),
+        };
+        match &self.multi {
+            Some(multi) => {
+                let bar = self.bar(multi, &label, &label);
+                if let CellPhase::Done { ok, .. } = phase {
+                    bar.set_style(ProgressStyle::with_template("{prefix:<26} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                    bar.finish_with_message(format!("{} {text}", if ok { "✓" } else { "✗" }));
+                } else {
+                    bar.set_message(text);
+                }
+            }
+            None => eprintln!("[{}] {label}: {text}", self.phase),
+        }
+    }
+
+    fn note(&self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.multi {
+            Some(multi) => {
+                let _ = multi.println(message);
+            }
+            None => eprintln!("{message}"),
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Aggregation: from the scores read to a ranked report (BEHAVIOR.md §6.3, with §10.16 fixed).
+//!
+//! Pure and deterministic: the same input gives the same report, whatever the order of a hash
+//! map or the time of day. A participant without an accepted score is unscored, never ranked
+//! as 0.
+
+use serde_json::Value;
+
+use super::input::{JudgeScores, ReportInput, Usage};
+use super::model::{
+    ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
+};
+use super::score::score;
+use crate::brief::{Brief, JudgingPolicy, Rubric};
+
+/// Aggregates the scores read into a ranked report.
+pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
+    let judge_result = input.judge_result.as_ref();
+    let policy = judge_result
+        .and_then(|r| r.policy.as_deref())
+        .and_then(JudgingPolicy::parse)
+        .unwrap_or(brief.judging.policy);
+    let excluded = excluded_pairs(input, brief, policy);
+    let mut tally = Tally {
+        accepted: vec![Vec::new(); brief.participants.len()],
+        ..Tally::default()
+    };
+    for scores in &input.scores {
+        tally.add_judge(scores, brief, &excluded);
+    }
+    tally.add_judge_step(input);
+    let judge_metrics: Vec<JudgeMetrics> = judge_result
+        .map_or(&[][..], |r| r.judges.as_slice())
+        .iter()
+        .map(|run| JudgeMetrics {
+            judge: run.name.clone(),
+            status: run.status.clone(),
+            duration_s: run.duration_s,
+            usage: run.usage,
+        })
+        .collect();
+    Report {
+        cook: input.cook.clone(),
+        round: input.round,
+        generated_at: judge_result
+            .and_then(|r| r.finished_at.clone())
+            .or_else(|| input.run_finished_at.clone()),
+        policy,
+        has_rubric: brief
+            .rubric
+            .as_ref()
+            .is_some_and(|r| !r.dimensions.is_empty()),
+        judges_used: input.scores.iter().map(|s| s.judge.clone()).collect(),
+        standings: standings(input, brief, &tally.accepted),
+        breakdown: tally.breakdown,
+        judge_run: judge_result
+            .map(|r| r.raw_judges.clone())
+            .unwrap_or_default(),
+        judge_totals: totals(judge_metrics.iter().map(|m| m.usage)),
+        judge_metrics,
+        excluded,
+        rejected: tally.rejected,
+        run_totals: totals(input.run_entries.iter().map(|e| e.usage)),
+        usage_totals: input.usage_totals.clone(),
+    }
+}
+
+/// What the judges' scores add up to, collected judge by judge.
+#[derive(Default)]
+struct Tally {
+    /// Accepted scores per brief participant (brief order).
+    accepted: Vec<Vec<f64>>,
+    rejected: Vec<RejectedPair>,
+    breakdown: Vec<JudgeSection>,
+}
+
+impl Tally {
+    /// Scores one judge's entries; counts those of brief participants that are neither
+    /// excluded nor rejected.
+    fn add_judge(&mut self, scores: &JudgeScores, brief: &Brief, excluded: &[ExcludedPair]) {
+        let entries = judge_entries(scores, brief, excluded);
+        for entry in entries.iter().filter(|e| !e.excluded) {
+            let Some(index) = brief.participants.iter().position(|p| p.name == entry.key) else {
+                continue;
+            };
+            match (entry.score_pct, &entry.rejected) {
+                (Some(pct), _) => self.accepted[index].push(pct),
+                (None, Some(reason)) => self.reject(&scores.judge, &entry.key, reason),
+                (None, None) => {}
+            }
+        }
+        self.breakdown.push(JudgeSection::Scored {
+            judge: scores.judge.clone(),
+            entries,
+            review: scores.review.clone(),
+        });
+    }
+
+    /// Adds what the judge step recorded: its rejections, and a section for each judge that
+    /// produced no usable scores.
+    fn add_judge_step(&mut self, input: &ReportInput) {
+        let runs = input
+            .judge_result
+            .as_ref()
+            .map_or(&[][..], |r| r.judges.as_slice());
+        for run in runs {
+            for (participant, reason) in &run.rejected {
+                self.reject(&run.name, participant, reason);
+            }
+            if !input.scores.iter().any(|s| s.judge == run.name) {
+                let skipped = input
+                    .skipped
+                    .iter()
+                    .find(|s| s.judge == run.name)
+                    .map(|s| s.reason.clone());
+                let status = run.status.clone().unwrap_or_else(|| "?".to_owned());
+                let reason = run.reason.clone().or(skipped);
+                self.breakdown.push(JudgeSection::NoScores {
+                    judge: run.name.clone(),
+                    status,
+                    reason,
+                });
+            }
+        }
+    }
+
+    /// Records a rejection once.
+    fn reject(&mut self, judge: &str, participant: &str, reason: &str) {
+        let pair = RejectedPair {
+            judge: judge.to_owned(),
+            participant: participant.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if !self.rejected.contains(&pair) {
+            self.rejected.push(pair);
+        }
+    }
+}
+
+/// Same-flavor pairs of the judges used and the brief's participants, under
+/// `require_distinct_flavor` only.
+fn excluded_pairs(input: &ReportInput, brief: &Brief, policy: JudgingPolicy) -> Vec<ExcludedPair> {
+    if policy != JudgingPolicy::RequireDistinctFlavor {
+        return Vec::new();
+    }
+    let mut pairs = Vec::new();
+    for scores in &input.scores {
+        let Some(judge) = brief.judges.iter().find(|j| j.name == scores.judge) else {
+            continue;
+        };
+        for participant in brief
+            .participants
+            .iter()
+            .filter(|p| p.flavor == judge.flavor)
+        {
+            pairs.push(ExcludedPair {
+                judge: judge.name.clone(),
+                participant: participant.name.clone(),
+                flavor: judge.flavor.clone(),
+            });
+        }
+    }
+    pairs
+}
+
+/// One judge's lines: brief participants in brief order, then unknown keys sorted.
+fn judge_entries(scores: &JudgeScores, brief: &Brief, excluded: &[ExcludedPair]) -> Vec<PairScore> {
+    let mut keys: Vec<&String> = brief
+        .participants
+        .iter()
+        .map(|p| &p.name)
+        .filter(|n| scores.entries.contains_key(*n))
+        .collect();
+    let mut unknown: Vec<&String> = scores
+        .entries
+        .keys()
+        .filter(|k| brief.participant(k).is_none())
+        .collect();
+    unknown.sort();
+    keys.extend(unknown);
+    keys.into_iter()
+        .map(|key| {
+            let dimensions = &scores.entries[key];
+            let result = score(dimensions, brief.rubric.as_ref());
+            PairScore {
+                key: key.clone(),
+                dimensions: ordered_dimensions(dimensions, brief.rubric.as_ref()),
+                score_pct: result.as_ref().ok().copied(),
+                excluded: excluded
+                    .iter()
+                    .any(|e| e.judge == scores.judge && &e.participant == key),
+                rejected: result.err(),
+            }
+        })
+        .collect()
+}
+
+/// Rubric dimensions in rubric order, then the others sorted by name.
+fn ordered_dimensions(
+    dimensions: &indexmap::IndexMap<String, Value>,
+    rubric: Option<&Rubric>,
+) -> Vec<(String, Value)> {
+    let rubric_ids: Vec<&str> = rubric
+        .map(|r| r.dimensions.iter().map(|d| d.id.as_str()).collect())
+        .unwrap_or_default();
+    let mut ordered: Vec<(String, Value)> = rubric_ids
+        .iter()
+        .filter_map(|id| dimensions.get_key_value(*id))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut others: Vec<(String, Value)> = dimensions
+        .iter()
+        .filter(|(k, _)| !rubric_ids.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    others.sort_by(|a, b| a.0.cmp(&b.0));
+    ordered.extend(others);
+    ordered
+}
+
+/// Ranked participants (mean descending, ties in brief order), then unscored ones.
+fn standings(input: &ReportInput, brief: &Brief, accepted: &[Vec<f64>]) -> Vec<Standing> {
+    let mut all: Vec<Standing> = brief
+        .participants
+        .iter()
+        .zip(accepted)
+        .map(|(participant, scores)| Standing {
+            rank: None,
+            participant: participant.name.clone(),
+            flavor: participant.flavor.clone(),
+            mean_pct: mean(scores),
+            num_judges: scores.len(),
+            run: input
+                .run_entries
+                .iter()
+                .find(|e| e.name == participant.name)
+                .cloned(),
+        })
+        .collect();
+    // `sort_by` is stable: equal means keep brief order, and unscored ones go last in brief order.
+    all.sort_by(|a, b| match (a.mean_pct, b.mean_pct) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    for (index, standing) in all.iter_mut().filter(|s| s.mean_pct.is_some()).enumerate() {
+        standing.rank = Some(index + 1);
+    }
+    all
+}
+
+#[expect(clippy::cast_precision_loss, reason = "a handful of judges")]
+fn mean(scores: &[f64]) -> Option<f64> {
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+}
+
+/// Sums usage over entries; `None` when no entry has usage. A figure no entry has stays `None`.
+fn totals(usages: impl Iterator<Item = Option<Usage>>) -> Option<Usage> {
+    let mut sum: Option<Usage> = None;
+    for usage in usages.flatten() {
+        let total = sum.get_or_insert_with(Usage::default);
+        if let Some(tokens) = usage.tokens {
+            total.tokens = Some(total.tokens.unwrap_or(0).saturating_add(tokens));
+        }
+        if let Some(cost) = usage.cost_usd {
+            total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+    sum
+}

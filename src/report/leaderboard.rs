@@ -1,0 +1,237 @@
+//! `leaderboard.md`: the ranking, what was left out and why, the judge runs, and each judge's
+//! scores and review (BEHAVIOR.md §6.5 layout). Pure: the same report gives the same bytes.
+
+use super::format::{fixed, number_text, thousands};
+use super::input::Usage;
+use super::model::{JudgeSection, PairScore, Report, Standing};
+use crate::brief::JudgingPolicy;
+
+/// Renders leaderboard.md (lines joined with `\n`, one trailing newline).
+pub fn render_leaderboard(report: &Report) -> String {
+    let mut lines = header(report);
+    ranking_table(report, &mut lines);
+    left_out(report, &mut lines);
+    judge_metrics(report, &mut lines);
+    breakdown(report, &mut lines);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+fn header(report: &Report) -> Vec<String> {
+    let score_line = if report.has_rubric {
+        "Score = weighted % from `brief.yaml` rubric (0–100, 100 = max in every dimension)."
+            .to_owned()
+    } else {
+        "Score = mean of the judge's numeric dimensions on a 0–5 scale, as % (no rubric in `brief.yaml`).".to_owned()
+    };
+    vec![
+        format!("# Leaderboard — `{}`", report.cook),
+        String::new(),
+        format!("Judges: {}", report.judges_used.join(", ")),
+        format!(
+            "Round: {} · anti-self-judge policy: {}",
+            report.round, report.policy
+        ),
+        String::new(),
+        score_line,
+        String::new(),
+    ]
+}
+
+fn ranking_table(report: &Report, lines: &mut Vec<String>) {
+    lines.push(
+        "| Rank | Participant | Mean % | # judges | Run status | Duration | Tokens | Cost |".into(),
+    );
+    lines.push(
+        "|------|-------------|--------|----------|------------|----------|--------|------|".into(),
+    );
+    for standing in &report.standings {
+        lines.push(standing_row(standing));
+    }
+    if let Some(total) = report.run_totals {
+        let (tokens, cost) = bold_totals(total);
+        lines.push(format!("| | **Total** | | | | | {tokens} | {cost} |"));
+    }
+}
+
+fn standing_row(standing: &Standing) -> String {
+    let rank = standing
+        .rank
+        .map_or_else(|| "–".to_owned(), |r| r.to_string());
+    let mean = standing
+        .mean_pct
+        .map_or_else(|| "unscored".to_owned(), |m| fixed(m, 1));
+    let run = standing.run.as_ref();
+    let status = run
+        .and_then(|r| r.status.as_deref())
+        .map_or_else(|| "?".to_owned(), cell);
+    let usage = run.and_then(|r| r.usage).unwrap_or_default();
+    format!(
+        "| {rank} | {} | {mean} | {} | {status} | {} | {} | {} |",
+        standing.participant,
+        standing.num_judges,
+        duration(run.and_then(|r| r.duration_s)),
+        tokens(usage.tokens),
+        cost(usage.cost_usd),
+    )
+}
+
+/// Exclusions, rejections and unscored participants, each only when there are some.
+fn left_out(report: &Report, lines: &mut Vec<String>) {
+    if !report.excluded.is_empty() {
+        let policy = JudgingPolicy::RequireDistinctFlavor;
+        lines.push(String::new());
+        lines.push(format!(
+            "Excluded (same-flavor judge/submission pairs, per policy `{policy}`):"
+        ));
+        lines.extend(
+            report
+                .excluded
+                .iter()
+                .map(|e| format!("- {} → {}", e.judge, e.participant)),
+        );
+    }
+    if !report.rejected.is_empty() {
+        lines.push(String::new());
+        lines.push("Rejected scores (not counted):".into());
+        lines.extend(
+            report
+                .rejected
+                .iter()
+                .map(|r| format!("- {} → {}: {}", r.judge, r.participant, r.reason)),
+        );
+    }
+    let unscored = report.unscored();
+    if !unscored.is_empty() {
+        lines.push(String::new());
+        lines.push(format!(
+            "Unscored (no accepted score from any judge): {}",
+            unscored.join(", ")
+        ));
+    }
+}
+
+fn judge_metrics(report: &Report, lines: &mut Vec<String>) {
+    if report.judge_metrics.is_empty() {
+        return;
+    }
+    lines.extend(
+        [
+            "",
+            "## Judge run metrics",
+            "",
+            "| Judge | Status | Duration | Tokens | Cost |",
+            "|-------|--------|----------|--------|------|",
+        ]
+        .map(String::from),
+    );
+    for run in &report.judge_metrics {
+        let usage = run.usage.unwrap_or_default();
+        let status = run.status.as_deref().map_or_else(|| "?".to_owned(), cell);
+        lines.push(format!(
+            "| {} | {status} | {} | {} | {} |",
+            cell(&run.judge),
+            duration(run.duration_s),
+            tokens(usage.tokens),
+            cost(usage.cost_usd)
+        ));
+    }
+    if let Some(total) = report.judge_totals {
+        let (tokens, cost) = bold_totals(total);
+        lines.push(format!("| **Total** | | | {tokens} | {cost} |"));
+    }
+}
+
+fn breakdown(report: &Report, lines: &mut Vec<String>) {
+    lines.extend(["", "## Per-judge breakdown"].map(String::from));
+    for section in &report.breakdown {
+        lines.push(String::new());
+        match section {
+            JudgeSection::Scored {
+                judge,
+                entries,
+                review,
+            } => {
+                lines.push(format!("### {judge}"));
+                lines.push(String::new());
+                lines.extend(entries.iter().map(pair_line));
+                if let Some(review) = review {
+                    lines.extend([
+                        String::new(),
+                        "Review:".into(),
+                        String::new(),
+                        review.clone(),
+                    ]);
+                }
+            }
+            JudgeSection::NoScores {
+                judge,
+                status,
+                reason,
+            } => {
+                lines.push(format!("### {judge}"));
+                lines.push(String::new());
+                let reason = reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                lines.push(format!("- no scores ({status}{reason})"));
+            }
+        }
+    }
+}
+
+fn pair_line(pair: &PairScore) -> String {
+    let score = pair
+        .score_pct
+        .map_or_else(|| "?".to_owned(), |s| fixed(s, 1));
+    let mut line = format!("- **{}** — {score}%", pair.key);
+    if pair.excluded {
+        line.push_str(" (excluded: same flavor)");
+    }
+    if let Some(reason) = &pair.rejected {
+        line.push_str(" (rejected: ");
+        line.push_str(reason);
+        line.push(')');
+    }
+    if !pair.dimensions.is_empty() {
+        let dimensions: Vec<String> = pair
+            .dimensions
+            .iter()
+            .map(|(k, v)| format!("{k}={}", number_text(v)))
+            .collect();
+        line.push_str("; ");
+        line.push_str(&dimensions.join(", "));
+    }
+    line
+}
+
+fn duration(seconds: Option<f64>) -> String {
+    seconds.map_or_else(|| "?".to_owned(), |s| format!("{}s", fixed(s, 1)))
+}
+
+fn tokens(tokens: Option<u64>) -> String {
+    tokens.map_or_else(|| "?".to_owned(), thousands)
+}
+
+fn cost(cost: Option<f64>) -> String {
+    cost.map_or_else(|| "?".to_owned(), |c| format!("${}", fixed(c, 4)))
+}
+
+/// Total cells: bold when known, `?` otherwise.
+fn bold_totals(total: Usage) -> (String, String) {
+    let bold = |text: String| {
+        if text == "?" {
+            text
+        } else {
+            format!("**{text}**")
+        }
+    };
+    (bold(tokens(total.tokens)), bold(cost(total.cost_usd)))
+}
+
+/// Text from a result file made safe for a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}

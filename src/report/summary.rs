@@ -1,0 +1,92 @@
+//! `summary.json`: the report as data, with the keys of BEHAVIOR.md §6.6 plus `rejected_pairs`
+//! and `unscored`. Keys keep insertion order (`preserve_order`), so the bytes are stable.
+
+use serde_json::{Map, Value, json};
+
+use super::format::round2;
+use super::model::{ExcludedPair, JudgeSection, RejectedPair, Report, Standing};
+
+/// Renders summary.json. In the no-scores case the ranking, breakdown and artifacts are empty
+/// and `status` is `no_scores`; a normal summary has no `status` key.
+pub fn render_summary(report: &Report) -> Value {
+    let scored = report.has_scores();
+    let mut summary = json!({
+        "schema_version": 1,
+        "cook": report.cook,
+        "round": report.round,
+        "generated_at": report.generated_at,
+        "anti_self_judge_policy": report.policy.as_str(),
+        "judges_used": if scored { report.judges_used.clone() } else { Vec::new() },
+        "ranking": if scored { report.standings.iter().map(standing).collect() } else { Vec::new() },
+        "per_judge": if scored { per_judge(report) } else { json!({}) },
+        "judge_run": report.judge_run,
+        "excluded_pairs": if scored { excluded_pairs(report) } else { Vec::new() },
+        "rejected_pairs": rejected_pairs(report),
+        "unscored": report.unscored(),
+        "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
+    });
+    if let Value::Object(map) = &mut summary {
+        if let Some(usage_totals) = &report.usage_totals {
+            map.insert("usage_totals".into(), usage_totals.clone());
+        }
+        if !scored {
+            map.insert("status".into(), json!("no_scores"));
+        }
+    }
+    summary
+}
+
+fn excluded_pairs(report: &Report) -> Vec<Value> {
+    let pair = |e: &ExcludedPair| json!({"judge": e.judge, "participant": e.participant, "flavor": e.flavor});
+    report.excluded.iter().map(pair).collect()
+}
+
+fn rejected_pairs(report: &Report) -> Vec<Value> {
+    let pair = |r: &RejectedPair| json!({"judge": r.judge, "participant": r.participant, "reason": r.reason});
+    report.rejected.iter().map(pair).collect()
+}
+
+fn standing(standing: &Standing) -> Value {
+    let run = standing.run.as_ref();
+    let usage = run.and_then(|r| r.usage).unwrap_or_default();
+    let mut entry = json!({
+        "rank": standing.rank,
+        "participant": standing.participant,
+        "flavor": standing.flavor,
+        "mean_pct": standing.mean_pct.map(round2),
+        "num_judges": standing.num_judges,
+        "run_status": run.and_then(|r| r.status.clone()),
+        "duration_s": run.and_then(|r| r.duration_s),
+        "tokens": usage.tokens,
+        "cost_usd": usage.cost_usd,
+    });
+    if standing.rank.is_none()
+        && let Value::Object(map) = &mut entry
+    {
+        map.insert("unscored".into(), json!(true));
+    }
+    entry
+}
+
+fn per_judge(report: &Report) -> Value {
+    let mut judges = Map::new();
+    for section in &report.breakdown {
+        let JudgeSection::Scored { judge, entries, .. } = section else {
+            continue;
+        };
+        let mut keys = Map::new();
+        for pair in entries {
+            let dimensions: Map<String, Value> = pair.dimensions.iter().cloned().collect();
+            let mut entry = Map::new();
+            entry.insert("dimensions".into(), Value::Object(dimensions));
+            entry.insert("score_pct".into(), json!(pair.score_pct.map(round2)));
+            entry.insert("excluded".into(), json!(pair.excluded));
+            if let Some(reason) = &pair.rejected {
+                entry.insert("rejected".into(), json!(reason));
+            }
+            keys.insert(pair.key.clone(), Value::Object(entry));
+        }
+        judges.insert(judge.clone(), Value::Object(keys));
+    }
+    Value::Object(judges)
+}

@@ -1,0 +1,101 @@
+//! Command line, environment and brief become typed settings here; no clap type goes further.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::brief::Brief;
+use crate::cli::{ColorChoice, GlobalArgs, env};
+use crate::cook::RunSettings;
+use crate::cook::plan::{CellUser, choose_profile};
+use crate::cook::seal::DEFAULT_SEAL_MAX_BYTES;
+use crate::error::UserError;
+use crate::output::{OutputOptions, Printer, use_color};
+use crate::runtime::EngineInfo;
+use crate::state::resolve_root;
+
+/// What every command starts from.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Prints.
+    pub printer: Printer,
+    /// The cooks folder, resolved.
+    pub root: PathBuf,
+}
+
+/// The printer for the global flags.
+pub fn printer(global: &GlobalArgs) -> Printer {
+    let color = match global.color {
+        ColorChoice::Always => "always",
+        ColorChoice::Never => "never",
+        ColorChoice::Auto => "auto",
+    };
+    Printer::new(OutputOptions {
+        json: global.json,
+        quiet: global.quiet,
+        verbose: global.verbose,
+        no_progress: global.no_progress,
+        color: use_color(color),
+    })
+}
+
+/// The session for the global flags.
+pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    Ok(Session { printer: printer(global), root: resolve_root(&global.root, &cwd) })
+}
+
+/// Settings of a command that runs cells.
+pub fn run_settings(brief: &Brief, engine: &EngineInfo, max_parallel: Option<usize>, cells: usize, cancel: CancellationToken) -> anyhow::Result<RunSettings> {
+    let user_text = std::env::var(env::HARDENING_USER).ok();
+    let user = CellUser::resolve(user_text.as_deref())
+        .map_err(|problem| UserError::new(format!("{}: {problem}", env::HARDENING_USER), "set it to a non-root `uid:gid` such as `1000:1000`, or unset it"))?;
+    let seal_max_bytes = match std::env::var(env::SEAL_MAX_BYTES) {
+        Ok(text) => crate::brief::parse_bytes(&text)
+            .ok_or_else(|| UserError::new(format!("{}: `{text}` is not a size", env::SEAL_MAX_BYTES), "use a size such as `512m` or `2g`"))?,
+        Err(_) => DEFAULT_SEAL_MAX_BYTES,
+    };
+    let profile = choose_profile(brief, std::env::var(env::PROFILE).ok().as_deref(), engine.mem_total);
+    Ok(RunSettings {
+        user,
+        profile,
+        keep: std::env::var(env::KEEP).is_ok_and(|v| v == "1"),
+        max_parallel: max_parallel.unwrap_or(cells).max(1),
+        run_id: run_id(),
+        seal_max_bytes,
+        cancel,
+    })
+}
+
+/// A unique id for this command run: time and process id.
+fn run_id() -> String {
+    format!("{}-{}", jiff::Timestamp::now().as_millisecond(), std::process::id())
+}
+
+/// A token cancelled on the first SIGINT or SIGTERM. A third signal exits at once.
+pub fn cancel_on_signals(printer: Printer) -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            return;
+        };
+        for count in 1.. {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            match count {
+                1 => {
+                    printer.info("\nstopping: killing every cell and removing its container and network (Ctrl-C twice more to abandon cleanup)");
+                    cancel.cancel();
+                }
+                2 => printer.info("still cleaning up; press Ctrl-C once more to abandon it (then run `multicooker clean --all`)"),
+                _ => std::process::exit(130),
+            }
+        }
+    });
+    token
+}

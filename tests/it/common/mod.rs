@@ -1,0 +1,170 @@
+//! The test context: a temporary cooks root, a unique cook, the real binary, and the leftover
+//! check every integration test ends with. Dropping a [`TestCook`] runs the binary's own
+//! `clean`, so one failing test cannot poison the next.
+
+#![allow(dead_code, reason = "each test file uses a different part of the context")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use multicooker::runtime::docker::DockerRuntime;
+use multicooker::runtime::{LABEL_ROOT, Runtime, Selector};
+use serde_json::Value;
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// The default judging brief written by [`TestCook::new`].
+pub const JUDGE_BRIEF: &str = "Score each submission 0-5 on correctness and clarity.\n";
+
+/// A brief with dummy participants `(name, model)` and one dummy judge, policy allow_self.
+pub fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> String {
+    let mut yaml = String::from("name: test\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n");
+    for (name, model) in participants {
+        yaml.push_str(&format!("  - {{name: {name}, flavor: dummy, model: \"{model}\"}}\n"));
+    }
+    yaml.push_str(&format!("judges:\n  - {{name: referee, flavor: dummy, model: \"{judge_model}\"}}\n"));
+    yaml.push_str("rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n");
+    yaml.push_str("judging: {policy: allow_self}\n");
+    yaml
+}
+
+/// One cook in its own temporary root.
+pub struct TestCook {
+    root: tempfile::TempDir,
+    name: String,
+}
+
+impl TestCook {
+    /// A cook folder with this brief.yaml, a BRIEF.md, a JUDGE_BRIEF.md and raw/.
+    pub fn new(tag: &str, brief_yaml: &str) -> Self {
+        let cook = Self::empty(tag);
+        let dir = cook.dir();
+        fs_err::create_dir_all(dir.join("raw")).unwrap();
+        fs_err::write(dir.join("raw/notes.md"), "reference notes\n").unwrap();
+        fs_err::write(dir.join("brief.yaml"), brief_yaml).unwrap();
+        fs_err::write(dir.join("BRIEF.md"), "# Brief\n\nSay hello.\n").unwrap();
+        fs_err::write(dir.join("JUDGE_BRIEF.md"), JUDGE_BRIEF).unwrap();
+        cook
+    }
+
+    /// A unique cook name in a fresh root, with no folder yet.
+    pub fn empty(tag: &str) -> Self {
+        let root = tempfile::Builder::new().prefix("mc-it-").tempdir().unwrap();
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let name = format!("990101-{tag}-{}-{n}", std::process::id());
+        Self { root, name }
+    }
+
+    /// The cook's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The cooks root.
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The cook folder.
+    pub fn dir(&self) -> PathBuf {
+        self.root.path().join(&self.name)
+    }
+
+    /// The binary with `--root` and deterministic settings; `args` first.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_multicooker"));
+        command
+            .args(args)
+            .arg("--root")
+            .arg(self.root.path())
+            .arg("--no-progress")
+            .env("MULTICOOKER_SEED", "7")
+            .env_remove("MULTICOOKER_ROOT")
+            .env_remove("MULTICOOKER_KEEP")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `multicooker <command> <cook>` to completion.
+    pub fn run(&self, command: &str) -> Output {
+        self.run_args(&[command, &self.name])
+    }
+
+    /// Runs the binary with these arguments to completion.
+    pub fn run_args(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("the multicooker binary runs")
+    }
+
+    /// Reads a JSON file of the cook.
+    pub fn json(&self, relative: &str) -> Value {
+        let text = fs_err::read_to_string(self.dir().join(relative)).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Reads a text file of the cook.
+    pub fn text(&self, relative: &str) -> String {
+        fs_err::read_to_string(self.dir().join(relative)).unwrap()
+    }
+
+    /// Engine objects (containers, networks, volumes, images) labelled with this cook.
+    pub fn leftovers(&self) -> Vec<String> {
+        let root_id = multicooker::state::root_id(self.root.path());
+        let selector = Selector::cook(&self.name).with(LABEL_ROOT, &root_id);
+        block_on(async {
+            let runtime = engine().await;
+            runtime.list(&selector).await.unwrap().iter().map(ToString::to_string).collect()
+        })
+    }
+
+    /// Waits until status.json says `cell` is running (or the deadline passes).
+    pub fn wait_for_cell_state(&self, cell: &str, state: &str, deadline: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < deadline {
+            if let Ok(text) = fs_err::read_to_string(self.dir().join("status.json"))
+                && let Ok(status) = serde_json::from_str::<Value>(&text)
+                && status["cells"][cell]["state"] == state
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("cell `{cell}` never reached `{state}` within {deadline:?}");
+    }
+}
+
+impl Drop for TestCook {
+    fn drop(&mut self) {
+        let _ = self.command(&["clean", &self.name.clone()]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
+
+/// Connects to the real engine, or fails saying how to fix it.
+pub async fn engine() -> DockerRuntime {
+    match DockerRuntime::connect().await {
+        Ok(runtime) => runtime,
+        Err(e) => panic!("these tests need a running Docker engine ({e}); start it (`sudo systemctl start docker`) or set DOCKER_HOST"),
+    }
+}
+
+/// Runs a future to completion on a fresh runtime.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
+}
+
+/// stdout and stderr of an output, for assertion messages.
+pub fn show(output: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Sends a signal to a process (the test drives the real binary like a user's terminal would).
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+}

@@ -1,0 +1,41 @@
+//! The README's first command, end to end: new → cook → judge → report on the hello example.
+
+use crate::common::{TestCook, show};
+
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/hello-task");
+
+#[test]
+fn hello_example_runs_end_to_end_to_a_three_row_leaderboard() {
+    let cook = TestCook::empty("hello");
+    let created = cook.run_args(&["new", cook.name(), "--from", EXAMPLE]);
+    assert!(created.status.success(), "{}", show(&created));
+    for command in ["cook", "judge", "report"] {
+        let output = cook.run(command);
+        assert_eq!(output.status.code(), Some(0), "{command}: {}", show(&output));
+    }
+    let leaderboard = cook.text("leaderboard.md");
+    let rows: Vec<&str> = leaderboard.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| Rank") && !l.starts_with("| |")).collect();
+    assert_eq!(rows.len(), 3, "{leaderboard}");
+    assert!(rows[0].starts_with("| 1 | ada | 100.0 |"), "{leaderboard}");
+    assert!(rows[1].starts_with("| 2 | cleo | 80.0 |"), "{leaderboard}");
+    assert!(rows[2].starts_with("| 3 | basil | 60.0 |"), "{leaderboard}");
+    let summary = cook.json("summary.json");
+    assert_eq!(summary["ranking"].as_array().unwrap().len(), 3);
+    assert_eq!(summary["anti_self_judge_policy"], "allow_self");
+    assert_eq!(cook.json("status.json")["state"], "reported");
+    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+}
+
+#[test]
+fn the_same_inputs_give_a_byte_identical_report() {
+    let cook = TestCook::empty("same");
+    assert!(cook.run_args(&["new", cook.name(), "--from", EXAMPLE]).status.success());
+    for command in ["cook", "judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0));
+    }
+    let (leaderboard, summary) = (cook.text("leaderboard.md"), cook.text("summary.json"));
+    assert_eq!(cook.run("report").status.code(), Some(0));
+    assert_eq!(cook.text("leaderboard.md"), leaderboard);
+    assert_eq!(cook.text("summary.json"), summary);
+    assert!(cook.leftovers().is_empty());
+}

@@ -1,0 +1,9 @@
+//! Integration tests: the real binary against the real Docker engine. Every test ends by
+//! asserting that no engine object labelled with its cook remains.
+
+mod brief_errors;
+mod common;
+mod cook;
+mod hello;
+mod judge;
+mod lifecycle;
