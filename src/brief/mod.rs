@@ -144,7 +144,8 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, BriefError> {
     let value: serde_json::Value = if text.trim().is_empty() {
         serde_json::Value::Null
     } else {
-        serde_saphyr::from_str_with_options(text, options).map_err(|e| syntax(e.to_string()))?
+        serde_saphyr::from_str_with_options(text, options)
+            .map_err(|e| syntax(e.to_string().replace(", set DuplicateKeyPolicy in Options if acceptable", "")))?
     };
     let mut checker = parse::Checker::default();
     match parse::check(&value, &mut checker) {

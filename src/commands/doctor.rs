@@ -1,20 +1,18 @@
 //! `multicooker doctor [task]`: is the engine reachable, which API does it speak, can cells run
-//! as a non-root user, and does every needed flavor's image build.
+//! as a non-root user, and does every needed flavor's base image build (it is kept: cooks
+//! reuse it).
 
 use serde_json::json;
 
 use super::{connect, open_cook};
 use crate::brief::KNOWN_FLAVORS;
 use crate::cli::DoctorArgs;
-use crate::cook::names::Names;
+use crate::cook::images::{base_specs, ensure_base};
 use crate::cook::plan::CellUser;
 use crate::error::{ExitCode, hint_for};
-use crate::flavor::{build_context, has_image};
-use crate::runtime::{ImageSpec, LABEL_FLAVOR, Labels, ObjectRef, Runtime};
+use crate::flavor::has_image;
+use crate::runtime::Runtime;
 use crate::settings::{self, Session};
-
-/// The cook label doctor's probe images carry, so `clean --all` finds them too.
-const DOCTOR_COOK: &str = "doctor";
 
 #[derive(Default)]
 struct Checks {
@@ -92,21 +90,19 @@ fn check_user(checks: &mut Checks) {
 }
 
 async fn check_flavor<R: Runtime>(runtime: &R, flavor: &str, no_build: bool, checks: &mut Checks) {
-    let context = match build_context(flavor) {
-        Ok(context) => context,
+    let base = match base_specs(&[flavor.to_owned()]) {
+        Ok(mut specs) => specs.remove(0),
         Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     };
-    if no_build {
-        return checks.add("OK", format!("flavor `{flavor}`: build context ready ({} bytes; build skipped)", context.tar.len()));
+    match runtime.image_exists(&base.tag).await {
+        Ok(true) => return checks.add("OK", format!("flavor `{flavor}`: base image `{}` is built", base.tag)),
+        Ok(false) if no_build => return checks.add("WARN", format!("flavor `{flavor}`: base image `{}` not built yet (build skipped)", base.tag)),
+        Ok(false) => {}
+        Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     }
-    let tag = Names::for_cook(DOCTOR_COOK, "probe").image(flavor);
-    let spec = ImageSpec { tag: tag.clone(), labels: Labels::new(DOCTOR_COOK, "image").with(LABEL_FLAVOR, flavor), context: context.tar };
     let started = std::time::Instant::now();
-    match runtime.build_image(&spec).await {
-        Ok(()) => checks.add("OK", format!("flavor `{flavor}`: image builds ({:.1}s)", started.elapsed().as_secs_f64())),
+    match ensure_base(runtime, &base).await {
+        Ok(()) => checks.add("OK", format!("flavor `{flavor}`: base image `{}` builds ({:.1}s)", base.tag, started.elapsed().as_secs_f64())),
         Err(error) => checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
-    }
-    if let Err(error) = runtime.remove(&ObjectRef::image(&tag)).await {
-        checks.add("WARN", format!("could not remove the probe image `{tag}`: {error}"));
     }
 }

@@ -1,6 +1,11 @@
-//! Building the images a command's cells need, through the engine's build API from the
-//! embedded `images/<flavor>/` contexts. Builds start at once and overlap with network
-//! creation; cells wait on the shared result.
+//! The images a command's cells need, built through the engine's build API.
+//!
+//! Each flavor has a shared *base* image built from the embedded `images/<flavor>/` context
+//! and tagged by its content hash (`multicooker-base-<flavor>:<hash>`): built once, reused by
+//! every cook, like the reference's `mc-base-<flavor>` images. Each cook then builds its own
+//! thin image `FROM` that base, carrying the cook's labels; that one is recorded in the ledger
+//! and removed at teardown. Builds start at once and overlap with network creation; cells wait
+//! on the shared result.
 
 use std::sync::Arc;
 
@@ -9,16 +14,24 @@ use futures_util::future::join_all;
 
 use super::cell::ImagesReady;
 use super::names::Names;
-use crate::flavor::{FlavorError, build_context};
-use crate::runtime::{ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime};
+use crate::flavor::{FlavorError, base_tag, build_context, thin_context};
+use crate::runtime::{ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime, RuntimeError};
 use crate::state::CookPaths;
 
 /// Label with the hash of an image's build context.
 pub const LABEL_CONTEXT: &str = "io.multicooker.context";
 
-/// The image specs for `flavors`, or the first flavor that has no image.
-pub fn image_specs(paths: &CookPaths, names: &Names, flavors: &[String], run_id: &str) -> Result<Vec<ImageSpec>, FlavorError> {
-    let (cook, root) = (paths.name(), paths.root_id());
+/// The two images behind one flavor of one cook.
+#[derive(Debug, Clone)]
+pub struct FlavorImages {
+    /// The shared base (built only when missing; never torn down).
+    pub base: ImageSpec,
+    /// The cook's own image.
+    pub cook: ImageSpec,
+}
+
+/// The base specs of `flavors`, or the first flavor that has no image.
+pub fn base_specs(flavors: &[String]) -> Result<Vec<ImageSpec>, FlavorError> {
     let mut unique: Vec<&String> = flavors.iter().collect();
     unique.sort();
     unique.dedup();
@@ -26,24 +39,51 @@ pub fn image_specs(paths: &CookPaths, names: &Names, flavors: &[String], run_id:
         .into_iter()
         .map(|flavor| {
             let context = build_context(flavor)?;
-            let labels = Labels::new(cook, "image")
-                .with(LABEL_ROOT, &root)
-                .with(LABEL_FLAVOR, flavor)
-                .with(LABEL_RUN, run_id)
-                .with(LABEL_CONTEXT, &context.digest);
-            Ok(ImageSpec { tag: names.image(flavor), labels, context: context.tar })
+            let labels = Labels::shared("base").with(LABEL_FLAVOR, flavor).with(LABEL_CONTEXT, &context.digest);
+            Ok(ImageSpec { tag: base_tag(flavor, &context.digest), labels, context: context.tar })
         })
         .collect()
 }
 
-/// Starts building every image (recorded in the ledger first) and returns the shared result.
-pub fn start_builds<R: Runtime>(runtime: &Arc<R>, ledger: &Arc<Ledger>, specs: Vec<ImageSpec>) -> ImagesReady {
-    for spec in &specs {
-        ledger.record(ObjectRef::image(&spec.tag));
+/// The images of `flavors` for one cook.
+pub fn image_specs(paths: &CookPaths, names: &Names, flavors: &[String], run_id: &str) -> Result<Vec<FlavorImages>, FlavorError> {
+    base_specs(flavors)?
+        .into_iter()
+        .map(|base| {
+            let flavor = base.labels.get(LABEL_FLAVOR).unwrap_or_default().to_owned();
+            let context = thin_context(&base.tag).map_err(|source| FlavorError::Context { flavor: flavor.clone(), source })?;
+            let labels = Labels::new(paths.name(), "image")
+                .with(LABEL_ROOT, &paths.root_id())
+                .with(LABEL_FLAVOR, &flavor)
+                .with(LABEL_RUN, run_id)
+                .with(LABEL_CONTEXT, base.labels.get(LABEL_CONTEXT).unwrap_or_default());
+            let cook = ImageSpec { tag: names.image(&flavor), labels, context };
+            Ok(FlavorImages { base, cook })
+        })
+        .collect()
+}
+
+/// Builds a base image unless it exists already.
+pub async fn ensure_base<R: Runtime>(runtime: &R, base: &ImageSpec) -> Result<(), RuntimeError> {
+    if runtime.image_exists(&base.tag).await? {
+        return Ok(());
+    }
+    runtime.build_image(base).await
+}
+
+/// Starts building every image (the cook's images recorded in the ledger first) and returns
+/// the shared result.
+pub fn start_builds<R: Runtime>(runtime: &Arc<R>, ledger: &Arc<Ledger>, images: Vec<FlavorImages>) -> ImagesReady {
+    for image in &images {
+        ledger.record(ObjectRef::image(&image.cook.tag));
     }
     let runtime = runtime.clone();
     let build = async move {
-        let results = join_all(specs.iter().map(|spec| runtime.build_image(spec))).await;
+        let results = join_all(images.iter().map(|image| async {
+            ensure_base(&*runtime, &image.base).await?;
+            runtime.build_image(&image.cook).await
+        }))
+        .await;
         match results.into_iter().find_map(Result::err) {
             Some(error) => Err(Arc::new(error.to_string())),
             None => Ok(()),

@@ -10,7 +10,7 @@ pub mod names;
 pub mod plan;
 pub mod seal;
 mod hooks;
-mod stale;
+pub mod stale;
 
 use std::sync::Arc;
 
@@ -47,6 +47,9 @@ pub enum CookError {
     /// A flavor has no image.
     #[error(transparent)]
     Flavor(#[from] crate::flavor::FlavorError),
+    /// The engine failed outside any one cell.
+    #[error(transparent)]
+    Engine(crate::runtime::RuntimeError),
     /// An image failed to build; no cell ran.
     #[error("image build failed: {0}")]
     Build(String),
@@ -123,11 +126,15 @@ pub async fn cook<R: Runtime>(
     let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
     let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
 
+    let swept = stale::sweep_engine(&**runtime, paths, Role::Participant).await.map_err(CookError::Engine)?;
+    if swept > 0 {
+        progress.note(&format!("removed {swept} engine object(s) a killed earlier run left behind"));
+    }
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let ledger = Arc::new(Ledger::new(settings.keep));
     let ready = images::start_builds(runtime, &ledger, specs);
-    let watcher = watch_build(ready.clone(), status.clone(), events.clone());
+    let watcher = tokio::spawn(watch_build(ready.clone(), status.clone(), events.clone()));
     let hooks = Arc::new(hooks::CookHooks::new(paths, brief, status.clone(), progress, settings.seal_max_bytes));
     let options = RunOptions { cancel: settings.cancel.clone(), max_parallel: settings.max_parallel, images: ready.clone() };
     let results = run_cells(runtime, &ledger, &hooks, plans, &options).await;

@@ -1,12 +1,33 @@
 //! Re-cooking never reuses or loses an earlier run's files (BEHAVIOR.md §10.26): a previous
 //! `out/`, trace and logs are moved to `attempts/round-1/<participant>/attempt-<k>/`, the stale
-//! sealed copy is removed, and the cell starts from an empty `out/`.
+//! sealed copy is removed, and the cell starts from an empty `out/`. Engine objects a killed
+//! run left behind for the same role are removed before anything is created.
 
 use std::io;
 
+use super::names::Names;
 use super::plan::CellUser;
 use crate::fsx;
-use crate::state::CookPaths;
+use crate::runtime::{LABEL_ROOT, ObjectKind, Runtime, RuntimeError, Selector};
+use crate::state::{CookPaths, Role};
+
+/// Removes this cook's leftover cells and networks of `role`, and its images, from a run that
+/// was killed; returns how many objects were removed.
+pub async fn sweep_engine<R: Runtime>(runtime: &R, paths: &CookPaths, role: Role) -> Result<usize, RuntimeError> {
+    let prefix = Names::for_paths(paths).cell(role, "");
+    let selector = Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id());
+    let mut stale: Vec<_> = runtime
+        .list(&selector)
+        .await?
+        .into_iter()
+        .filter(|o| o.kind == ObjectKind::Image || o.name.starts_with(&prefix))
+        .collect();
+    stale.sort_by_key(|o| o.kind);
+    for object in &stale {
+        runtime.remove(object).await?;
+    }
+    Ok(stale.len())
+}
 
 /// Prepares `work/<participant>/` for a fresh run.
 pub(super) fn set_aside_previous_output(paths: &CookPaths, participant: &str, user: CellUser) -> io::Result<()> {

@@ -69,6 +69,19 @@ pub struct BuildContext {
     pub digest: String,
 }
 
+/// The tag of a flavor's shared base image for a context digest.
+pub fn base_tag(flavor: &str, digest: &str) -> String {
+    format!("multicooker-base-{flavor}:{digest}")
+}
+
+/// The build context of a cook's own image: `FROM` the shared base, nothing else, so it
+/// builds in one step and carries the cook's labels.
+pub fn thin_context(base: &str) -> Result<Vec<u8>, io::Error> {
+    let mut builder = tar::Builder::new(Vec::new());
+    append(&mut builder, "Dockerfile", format!("FROM {base}\n").as_bytes(), false)?;
+    builder.into_inner()
+}
+
 /// True when this build has an image for `flavor`.
 pub fn has_image(flavor: &str) -> bool {
     let dockerfile = format!("{flavor}/Dockerfile");

@@ -47,6 +47,9 @@ pub enum JudgeError {
     /// A flavor has no image.
     #[error(transparent)]
     Flavor(#[from] crate::flavor::FlavorError),
+    /// The engine failed outside any one cell.
+    #[error(transparent)]
+    Engine(crate::runtime::RuntimeError),
     /// An image failed to build; no judge ran.
     #[error("image build failed: {0}")]
     Build(String),
@@ -159,6 +162,10 @@ pub async fn judge<R: Runtime>(
         .map(|judge| judge_plan(&context, judge))
         .collect();
 
+    let swept = crate::cook::stale::sweep_engine(&**runtime, paths, Role::Judge).await.map_err(JudgeError::Engine)?;
+    if swept > 0 {
+        progress.note(&format!("removed {swept} engine object(s) a killed earlier run left behind"));
+    }
     let ledger = Arc::new(Ledger::new(settings.keep));
     let ready = images::start_builds(runtime, &ledger, specs);
     let hooks = Arc::new(hooks::JudgeHooks::new(paths, brief, &assignments, status.clone(), progress));

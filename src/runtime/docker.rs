@@ -91,16 +91,19 @@ impl Runtime for DockerRuntime {
         })
     }
 
+    async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
+        match self.docker.inspect_image(tag).await {
+            Ok(_) => Ok(true),
+            Err(e) if status(&e) == Some(404) => Ok(false),
+            Err(e) => Err(operation("inspect", ObjectRef::image(tag), &e)),
+        }
+    }
+
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
-        let labels = spec.labels.to_map();
-        let options = BuildImageOptionsBuilder::default()
-            .dockerfile("Dockerfile")
-            .t(&spec.tag)
-            .rm(true)
-            .forcerm(true)
-            .labels(&labels)
-            .build();
-        let body = bollard::body_full(bytes::Bytes::from(spec.context.clone()));
+        let options = BuildImageOptionsBuilder::default().dockerfile("Dockerfile").t(&spec.tag).rm(true).forcerm(true).build();
+        let context = with_label_line(&spec.context, &spec.labels)
+            .map_err(|e| RuntimeError::Build { image: spec.tag.clone(), message: format!("cannot add labels to the build context: {e}") })?;
+        let body = bollard::body_full(bytes::Bytes::from(context));
         let mut stream = self.docker.build_image(options, None, Some(body));
         let mut tail: Vec<String> = Vec::new();
         while let Some(item) = stream.next().await {
@@ -278,6 +281,29 @@ impl Runtime for DockerRuntime {
     }
 }
 
+/// Appends every label to the context's Dockerfile as one `LABEL` instruction. The engine's
+/// `labels` build parameter would add one build step per label, each a committed layer, and
+/// concurrent builds sharing those cached steps race on the legacy builder.
+fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Vec<u8>> {
+    let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let line: Vec<String> = labels.iter().map(|(k, v)| format!("{}={}", quote(k), quote(v))).collect();
+    let mut archive = tar::Archive::new(context);
+    let mut builder = tar::Builder::new(Vec::new());
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let mut header = entry.header().clone();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes)?;
+        if entry.path()?.as_os_str() == "Dockerfile" && !line.is_empty() {
+            bytes.extend_from_slice(format!("\nLABEL {}\n", line.join(" ")).as_bytes());
+            header.set_size(bytes.len() as u64);
+            header.set_cksum();
+        }
+        builder.append(&header, bytes.as_slice())?;
+    }
+    builder.into_inner()
+}
+
 /// The create request of a cell: the spec plus the hardening baseline.
 pub fn container_body(spec: &CellSpec) -> ContainerCreateBody {
     ContainerCreateBody {
@@ -450,6 +476,20 @@ mod tests {
         let body = container_body(&spec());
         assert_eq!(body.open_stdin, Some(false));
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
+    }
+
+    #[test]
+    fn labels_become_one_dockerfile_instruction() {
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(12);
+        builder.append_data(&mut header, "Dockerfile", &b"FROM scratch"[..]).unwrap();
+        let labels = Labels::new("c\"x", "image");
+        let context = with_label_line(&builder.into_inner().unwrap(), &labels).unwrap();
+        let mut archive = tar::Archive::new(context.as_slice());
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut archive.entries().unwrap().next().unwrap().unwrap(), &mut text).unwrap();
+        assert_eq!(text, "FROM scratch\nLABEL \"io.multicooker.cook\"=\"c\\\"x\" \"io.multicooker.role\"=\"image\"\n");
     }
 
     #[test]

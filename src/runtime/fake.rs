@@ -89,6 +89,9 @@ impl Runtime for FakeRuntime {
     async fn info(&self) -> Result<EngineInfo, RuntimeError> {
         Ok(EngineInfo { backend: "fake", version: "0".into(), api_version: "1.41".into(), mem_total: 16 << 30, cpus: 2 })
     }
+    async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
+        Ok(self.lock().created.contains(&ObjectRef::image(tag)))
+    }
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         self.lock().created.push(ObjectRef::image(&spec.tag));
         Ok(())

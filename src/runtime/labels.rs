@@ -32,6 +32,13 @@ impl Labels {
         labels
     }
 
+    /// Labels of an object shared by every cook (a flavor's base image): a role, no cook.
+    pub fn shared(role: &str) -> Self {
+        let mut labels = Self::default();
+        labels.0.insert(LABEL_ROLE.into(), role.into());
+        labels
+    }
+
     /// Adds a label.
     #[must_use]
     pub fn with(mut self, key: &str, value: &str) -> Self {
@@ -65,6 +72,11 @@ impl Selector {
     /// Objects of one cook.
     pub fn cook(cook: &str) -> Self {
         Self::default().with(LABEL_COOK, cook)
+    }
+
+    /// Objects with this role (e.g. `base` images, which belong to no cook).
+    pub fn role(role: &str) -> Self {
+        Self::default().with(LABEL_ROLE, role)
     }
 
     /// Objects of any cook.

@@ -118,6 +118,8 @@ pub enum LogChunk {
 pub trait Runtime: Send + Sync + 'static {
     /// Connects and reports the engine's version and capacity.
     fn info(&self) -> impl Future<Output = Result<EngineInfo, RuntimeError>> + Send;
+    /// True when an image with this tag exists.
+    fn image_exists(&self, tag: &str) -> impl Future<Output = Result<bool, RuntimeError>> + Send;
     /// Builds an image from a tar build context.
     fn build_image(&self, spec: &ImageSpec) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Creates a network (an existing namesake is replaced).

@@ -24,7 +24,7 @@ fn assert_refused(yaml: &str, expected: &str, hint: &str) {
 
 #[test]
 fn an_unknown_field_is_refused_with_the_allowed_fields() {
-    let yaml = dummy_brief(&[("a", "")], "").replace("timeout_s: 60", "timeout_s: 60\ntimout: 5");
+    let yaml = dummy_brief(&[("a", "")], "").replacen("timeout_s: 60", "timeout_s: 60\ntimout: 5", 1);
     assert_refused(&yaml, "field `timout`: unknown field", "did you mean `timeout_s`?");
 }
 

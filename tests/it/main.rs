@@ -5,5 +5,6 @@ mod brief_errors;
 mod common;
 mod cook;
 mod hello;
+mod isolation;
 mod judge;
 mod lifecycle;

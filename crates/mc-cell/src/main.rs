@@ -1,1 +1,27 @@
-fn main() {}
+//! mc-cell: the program multicooker runs inside its own images. std only, no dependencies,
+//! compiled statically by multicooker's build.rs so it runs in a `FROM scratch` image with no
+//! registry. Today it is the `dummy` flavor: a scriptable stand-in for an LLM coding CLI.
+
+mod dummy;
+mod hostile;
+mod json;
+mod probe;
+mod script;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("dummy") => dummy::run(),
+        Some("dummy-sleep") => {
+            let seconds = args.get(2).and_then(|s| s.parse::<f64>().ok()).unwrap_or(30.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds.max(0.0)));
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("usage: mc-cell dummy   (the dummy flavor; scripted by MULTICOOKER_MODEL)");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -16,10 +16,10 @@ use serde_json::Value;
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// The default judging brief written by [`TestCook::new`].
-pub const JUDGE_BRIEF: &str = "Score each submission 0-5 on correctness and clarity.\n";
+pub(crate) const JUDGE_BRIEF: &str = "Score each submission 0-5 on correctness and clarity.\n";
 
 /// A brief with dummy participants `(name, model)` and one dummy judge, policy allow_self.
-pub fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> String {
+pub(crate) fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> String {
     let mut yaml = String::from("name: test\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n");
     for (name, model) in participants {
         yaml.push_str(&format!("  - {{name: {name}, flavor: dummy, model: \"{model}\"}}\n"));
@@ -31,14 +31,14 @@ pub fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> String {
 }
 
 /// One cook in its own temporary root.
-pub struct TestCook {
+pub(crate) struct TestCook {
     root: tempfile::TempDir,
     name: String,
 }
 
 impl TestCook {
     /// A cook folder with this brief.yaml, a BRIEF.md, a JUDGE_BRIEF.md and raw/.
-    pub fn new(tag: &str, brief_yaml: &str) -> Self {
+    pub(crate) fn new(tag: &str, brief_yaml: &str) -> Self {
         let cook = Self::empty(tag);
         let dir = cook.dir();
         fs_err::create_dir_all(dir.join("raw")).unwrap();
@@ -50,7 +50,7 @@ impl TestCook {
     }
 
     /// A unique cook name in a fresh root, with no folder yet.
-    pub fn empty(tag: &str) -> Self {
+    pub(crate) fn empty(tag: &str) -> Self {
         let root = tempfile::Builder::new().prefix("mc-it-").tempdir().unwrap();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let name = format!("990101-{tag}-{}-{n}", std::process::id());
@@ -58,22 +58,22 @@ impl TestCook {
     }
 
     /// The cook's name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// The cooks root.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.root.path()
     }
 
     /// The cook folder.
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.root.path().join(&self.name)
     }
 
     /// The binary with `--root` and deterministic settings; `args` first.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_multicooker"));
         command
             .args(args)
@@ -88,28 +88,28 @@ impl TestCook {
     }
 
     /// Runs `multicooker <command> <cook>` to completion.
-    pub fn run(&self, command: &str) -> Output {
+    pub(crate) fn run(&self, command: &str) -> Output {
         self.run_args(&[command, &self.name])
     }
 
     /// Runs the binary with these arguments to completion.
-    pub fn run_args(&self, args: &[&str]) -> Output {
+    pub(crate) fn run_args(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("the multicooker binary runs")
     }
 
     /// Reads a JSON file of the cook.
-    pub fn json(&self, relative: &str) -> Value {
+    pub(crate) fn json(&self, relative: &str) -> Value {
         let text = fs_err::read_to_string(self.dir().join(relative)).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
     /// Reads a text file of the cook.
-    pub fn text(&self, relative: &str) -> String {
+    pub(crate) fn text(&self, relative: &str) -> String {
         fs_err::read_to_string(self.dir().join(relative)).unwrap()
     }
 
     /// Engine objects (containers, networks, volumes, images) labelled with this cook.
-    pub fn leftovers(&self) -> Vec<String> {
+    pub(crate) fn leftovers(&self) -> Vec<String> {
         let root_id = multicooker::state::root_id(self.root.path());
         let selector = Selector::cook(&self.name).with(LABEL_ROOT, &root_id);
         block_on(async {
@@ -119,7 +119,7 @@ impl TestCook {
     }
 
     /// Waits until status.json says `cell` is running (or the deadline passes).
-    pub fn wait_for_cell_state(&self, cell: &str, state: &str, deadline: Duration) {
+    pub(crate) fn wait_for_cell_state(&self, cell: &str, state: &str, deadline: Duration) {
         let start = Instant::now();
         while start.elapsed() < deadline {
             if let Ok(text) = fs_err::read_to_string(self.dir().join("status.json"))
@@ -141,7 +141,7 @@ impl Drop for TestCook {
 }
 
 /// Connects to the real engine, or fails saying how to fix it.
-pub async fn engine() -> DockerRuntime {
+pub(crate) async fn engine() -> DockerRuntime {
     match DockerRuntime::connect().await {
         Ok(runtime) => runtime,
         Err(e) => panic!("these tests need a running Docker engine ({e}); start it (`sudo systemctl start docker`) or set DOCKER_HOST"),
@@ -149,12 +149,12 @@ pub async fn engine() -> DockerRuntime {
 }
 
 /// Runs a future to completion on a fresh runtime.
-pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
 }
 
 /// stdout and stderr of an output, for assertion messages.
-pub fn show(output: &Output) -> String {
+pub(crate) fn show(output: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
         output.status.code(),
@@ -164,7 +164,7 @@ pub fn show(output: &Output) -> String {
 }
 
 /// Sends a signal to a process (the test drives the real binary like a user's terminal would).
-pub fn signal(pid: u32, signal: &str) {
+pub(crate) fn signal(pid: u32, signal: &str) {
     let status = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap();
     assert!(status.success());
 }

@@ -1,0 +1,174 @@
+//! The dummy's side actions: time, output noise, hostile files, resource exhaustion and network
+//! probes. Each failure is reported on stderr and never stops the script.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::probe;
+use crate::script::Directive;
+
+/// Performs one directive (the ones that produce the main output are handled by the caller).
+pub fn perform(directive: &Directive, out: &Path) {
+    match directive {
+        Directive::Sleep(seconds) => std::thread::sleep(Duration::from_secs_f64(*seconds)),
+        Directive::RateLimit => println!("API Error: rate limit exceeded; please retry after 42 seconds"),
+        Directive::Say { text, stderr: false } => println!("{text}"),
+        Directive::Say { text, stderr: true } => eprintln!("{text}"),
+        Directive::Escape(sibling) => escape(out, sibling.as_deref()),
+        Directive::Big(bytes) => report("big", write_big(&out.join("big.bin"), *bytes)),
+        Directive::Sparse(bytes) => report("sparse", std::fs::File::create(out.join("sparse.bin")).and_then(|f| f.set_len(*bytes))),
+        Directive::Oom(bytes) => eat_memory(*bytes),
+        Directive::ForkBomb => fork_bomb(),
+        Directive::FillTmp => fill_tmp(),
+        Directive::Connect(target) => record(out, &format!("connect {target} {}", connect(target))),
+        Directive::Read(path) => record(out, &format!("read {path} {}", read(path))),
+        Directive::Listen(port) => listen(*port),
+        Directive::Probe => report("probe", probe::write_sandbox(&out.join("SANDBOX.json"))),
+        Directive::Env => report("env", probe::write_env(&out.join("ENV.txt"))),
+        _ => {}
+    }
+}
+
+fn report(what: &str, result: std::io::Result<()>) {
+    if let Err(error) = result {
+        eprintln!("mc-cell: {what}: {error}");
+    }
+}
+
+/// Appends a line to PROBES.txt.
+fn record(out: &Path, line: &str) {
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(out.join("PROBES.txt"));
+    report("PROBES.txt", file.and_then(|mut f| writeln!(f, "{line}")));
+}
+
+fn connect(target: &str) -> String {
+    let addresses = match target.to_socket_addrs() {
+        Ok(addresses) => addresses.collect::<Vec<_>>(),
+        Err(error) => return format!("error cannot resolve: {error}"),
+    };
+    let Some(address) = addresses.first() else { return "error no address".into() };
+    match TcpStream::connect_timeout(address, Duration::from_secs(2)) {
+        Ok(_) => "ok".into(),
+        Err(error) => format!("error {error}"),
+    }
+}
+
+fn read(path: &str) -> String {
+    let path = Path::new(path);
+    if path.is_dir() {
+        return match std::fs::read_dir(path) {
+            Ok(entries) => format!("ok {} entries", entries.count()),
+            Err(error) => format!("error {error}"),
+        };
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => format!("ok {} bytes", bytes.len()),
+        Err(error) => format!("error {error}"),
+    }
+}
+
+fn listen(port: u16) {
+    match TcpListener::bind(("0.0.0.0", port)) {
+        Ok(listener) => {
+            std::thread::spawn(move || {
+                for mut stream in listener.incoming().flatten() {
+                    let _ = stream.write_all(b"hello from mc-cell\n");
+                }
+            });
+        }
+        Err(error) => eprintln!("mc-cell: listen {port}: {error}"),
+    }
+}
+
+unsafe extern "C" {
+    fn mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+}
+
+fn make_fifo(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let text = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: `text` is a valid NUL-terminated path that outlives the call.
+    let rc = unsafe { mkfifo(text.as_ptr(), 0o644) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// Plants entries a careless host-side copy would follow or choke on.
+fn escape(out: &Path, sibling: Option<&str>) {
+    use std::os::unix::fs::symlink;
+    report("escape passwd", symlink("/etc/passwd", out.join("passwd")));
+    report("escape rootdir", symlink("/", out.join("rootdir")));
+    if let Some(sibling) = sibling {
+        report("escape sibling", symlink(format!("../../{sibling}/out"), out.join("sibling")));
+        report("escape sibling-result", symlink(format!("../../{sibling}/out/RESULT.md"), out.join("sibling-result")));
+    }
+    report("escape fifo", make_fifo(&out.join("fifo")));
+    match std::os::unix::net::UnixListener::bind(out.join("socket")) {
+        Ok(listener) => std::mem::forget(listener),
+        Err(error) => eprintln!("mc-cell: escape socket: {error}"),
+    }
+    report("escape nested", std::fs::create_dir_all(out.join("nested")).and_then(|()| std::fs::write(out.join("nested/ok.txt"), "fine\n")));
+    let target = if out.join("RESULT.md").is_file() { out.join("RESULT.md") } else { out.join("nested/ok.txt") };
+    report("escape hardlink", std::fs::hard_link(target, out.join("nested/hardlink-to-result")));
+}
+
+fn write_big(path: &Path, bytes: u64) -> std::io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    let chunk = vec![b'x'; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = usize::try_from(left.min(chunk.len() as u64)).unwrap_or(chunk.len());
+        file.write_all(&chunk[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+fn eat_memory(bytes: u64) {
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0u64;
+    while total < bytes {
+        let mut block = vec![0u8; 16 << 20];
+        for i in (0..block.len()).step_by(4096) {
+            block[i] = 1;
+        }
+        total += block.len() as u64;
+        kept.push(block);
+    }
+    println!("oom: holding {} MiB", total >> 20);
+    std::mem::forget(kept);
+}
+
+fn fork_bomb() {
+    let mut spawned = 0;
+    let error = loop {
+        if spawned >= 10_000 {
+            break "stopped at 10000".to_owned();
+        }
+        match std::process::Command::new("/proc/self/exe").args(["dummy-sleep", "30"]).spawn() {
+            Ok(child) => {
+                std::mem::forget(child);
+                spawned += 1;
+            }
+            Err(error) => break error.to_string(),
+        }
+    };
+    println!("forkbomb: spawned {spawned} children, then: {error}");
+}
+
+fn fill_tmp() {
+    let chunk = vec![b'f'; 1 << 20];
+    let mut written = 0;
+    let error = match std::fs::File::create("/tmp/fill.bin") {
+        Ok(mut file) => loop {
+            if let Err(error) = file.write_all(&chunk) {
+                break error.to_string();
+            }
+            written += 1;
+        },
+        Err(error) => error.to_string(),
+    };
+    let _ = std::fs::remove_file("/tmp/fill.bin");
+    println!("fill-tmp: wrote {written} MiB, then: {error}");
+}

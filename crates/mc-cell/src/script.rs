@@ -1,0 +1,165 @@
+//! The dummy's scenario script: directives from `MULTICOOKER_MODEL`, separated by commas or
+//! whitespace, each `name` or `name:argument`. The whole script is parsed before anything runs.
+
+use std::fmt;
+
+/// One directive.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Directive {
+    /// `quality:N`: the score the dummy judge will give this submission.
+    Quality(i64),
+    /// `sleep:SECS`.
+    Sleep(f64),
+    /// `exit:N`: the exit code at the end.
+    Exit(u8),
+    /// `rate-limit`: print a vendor-style limit message.
+    RateLimit,
+    /// `no-output`: write no result.
+    NoOutput,
+    /// `say:TEXT` (stdout) or `warn:TEXT` (stderr); `_` becomes a space.
+    Say { text: String, stderr: bool },
+    /// `escape[:SIBLING]`: plant symlinks, a FIFO, a socket and a hard link in the output.
+    Escape(Option<String>),
+    /// `big:SIZE`: a file of SIZE non-zero bytes.
+    Big(u64),
+    /// `sparse:SIZE`: a sparse file of SIZE bytes.
+    Sparse(u64),
+    /// `oom:SIZE`: allocate and touch SIZE bytes.
+    Oom(u64),
+    /// `forkbomb`: spawn children until refused.
+    ForkBomb,
+    /// `fill-tmp`: write to /tmp until it is full.
+    FillTmp,
+    /// `connect:HOST:PORT`: try a TCP connection, record the result.
+    Connect(String),
+    /// `read:PATH`: try to read a file or list a folder, record the result.
+    Read(String),
+    /// `listen:PORT`: answer TCP connections on PORT in the background.
+    Listen(u16),
+    /// `probe`: write SANDBOX.json, the sandbox seen from inside.
+    Probe,
+    /// `env`: write ENV.txt.
+    Env,
+    /// Judge only: write `{"A": {` as scores.json.
+    InvalidJson,
+    /// Judge only: the flat score form.
+    Flat,
+    /// Judge only: add a label that was never given.
+    UnknownLabel,
+    /// Judge only: the first label's first dimension exceeds the scale.
+    OutOfScale,
+    /// Judge only: the first label misses its last dimension.
+    MissingDim,
+    /// Judge only: text aimed at the grader in review.md.
+    Inject,
+}
+
+/// A script that could not be parsed.
+#[derive(Debug, PartialEq)]
+pub struct ScriptError(pub String);
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses a whole script.
+pub fn parse(text: &str) -> Result<Vec<Directive>, ScriptError> {
+    text.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).map(parse_one).collect()
+}
+
+fn parse_one(token: &str) -> Result<Directive, ScriptError> {
+    let (name, arg) = match token.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (token, None),
+    };
+    let need = |what: &str| arg.filter(|a| !a.is_empty()).ok_or_else(|| ScriptError(format!("mc-cell: dummy directive `{name}` needs {what}")));
+    let bad = |what: &str| ScriptError(format!("mc-cell: bad argument in dummy directive `{token}`: expected {what}"));
+    let directive = match name {
+        "quality" => Directive::Quality(need("a number")?.parse().map_err(|_| bad("an integer"))?),
+        "sleep" => Directive::Sleep(need("seconds")?.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0).ok_or_else(|| bad("seconds"))?),
+        "exit" => Directive::Exit(need("a code")?.parse().map_err(|_| bad("a code from 0 to 255"))?),
+        "rate-limit" => Directive::RateLimit,
+        "no-output" => Directive::NoOutput,
+        "say" | "warn" => Directive::Say { text: need("text")?.replace('_', " "), stderr: name == "warn" },
+        "escape" => Directive::Escape(arg.filter(|a| !a.is_empty()).map(str::to_owned)),
+        "big" => Directive::Big(size(need("a size")?).ok_or_else(|| bad("a size like 10M"))?),
+        "sparse" => Directive::Sparse(size(need("a size")?).ok_or_else(|| bad("a size like 10G"))?),
+        "oom" => Directive::Oom(size(need("a size")?).ok_or_else(|| bad("a size like 1G"))?),
+        "forkbomb" => Directive::ForkBomb,
+        "fill-tmp" => Directive::FillTmp,
+        "connect" => {
+            let target = need("HOST:PORT")?;
+            target.rsplit_once(':').filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok()).ok_or_else(|| bad("HOST:PORT"))?;
+            Directive::Connect(target.to_owned())
+        }
+        "read" => Directive::Read(need("a path")?.to_owned()),
+        "listen" => Directive::Listen(need("a port")?.parse().map_err(|_| bad("a port"))?),
+        "probe" => Directive::Probe,
+        "env" => Directive::Env,
+        "invalid-json" => Directive::InvalidJson,
+        "flat" => Directive::Flat,
+        "unknown-label" => Directive::UnknownLabel,
+        "out-of-scale" => Directive::OutOfScale,
+        "missing-dim" => Directive::MissingDim,
+        "inject" => Directive::Inject,
+        _ => return Err(ScriptError(format!("mc-cell: unknown dummy directive `{token}`"))),
+    };
+    Ok(directive)
+}
+
+/// Parses `10`, `4K`, `10M`, `2G` (powers of 1024).
+pub fn size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let multiplier: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_parse_in_order() {
+        let script = parse("quality:4, sleep:0.5 exit:3,say:hello_there,big:2M,connect:host:80").unwrap();
+        assert_eq!(
+            script,
+            [
+                Directive::Quality(4),
+                Directive::Sleep(0.5),
+                Directive::Exit(3),
+                Directive::Say { text: "hello there".into(), stderr: false },
+                Directive::Big(2 << 20),
+                Directive::Connect("host:80".into()),
+            ]
+        );
+        assert_eq!(parse("").unwrap(), []);
+    }
+
+    #[test]
+    fn mistakes_are_refused_before_anything_runs() {
+        assert_eq!(parse("sleep:1,explode").unwrap_err().0, "mc-cell: unknown dummy directive `explode`");
+        assert!(parse("exit:300").unwrap_err().0.contains("a code from 0 to 255"));
+        assert!(parse("connect:nohost").is_err());
+        assert!(parse("quality").unwrap_err().0.contains("needs a number"));
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(size("10"), Some(10));
+        assert_eq!(size("4k"), Some(4096));
+        assert_eq!(size("3G"), Some(3 << 30));
+        assert_eq!(size("1T"), None);
+    }
+}
