@@ -13,17 +13,31 @@ use std::time::Instant;
 use futures_util::future::join_all;
 use multicooker::cook::names::Names;
 use multicooker::runtime::docker::DockerRuntime;
-use multicooker::runtime::{CellSpec, ImageSpec, LABEL_ROOT, Labels, Limits, Mount, NetworkSpec, ObjectRef, Runtime, Tmpfs};
+use multicooker::runtime::{
+    CellSpec, ImageSpec, LABEL_ROOT, Labels, Limits, Mount, NetworkSpec, ObjectRef, Runtime, Tmpfs,
+};
 
 const RUNS: usize = 3;
 
 fn main() {
-    let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
-    let runtime = tokio.block_on(DockerRuntime::connect()).expect("a running Docker engine");
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let runtime = tokio
+        .block_on(DockerRuntime::connect())
+        .expect("a running Docker engine");
     println!("multicooker cook benchmark ({RUNS} runs each, median shown; seconds; RSS in MiB)");
-    println!("{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}", "N", "floor", "cook", "judge", "report", "ratio", "cook RSS", "judge RSS");
+    println!(
+        "{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}",
+        "N", "floor", "cook", "judge", "report", "ratio", "cook RSS", "judge RSS"
+    );
     for n in [3, 12] {
-        let floor = median((0..RUNS).map(|_| tokio.block_on(floor(&runtime, n))).collect());
+        let floor = median(
+            (0..RUNS)
+                .map(|_| tokio.block_on(floor(&runtime, n)))
+                .collect(),
+        );
         let mut cooks = Vec::new();
         let mut judges = Vec::new();
         let mut reports = Vec::new();
@@ -68,7 +82,10 @@ fn write_cook(root: &Path, n: usize) {
     std::fs::create_dir_all(dir.join("raw")).expect("cook folder");
     let mut yaml = String::from("name: bench\ntimeout_s: 120\nparticipants:\n");
     for i in 0..n {
-        yaml.push_str(&format!("  - {{name: p{i}, flavor: dummy, model: \"quality:{}\"}}\n", i % 6));
+        yaml.push_str(&format!(
+            "  - {{name: p{i}, flavor: dummy, model: \"quality:{}\"}}\n",
+            i % 6
+        ));
     }
     yaml.push_str("judges:\n  - {name: judge, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 100}\njudging: {policy: allow_self}\n");
     std::fs::write(dir.join("brief.yaml"), yaml).expect("brief.yaml");
@@ -98,7 +115,10 @@ fn timed(root: &Path, command: &str) -> (f64, i64) {
     };
     let seconds = start.elapsed().as_secs_f64();
     drop(child.try_wait());
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "`{command}` failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "`{command}` failed"
+    );
     (seconds, rss)
 }
 
@@ -109,22 +129,47 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> f64 {
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
     let context = multicooker::flavor::build_context("dummy").expect("dummy context");
-    runtime.build_image(&ImageSpec { tag: image.clone(), labels: labels.clone(), context: context.tar }).await.expect("image");
+    runtime
+        .build_image(&ImageSpec {
+            tag: image.clone(),
+            labels: labels.clone(),
+            context: context.tar,
+        })
+        .await
+        .expect("image");
     let prompt = work.path().join("PROMPT.txt");
     std::fs::write(&prompt, "Say hello.\n").expect("prompt");
-    let specs: Vec<CellSpec> = (0..n).map(|i| floor_cell(work.path(), &names, &labels, &image, i)).collect();
+    let specs: Vec<CellSpec> = (0..n)
+        .map(|i| floor_cell(work.path(), &names, &labels, &image, i))
+        .collect();
     let start = Instant::now();
     join_all(specs.iter().map(|spec| async move {
-        runtime.create_network(&NetworkSpec { name: spec.network.clone(), labels: spec.labels.clone(), internal: false }).await.expect("network");
+        runtime
+            .create_network(&NetworkSpec {
+                name: spec.network.clone(),
+                labels: spec.labels.clone(),
+                internal: false,
+            })
+            .await
+            .expect("network");
         runtime.create_cell(spec).await.expect("create");
         runtime.start_cell(&spec.name).await.expect("start");
         runtime.wait_cell(&spec.name).await.expect("wait");
-        runtime.remove(&ObjectRef::cell(&spec.name)).await.expect("remove");
-        runtime.remove(&ObjectRef::network(&spec.network)).await.expect("network removal");
+        runtime
+            .remove(&ObjectRef::cell(&spec.name))
+            .await
+            .expect("remove");
+        runtime
+            .remove(&ObjectRef::network(&spec.network))
+            .await
+            .expect("network removal");
     }))
     .await;
     let seconds = start.elapsed().as_secs_f64();
-    runtime.remove(&ObjectRef::image(&image)).await.expect("image removal");
+    runtime
+        .remove(&ObjectRef::image(&image))
+        .await
+        .expect("image removal");
     seconds
 }
 
@@ -141,11 +186,29 @@ fn floor_cell(work: &Path, names: &Names, labels: &Labels, image: &str, i: usize
         user: "1000:1000".into(),
         env: vec![("HOME".into(), "/home/mc".into())],
         mounts: vec![
-            Mount { source: work.join("PROMPT.txt"), target: "/work/PROMPT.txt".into(), read_only: true },
-            Mount { source: out, target: "/work/out".into(), read_only: false },
+            Mount {
+                source: work.join("PROMPT.txt"),
+                target: "/work/PROMPT.txt".into(),
+                read_only: true,
+            },
+            Mount {
+                source: out,
+                target: "/work/out".into(),
+                read_only: false,
+            },
         ],
-        tmpfs: vec![Tmpfs { target: "/home/mc".into(), size_bytes: 64 << 20, mode: 0o700, owner: Some((1000, 1000)) }],
-        limits: Limits { memory_bytes: 2 << 30, memory_swap_bytes: 2 << 30, cpus: 1.0, pids: 512 },
+        tmpfs: vec![Tmpfs {
+            target: "/home/mc".into(),
+            size_bytes: 64 << 20,
+            mode: 0o700,
+            owner: Some((1000, 1000)),
+        }],
+        limits: Limits {
+            memory_bytes: 2 << 30,
+            memory_swap_bytes: 2 << 30,
+            cpus: 1.0,
+            pids: 512,
+        },
         workdir: "/work".into(),
         command: None,
     }

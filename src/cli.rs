@@ -71,7 +71,7 @@ pub struct GlobalArgs {
 /// `--color` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Colour on a terminal unless NO_COLOR is set.
+    /// Colour on a terminal unless `NO_COLOR` is set.
     Auto,
     /// Always.
     Always,
@@ -87,8 +87,8 @@ pub enum Command {
     /// Run every participant of a cook, each in its own container and network, and seal outputs.
     ///
     /// Cells run in parallel under the hardening baseline (non-root, no capabilities, read-only
-    /// root, resource limits). Each ends as ok, timed_out, non_zero_exit, oom_killed,
-    /// start_failed, artifact_missing, rate_limited or cancelled. Outputs are then sealed into
+    /// root, resource limits). Each ends as ok, `timed_out`, `non_zero_exit`, `oom_killed`,
+    /// `start_failed`, `artifact_missing`, `rate_limited` or cancelled. Outputs are then sealed into
     /// judging/_inbox/ for `judge`. Ctrl-C stops every cell and removes every container.
     Cook(CookArgs),
     /// Let the judges score the sealed outputs blind, under shuffled labels.
@@ -124,12 +124,17 @@ pub struct TaskArgs {
 pub struct NewArgs {
     /// Name of the new cook; today's date (`yymmdd-`) is prefixed unless it has one.
     pub name: String,
-    /// Copy this example folder (brief.yaml, BRIEF.md, JUDGE_BRIEF.md, raw/) instead of the
+    /// Copy this example folder (brief.yaml, BRIEF.md, `JUDGE_BRIEF.md`, raw/) instead of the
     /// default template.
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// Participants for the default template, as `NAME` or `NAME=FLAVOR`, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "claude,codex,agy,grok", conflicts_with = "from")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "claude,codex,agy,grok",
+        conflicts_with = "from"
+    )]
     pub participants: Vec<String>,
     /// Global flags.
     #[command(flatten)]
@@ -159,7 +164,7 @@ pub struct JudgeArgs {
     /// Run only these judges (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub judges: Vec<String>,
-    /// Seed of the label shuffles (default: random; recorded host-side in JUDGE_RESULT.json).
+    /// Seed of the label shuffles (default: random; recorded host-side in `JUDGE_RESULT.json`).
     #[arg(long, env = env::SEED)]
     pub seed: Option<u64>,
     /// Judges running at once (default: all).

@@ -57,7 +57,10 @@ pub struct UserError {
 impl UserError {
     /// An error with a fix.
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Self { message: message.into(), hint: Some(hint.into()) }
+        Self {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
     }
 }
 
@@ -96,7 +99,10 @@ pub fn hint_for(error: &anyhow::Error) -> Option<String> {
 
 /// The exit code for an error that stopped a command.
 pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
-    if error.chain().any(|cause| cause.is::<Cancelled>()) {
+    if error
+        .chain()
+        .any(<dyn std::error::Error + 'static>::is::<Cancelled>)
+    {
         ExitCode::Cancelled
     } else {
         ExitCode::Precondition

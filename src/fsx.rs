@@ -18,15 +18,21 @@ use serde::Serialize;
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
 /// A reader sees the old content or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut temp = tempfile::Builder::new()
         .prefix(&format!(".{}.", file_name_lossy(path)))
         .suffix(".tmp")
         .tempfile_in(dir)
-        .map_err(|e| with_path(e, dir))?;
-    temp.write_all(bytes).map_err(|e| with_path(e, temp.path()))?;
-    temp.as_file().sync_all().map_err(|e| with_path(e, temp.path()))?;
-    temp.persist(path).map_err(|e| with_path(e.error, path))?;
+        .map_err(|e| with_path(&e, dir))?;
+    temp.write_all(bytes)
+        .map_err(|e| with_path(&e, temp.path()))?;
+    temp.as_file()
+        .sync_all()
+        .map_err(|e| with_path(&e, temp.path()))?;
+    temp.persist(path).map_err(|e| with_path(&e.error, path))?;
     Ok(())
 }
 
@@ -37,7 +43,8 @@ pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> io::Result<()> 
 
 /// Pretty JSON with a trailing newline, the format of every JSON file multicooker writes.
 pub fn to_json_pretty(value: &impl Serialize) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("serializing plain data to JSON cannot fail");
+    let mut bytes =
+        serde_json::to_vec_pretty(value).expect("serializing plain data to JSON cannot fail");
     bytes.push(b'\n');
     bytes
 }
@@ -48,16 +55,20 @@ pub fn append_line(path: &Path, line: &[u8]) -> io::Result<()> {
     let mut buffer = Vec::with_capacity(line.len() + 1);
     buffer.extend_from_slice(line);
     buffer.push(b'\n');
-    let mut file = fs_err::OpenOptions::new().create(true).append(true).mode(0o644).open(path)?;
+    let mut file = fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o644)
+        .open(path)?;
     file.write_all(&buffer)?;
-    file.file().sync_all().map_err(|e| with_path(e, path))
+    file.file().sync_all().map_err(|e| with_path(&e, path))
 }
 
 /// Writes a file and fsyncs it (not atomic; for files only multicooker reads back).
 pub fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = fs_err::File::create(path)?;
     file.write_all(bytes)?;
-    file.file().sync_all().map_err(|e| with_path(e, path))
+    file.file().sync_all().map_err(|e| with_path(&e, path))
 }
 
 /// Removes a directory tree if it exists, first making read-only (sealed) directories
@@ -139,15 +150,38 @@ pub struct CopyOptions {
 
 /// Folder and file names that sealing never copies, as in the reference (BEHAVIOR.md §4.7).
 pub const SEAL_IGNORE: &[&str] = &[
-    "node_modules", ".pnpm-store", ".yarn", ".npm", ".expo", ".turbo", ".next", ".nuxt",
-    ".svelte-kit", "dist", "build", ".output", "Pods", "DerivedData", ".gradle", "__pycache__",
-    ".venv", "venv", ".pytest_cache", ".mypy_cache", "target", ".DS_Store",
+    "node_modules",
+    ".pnpm-store",
+    ".yarn",
+    ".npm",
+    ".expo",
+    ".turbo",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    "dist",
+    "build",
+    ".output",
+    "Pods",
+    "DerivedData",
+    ".gradle",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".pytest_cache",
+    ".mypy_cache",
+    "target",
+    ".DS_Store",
 ];
 
 /// Copies the tree at `source` into `dest` (created; must not exist) without following any
 /// link. Symlinks, special files and files hard-linked outside the tree are skipped and recorded.
 /// A missing `source` yields an empty `dest`.
-pub fn copy_tree_no_follow(source: &Path, dest: &Path, options: &CopyOptions) -> io::Result<CopyReport> {
+pub fn copy_tree_no_follow(
+    source: &Path,
+    dest: &Path,
+    options: &CopyOptions,
+) -> io::Result<CopyReport> {
     fs_err::create_dir_all(dest)?;
     let mut report = CopyReport::default();
     if !fs_err::symlink_metadata(source).is_ok_and(|m| m.is_dir()) {
@@ -155,27 +189,52 @@ pub fn copy_tree_no_follow(source: &Path, dest: &Path, options: &CopyOptions) ->
         return Ok(report);
     }
     let links_inside = count_links_inside(source);
-    let mut walker = walkdir::WalkDir::new(source).follow_links(false).sort_by_file_name().min_depth(1).into_iter();
+    let mut walker = walkdir::WalkDir::new(source)
+        .follow_links(false)
+        .sort_by_file_name()
+        .min_depth(1)
+        .into_iter();
     while let Some(entry) = walker.next() {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
                 let path = e.path().map_or_else(String::new, |p| relative(source, p));
-                report.skipped.push(Skipped { path, skip: Skip::Unreadable { error: e.to_string() } });
+                report.skipped.push(Skipped {
+                    path,
+                    skip: Skip::Unreadable {
+                        error: e.to_string(),
+                    },
+                });
                 continue;
             }
         };
-        let rel = entry.path().strip_prefix(source).unwrap_or(entry.path()).to_path_buf();
+        let rel = entry
+            .path()
+            .strip_prefix(source)
+            .unwrap_or(entry.path())
+            .to_path_buf();
         let rel_text = rel.to_string_lossy().into_owned();
         if options.ignore.iter().any(|name| entry.file_name() == *name) {
             if entry.file_type().is_dir() {
                 walker.skip_current_dir();
             }
-            report.skipped.push(Skipped { path: rel_text, skip: Skip::Ignored });
+            report.skipped.push(Skipped {
+                path: rel_text,
+                skip: Skip::Ignored,
+            });
             continue;
         }
-        if let Some(skip) = copy_entry(&entry, &dest.join(&rel), &links_inside, options, &mut report)? {
-            report.skipped.push(Skipped { path: rel_text, skip });
+        if let Some(skip) = copy_entry(
+            &entry,
+            &dest.join(&rel),
+            &links_inside,
+            options,
+            &mut report,
+        )? {
+            report.skipped.push(Skipped {
+                path: rel_text,
+                skip,
+            });
         }
     }
     finish_read_only(dest, options)?;
@@ -192,11 +251,17 @@ fn copy_entry(
 ) -> io::Result<Option<Skip>> {
     let meta = match entry.metadata() {
         Ok(meta) => meta,
-        Err(e) => return Ok(Some(Skip::Unreadable { error: e.to_string() })),
+        Err(e) => {
+            return Ok(Some(Skip::Unreadable {
+                error: e.to_string(),
+            }));
+        }
     };
     let file_type = entry.file_type();
     if file_type.is_symlink() {
-        let target = std::fs::read_link(entry.path()).map(|t| t.to_string_lossy().into_owned()).unwrap_or_default();
+        let target = std::fs::read_link(entry.path())
+            .map(|t| t.to_string_lossy().into_owned())
+            .unwrap_or_default();
         return Ok(Some(Skip::Symlink { target }));
     }
     if file_type.is_dir() {
@@ -204,22 +269,40 @@ fn copy_entry(
         return Ok(None);
     }
     if !file_type.is_file() {
-        return Ok(Some(Skip::Special { kind: special_kind(&file_type) }));
+        return Ok(Some(Skip::Special {
+            kind: special_kind(file_type),
+        }));
     }
-    if meta.nlink() > 1 && links_inside.get(&(meta.dev(), meta.ino())).copied().unwrap_or(0) < meta.nlink() {
+    if meta.nlink() > 1
+        && links_inside
+            .get(&(meta.dev(), meta.ino()))
+            .copied()
+            .unwrap_or(0)
+            < meta.nlink()
+    {
         return Ok(Some(Skip::Hardlink));
     }
     if report.bytes.saturating_add(meta.len()) > options.max_bytes {
         return Ok(Some(Skip::SizeCap));
     }
-    match copy_regular_file(entry.path(), target, &meta, options.max_bytes - report.bytes) {
+    match copy_regular_file(
+        entry.path(),
+        target,
+        &meta,
+        options.max_bytes - report.bytes,
+    ) {
         Ok(copied) => {
             report.files += 1;
             report.bytes += copied;
             Ok(None)
         }
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::ELOOP) => {
-            Ok(Some(Skip::Unreadable { error: e.to_string() }))
+        Err(e)
+            if e.kind() == io::ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(libc::ELOOP) =>
+        {
+            Ok(Some(Skip::Unreadable {
+                error: e.to_string(),
+            }))
         }
         Err(e) => Err(e),
     }
@@ -227,15 +310,23 @@ fn copy_entry(
 
 /// Copies a regular file, opening it with `O_NOFOLLOW` and re-checking its identity so a
 /// swap for a symlink between the walk and the open cannot redirect the read.
-fn copy_regular_file(source: &Path, target: &Path, walked: &std::fs::Metadata, budget: u64) -> io::Result<u64> {
+fn copy_regular_file(
+    source: &Path,
+    target: &Path,
+    walked: &std::fs::Metadata,
+    budget: u64,
+) -> io::Result<u64> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(source)
-        .map_err(|e| with_path(e, source))?;
-    let opened = file.metadata().map_err(|e| with_path(e, source))?;
+        .map_err(|e| with_path(&e, source))?;
+    let opened = file.metadata().map_err(|e| with_path(&e, source))?;
     if !opened.is_file() || opened.ino() != walked.ino() || opened.dev() != walked.dev() {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("`{}` changed while copying", source.display())));
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("`{}` changed while copying", source.display()),
+        ));
     }
     let mut out = fs_err::File::create(target)?;
     let copied = io::copy(&mut file.take(budget), &mut out)?;
@@ -245,7 +336,11 @@ fn copy_regular_file(source: &Path, target: &Path, walked: &std::fs::Metadata, b
 /// How many times each (device, inode) of a regular file occurs inside `root`.
 fn count_links_inside(root: &Path) -> HashMap<(u64, u64), u64> {
     let mut counts = HashMap::new();
-    for entry in walkdir::WalkDir::new(root).follow_links(false).into_iter().flatten() {
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
         if entry.file_type().is_file()
             && let Ok(meta) = entry.metadata()
             && meta.nlink() > 1
@@ -256,7 +351,7 @@ fn count_links_inside(root: &Path) -> HashMap<(u64, u64), u64> {
     counts
 }
 
-fn special_kind(file_type: &std::fs::FileType) -> &'static str {
+fn special_kind(file_type: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_fifo() {
         "fifo"
@@ -276,9 +371,18 @@ fn finish_read_only(dest: &Path, options: &CopyOptions) -> io::Result<()> {
         return Ok(());
     }
     // Deepest first, so a directory loses its write bit only after its children are done.
-    let entries: Vec<_> = walkdir::WalkDir::new(dest).follow_links(false).contents_first(true).into_iter().flatten().collect();
+    let entries: Vec<_> = walkdir::WalkDir::new(dest)
+        .follow_links(false)
+        .contents_first(true)
+        .into_iter()
+        .flatten()
+        .collect();
     for entry in entries {
-        let mode = if entry.file_type().is_dir() { 0o555 } else { 0o444 };
+        let mode = if entry.file_type().is_dir() {
+            0o555
+        } else {
+            0o444
+        };
         fs_err::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
     }
     Ok(())
@@ -291,7 +395,10 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     if len > limit {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("`{}` is {len} bytes, more than the {limit} bytes allowed", path.display()),
+            format!(
+                "`{}` is {len} bytes, more than the {limit} bytes allowed",
+                path.display()
+            ),
         ));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
@@ -300,14 +407,18 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 }
 
 fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).to_string_lossy().into_owned()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn file_name_lossy(path: &Path) -> String {
-    path.file_name().map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned())
+    path.file_name()
+        .map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-fn with_path(error: io::Error, path: &Path) -> io::Error {
+fn with_path(error: &io::Error, path: &Path) -> io::Error {
     io::Error::new(error.kind(), format!("{error} (at `{}`)", path.display()))
 }
 
@@ -318,7 +429,11 @@ pub fn display(path: &Path) -> String {
 
 /// Returns `path` if absolute, else `base/path`, without touching the file system.
 pub fn absolute_from(base: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
 }
 
 #[cfg(test)]
@@ -326,7 +441,11 @@ mod tests {
     use super::*;
 
     fn options() -> CopyOptions {
-        CopyOptions { ignore: SEAL_IGNORE, max_bytes: 1 << 20, read_only: false }
+        CopyOptions {
+            ignore: SEAL_IGNORE,
+            max_bytes: 1 << 20,
+            read_only: false,
+        }
     }
 
     #[test]
@@ -351,20 +470,50 @@ mod tests {
         let dest = tmp.path().join("sealed");
         let report = copy_tree_no_follow(&src, &dest, &options()).unwrap();
 
-        assert_eq!(fs_err::read_to_string(dest.join("RESULT.md")).unwrap(), "hello");
-        assert_eq!(fs_err::read_to_string(dest.join("nested/inside-link")).unwrap(), "hello");
-        for absent in ["outside-link", "passwd", "relative", "fifo", "socket", "node_modules"] {
-            assert!(fs_err::symlink_metadata(dest.join(absent)).is_err(), "{absent} was copied");
+        assert_eq!(
+            fs_err::read_to_string(dest.join("RESULT.md")).unwrap(),
+            "hello"
+        );
+        assert_eq!(
+            fs_err::read_to_string(dest.join("nested/inside-link")).unwrap(),
+            "hello"
+        );
+        for absent in [
+            "outside-link",
+            "passwd",
+            "relative",
+            "fifo",
+            "socket",
+            "node_modules",
+        ] {
+            assert!(
+                fs_err::symlink_metadata(dest.join(absent)).is_err(),
+                "{absent} was copied"
+            );
         }
-        let reasons: Vec<(String, Skip)> = report.skipped.into_iter().map(|s| (s.path, s.skip)).collect();
+        let reasons: Vec<(String, Skip)> = report
+            .skipped
+            .into_iter()
+            .map(|s| (s.path, s.skip))
+            .collect();
         assert_eq!(
             reasons,
             vec![
                 ("fifo".into(), Skip::Special { kind: "fifo" }),
                 ("node_modules".into(), Skip::Ignored),
                 ("outside-link".into(), Skip::Hardlink),
-                ("passwd".into(), Skip::Symlink { target: "/etc/passwd".into() }),
-                ("relative".into(), Skip::Symlink { target: "../secret".into() }),
+                (
+                    "passwd".into(),
+                    Skip::Symlink {
+                        target: "/etc/passwd".into()
+                    }
+                ),
+                (
+                    "relative".into(),
+                    Skip::Symlink {
+                        target: "../secret".into()
+                    }
+                ),
                 ("socket".into(), Skip::Special { kind: "socket" }),
             ]
         );
@@ -378,10 +527,19 @@ mod tests {
         fs_err::create_dir_all(&src).unwrap();
         fs_err::write(src.join("a.txt"), vec![b'a'; 600]).unwrap();
         fs_err::write(src.join("b.txt"), vec![b'b'; 600]).unwrap();
-        let options = CopyOptions { max_bytes: 1000, ..options() };
+        let options = CopyOptions {
+            max_bytes: 1000,
+            ..options()
+        };
         let report = copy_tree_no_follow(&src, &tmp.path().join("d"), &options).unwrap();
         assert_eq!((report.files, report.bytes), (1, 600));
-        assert_eq!(report.skipped, vec![Skipped { path: "b.txt".into(), skip: Skip::SizeCap }]);
+        assert_eq!(
+            report.skipped,
+            vec![Skipped {
+                path: "b.txt".into(),
+                skip: Skip::SizeCap
+            }]
+        );
     }
 
     #[test]
@@ -391,8 +549,20 @@ mod tests {
         fs_err::create_dir_all(src.join("d")).unwrap();
         fs_err::write(src.join("d/f"), "x").unwrap();
         let dest = tmp.path().join("sealed");
-        copy_tree_no_follow(&src, &dest, &CopyOptions { read_only: true, ..options() }).unwrap();
-        let mode = fs_err::metadata(dest.join("d/f")).unwrap().permissions().mode() & 0o777;
+        copy_tree_no_follow(
+            &src,
+            &dest,
+            &CopyOptions {
+                read_only: true,
+                ..options()
+            },
+        )
+        .unwrap();
+        let mode = fs_err::metadata(dest.join("d/f"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o444);
         remove_tree(&dest).unwrap();
         assert!(!dest.exists());
@@ -405,6 +575,10 @@ mod tests {
         write_atomic(&path, b"one").unwrap();
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs_err::read_to_string(&path).unwrap(), "two");
-        assert_eq!(fs_err::read_dir(tmp.path()).unwrap().count(), 1, "no temp file left behind");
+        assert_eq!(
+            fs_err::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "no temp file left behind"
+        );
     }
 }

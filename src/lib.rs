@@ -5,16 +5,16 @@
 //! `runtime`, `state`, `brief` and `flavor` sit below them. Only `output` prints.
 
 pub mod brief;
-pub mod error;
-pub mod fsx;
-pub mod runtime;
-pub mod state;
-pub mod cook;
-pub mod flavor;
-pub mod progress;
-pub mod judge;
 pub mod cli;
 pub mod commands;
+pub mod cook;
+pub mod error;
+pub mod flavor;
+pub mod fsx;
+pub mod judge;
 pub mod output;
-pub mod settings;
+pub mod progress;
 pub mod report;
+pub mod runtime;
+pub mod settings;
+pub mod state;

@@ -7,10 +7,16 @@ use multicooker::error::{exit_code_for, hint_for};
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let printer = multicooker::settings::printer(cli.command.global());
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
-            printer.error(&anyhow::Error::new(error).context("cannot start the async runtime"), None);
+            printer.error(
+                &anyhow::Error::new(error).context("cannot start the async runtime"),
+                None,
+            );
             return std::process::ExitCode::from(2);
         }
     };

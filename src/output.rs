@@ -3,7 +3,11 @@
 //! each cell gets an indicatif line with its state and elapsed time; with `-q`, `-v`, `--json`,
 //! `--no-progress` or a pipe, progress is plain lines (or nothing with `-q`).
 
-#![expect(clippy::print_stdout, clippy::print_stderr, reason = "this module is the printer")]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "this module is the printer"
+)]
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -57,7 +61,10 @@ impl Printer {
     /// A JSON document on stdout (JSON mode only).
     pub fn json(&self, value: &serde_json::Value) {
         if self.options.json {
-            println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(value).unwrap_or_default()
+            );
         }
     }
 
@@ -102,14 +109,22 @@ impl Printer {
         }
     }
 
-    fn paint(&self, text: &str, code: &str) -> String {
-        if self.options.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    fn paint(self, text: &str, code: &str) -> String {
+        if self.options.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
     }
 }
 
 impl OutputOptions {
-    fn color_bars_allowed(&self) -> bool {
-        !self.quiet && !self.verbose && !self.json && !self.no_progress && std::io::stderr().is_terminal()
+    fn color_bars_allowed(self) -> bool {
+        !self.quiet
+            && !self.verbose
+            && !self.json
+            && !self.no_progress
+            && std::io::stderr().is_terminal()
     }
 }
 
@@ -118,7 +133,10 @@ pub fn use_color(choice: &str) -> bool {
     match choice {
         "always" => true,
         "never" => false,
-        _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
+        _ => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
+        }
     }
 }
 
@@ -132,11 +150,17 @@ pub struct CellProgress {
 
 impl CellProgress {
     fn bar(&self, multi: &MultiProgress, key: &str, label: &str) -> ProgressBar {
-        let mut bars = self.bars.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut bars = self
+            .bars
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         bars.entry(key.to_owned())
             .or_insert_with(|| {
                 let bar = multi.add(ProgressBar::new_spinner());
-                bar.set_style(ProgressStyle::with_template("{spinner} {prefix:<24} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {prefix:<24} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
                 bar.set_prefix(label.to_owned());
                 bar.enable_steady_tick(Duration::from_millis(120));
                 bar
@@ -161,7 +185,10 @@ impl Progress for CellProgress {
             Some(multi) => {
                 let bar = self.bar(multi, &label, &label);
                 if let CellPhase::Done { ok, .. } = phase {
-                    bar.set_style(ProgressStyle::with_template("{prefix:<26} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                    bar.set_style(
+                        ProgressStyle::with_template("{prefix:<26} {msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
                     bar.finish_with_message(format!("{} {text}", if ok { "✓" } else { "✗" }));
                 } else {
                     bar.set_message(text);

@@ -43,20 +43,41 @@ pub fn printer(global: &GlobalArgs) -> Printer {
 /// The session for the global flags.
 pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    Ok(Session { printer: printer(global), root: resolve_root(&global.root, &cwd) })
+    Ok(Session {
+        printer: printer(global),
+        root: resolve_root(&global.root, &cwd),
+    })
 }
 
 /// Settings of a command that runs cells.
-pub fn run_settings(brief: &Brief, engine: &EngineInfo, max_parallel: Option<usize>, cells: usize, cancel: CancellationToken) -> anyhow::Result<RunSettings> {
+pub fn run_settings(
+    brief: &Brief,
+    engine: &EngineInfo,
+    max_parallel: Option<usize>,
+    cells: usize,
+    cancel: CancellationToken,
+) -> anyhow::Result<RunSettings> {
     let user_text = std::env::var(env::HARDENING_USER).ok();
-    let user = CellUser::resolve(user_text.as_deref())
-        .map_err(|problem| UserError::new(format!("{}: {problem}", env::HARDENING_USER), "set it to a non-root `uid:gid` such as `1000:1000`, or unset it"))?;
+    let user = CellUser::resolve(user_text.as_deref()).map_err(|problem| {
+        UserError::new(
+            format!("{}: {problem}", env::HARDENING_USER),
+            "set it to a non-root `uid:gid` such as `1000:1000`, or unset it",
+        )
+    })?;
     let seal_max_bytes = match std::env::var(env::SEAL_MAX_BYTES) {
-        Ok(text) => crate::brief::parse_bytes(&text)
-            .ok_or_else(|| UserError::new(format!("{}: `{text}` is not a size", env::SEAL_MAX_BYTES), "use a size such as `512m` or `2g`"))?,
+        Ok(text) => crate::brief::parse_bytes(&text).ok_or_else(|| {
+            UserError::new(
+                format!("{}: `{text}` is not a size", env::SEAL_MAX_BYTES),
+                "use a size such as `512m` or `2g`",
+            )
+        })?,
         Err(_) => DEFAULT_SEAL_MAX_BYTES,
     };
-    let profile = choose_profile(brief, std::env::var(env::PROFILE).ok().as_deref(), engine.mem_total);
+    let profile = choose_profile(
+        brief,
+        std::env::var(env::PROFILE).ok().as_deref(),
+        engine.mem_total,
+    );
     Ok(RunSettings {
         user,
         profile,
@@ -70,7 +91,11 @@ pub fn run_settings(brief: &Brief, engine: &EngineInfo, max_parallel: Option<usi
 
 /// A unique id for this command run: time and process id.
 fn run_id() -> String {
-    format!("{}-{}", jiff::Timestamp::now().as_millisecond(), std::process::id())
+    format!(
+        "{}-{}",
+        jiff::Timestamp::now().as_millisecond(),
+        std::process::id()
+    )
 }
 
 /// A token cancelled on the first SIGINT or SIGTERM. A third signal exits at once.
@@ -79,7 +104,10 @@ pub fn cancel_on_signals(printer: Printer) -> CancellationToken {
     let cancel = token.clone();
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
             return;
         };
         for count in 1.. {

@@ -13,8 +13,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy, Outputs, Profile,
-    RequiredOutput, Resources, Rubric,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy,
+    Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 pub use names::{check_actor_name, suggest};
 pub use parse::parse_bytes;
@@ -101,12 +101,16 @@ fn render_problems(path: &Path, problems: &[Problem]) -> String {
 impl Hint for BriefError {
     fn hint(&self) -> Option<String> {
         match self {
-            Self::Io { source, path } if source.kind() == std::io::ErrorKind::NotFound => Some(format!(
-                "every cook folder needs a brief.yaml; create the cook with `multicooker new`, or add `{}`",
-                path.display()
-            )),
+            Self::Io { source, path } if source.kind() == std::io::ErrorKind::NotFound => {
+                Some(format!(
+                    "every cook folder needs a brief.yaml; create the cook with `multicooker new`, or add `{}`",
+                    path.display()
+                ))
+            }
             Self::Io { .. } => None,
-            Self::TooLarge { .. } => Some("keep brief.yaml small; put reference material in `raw/`".into()),
+            Self::TooLarge { .. } => {
+                Some("keep brief.yaml small; put reference material in `raw/`".into())
+            }
             Self::Syntax { .. } => Some("fix the YAML at the line and column shown".into()),
             Self::Invalid { problems, .. } => match problems.as_slice() {
                 [one] => one.hint.clone(),
@@ -127,10 +131,16 @@ pub struct Loaded {
 
 /// Reads and checks a brief.yaml.
 pub fn load(path: &Path) -> Result<Loaded, BriefError> {
-    let io = |source| BriefError::Io { path: path.to_path_buf(), source };
+    let io = |source| BriefError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let size = fs_err::metadata(path).map_err(io)?.len();
     if size > MAX_BRIEF_BYTES {
-        return Err(BriefError::TooLarge { path: path.to_path_buf(), size });
+        return Err(BriefError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+        });
     }
     let bytes = fs_err::read(path).map_err(io)?;
     parse(path, &bytes)
@@ -138,19 +148,32 @@ pub fn load(path: &Path) -> Result<Loaded, BriefError> {
 
 /// Checks brief.yaml content; `path` is used in messages only.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, BriefError> {
-    let syntax = |message: String| BriefError::Syntax { path: path.to_path_buf(), message };
+    let syntax = |message: String| BriefError::Syntax {
+        path: path.to_path_buf(),
+        message,
+    };
     let text = std::str::from_utf8(bytes).map_err(|e| syntax(format!("not UTF-8 ({e})")))?;
     let options = serde_saphyr::options! { with_snippet: false };
     let value: serde_json::Value = if text.trim().is_empty() {
         serde_json::Value::Null
     } else {
-        serde_saphyr::from_str_with_options(text, options)
-            .map_err(|e| syntax(e.to_string().replace(", set DuplicateKeyPolicy in Options if acceptable", "")))?
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+            syntax(
+                e.to_string()
+                    .replace(", set DuplicateKeyPolicy in Options if acceptable", ""),
+            )
+        })?
     };
     let mut checker = parse::Checker::default();
     match parse::check(&value, &mut checker) {
-        Some(brief) if checker.problems.is_empty() => Ok(Loaded { brief, warnings: checker.warnings }),
-        _ => Err(BriefError::Invalid { path: path.to_path_buf(), problems: checker.problems }),
+        Some(brief) if checker.problems.is_empty() => Ok(Loaded {
+            brief,
+            warnings: checker.warnings,
+        }),
+        _ => Err(BriefError::Invalid {
+            path: path.to_path_buf(),
+            problems: checker.problems,
+        }),
     }
 }
 

@@ -43,7 +43,11 @@ impl Brief {
 
     /// The timeout of one cell in seconds.
     pub fn timeout_for(&self, actor: &Actor, judge: bool) -> u64 {
-        actor.timeout_s.unwrap_or(if judge { self.judge_timeout_s } else { self.timeout_s })
+        actor.timeout_s.unwrap_or(if judge {
+            self.judge_timeout_s
+        } else {
+            self.timeout_s
+        })
     }
 }
 

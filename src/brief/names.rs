@@ -13,14 +13,24 @@ pub fn check_actor_name(name: &str) -> Result<(), (String, &'static str)> {
     let problem = if name.is_empty() {
         "is empty".to_owned()
     } else if name.contains('/') || name.contains('\\') {
-        format!("may not contain `{}`", if name.contains('/') { '/' } else { '\\' })
+        format!(
+            "may not contain `{}`",
+            if name.contains('/') { '/' } else { '\\' }
+        )
     } else if name.contains("..") {
         "may not contain `..`".to_owned()
     } else if name.starts_with('.') {
         "may not start with `.`".to_owned()
     } else if let Some(c) = name.chars().find(|c| !c.is_ascii()) {
-        format!("may not contain the non-ASCII character `{}` (U+{:04X})", c.escape_debug(), u32::from(c))
-    } else if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+        format!(
+            "may not contain the non-ASCII character `{}` (U+{:04X})",
+            c.escape_debug(),
+            u32::from(c)
+        )
+    } else if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
+    {
         format!("may not contain `{}`", c.escape_debug())
     } else if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
         "must start with a letter or digit".to_owned()

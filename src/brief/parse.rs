@@ -5,14 +5,22 @@
 use serde_json::{Map, Value};
 
 use super::model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy, Outputs, Profile,
-    RequiredOutput, Resources, Rubric,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy,
+    Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 use super::names::{check_actor_name, suggest};
 use super::{KNOWN_FLAVORS, Problem};
 
 const TOP_KEYS: &[&str] = &[
-    "name", "timeout_s", "judge_timeout_s", "participants", "judges", "rubric", "judging", "outputs", "resources",
+    "name",
+    "timeout_s",
+    "judge_timeout_s",
+    "participants",
+    "judges",
+    "rubric",
+    "judging",
+    "outputs",
+    "resources",
     "consult",
 ];
 const ACTOR_KEYS: &[&str] = &["name", "flavor", "timeout_s", "model", "resources"];
@@ -21,7 +29,13 @@ const DIMENSION_KEYS: &[&str] = &["id", "weight"];
 const JUDGING_KEYS: &[&str] = &["policy", "strict_schema"];
 const OUTPUTS_KEYS: &[&str] = &["required"];
 const REQUIRED_KEYS: &[&str] = &["path", "kind"];
-const RESOURCE_KEYS: &[&str] = &["profile", "mem_limit", "memswap_limit", "cpus", "pids_limit"];
+const RESOURCE_KEYS: &[&str] = &[
+    "profile",
+    "mem_limit",
+    "memswap_limit",
+    "cpus",
+    "pids_limit",
+];
 
 /// Collects problems while walking the tree.
 #[derive(Default)]
@@ -31,15 +45,26 @@ pub(super) struct Checker {
 }
 
 impl Checker {
-    fn problem(&mut self, field: impl Into<String>, problem: impl Into<String>, hint: Option<String>) {
-        self.problems.push(Problem { field: field.into(), problem: problem.into(), hint });
+    fn problem(
+        &mut self,
+        field: impl Into<String>,
+        problem: impl Into<String>,
+        hint: Option<String>,
+    ) {
+        self.problems.push(Problem {
+            field: field.into(),
+            problem: problem.into(),
+            hint,
+        });
     }
 
     /// Reports keys of `map` that are not in `allowed`.
     fn unknown_keys(&mut self, prefix: &str, map: &Map<String, Value>, allowed: &[&str]) {
         for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            let hint = suggest(key, allowed.iter().copied())
-                .map_or_else(|| format!("allowed fields: {}", allowed.join(", ")), |s| format!("did you mean `{s}`?"));
+            let hint = suggest(key, allowed.iter().copied()).map_or_else(
+                || format!("allowed fields: {}", allowed.join(", ")),
+                |s| format!("did you mean `{s}`?"),
+            );
             self.problem(join(prefix, key), "unknown field", Some(hint));
         }
     }
@@ -47,19 +72,26 @@ impl Checker {
     fn mapping<'v>(&mut self, field: &str, value: &'v Value) -> Option<&'v Map<String, Value>> {
         let map = value.as_object();
         if map.is_none() {
-            self.problem(field, format!("must be a mapping, not {}", kind(value)), None);
+            self.problem(
+                field,
+                format!("must be a mapping, not {}", kind(value)),
+                None,
+            );
         }
         map
     }
 
     fn positive_int(&mut self, field: &str, value: Option<&Value>) -> Option<u64> {
         let value = value.filter(|v| !v.is_null())?;
-        match value.as_u64().filter(|n| *n > 0) {
-            Some(n) => Some(n),
-            None => {
-                self.problem(field, format!("must be a positive integer, not {}", show(value)), None);
-                None
-            }
+        if let Some(n) = value.as_u64().filter(|n| *n > 0) {
+            Some(n)
+        } else {
+            self.problem(
+                field,
+                format!("must be a positive integer, not {}", show(value)),
+                None,
+            );
+            None
         }
     }
 
@@ -68,7 +100,11 @@ impl Checker {
         if let Some(text) = value.as_str() {
             Some(text.to_owned())
         } else {
-            self.problem(field, format!("must be a string, not {}", kind(value)), None);
+            self.problem(
+                field,
+                format!("must be a string, not {}", kind(value)),
+                None,
+            );
             None
         }
     }
@@ -77,27 +113,46 @@ impl Checker {
 /// Checks the whole tree.
 pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
     let Some(map) = root.as_object() else {
-        checker.problem("(top level)", format!("must be a mapping, not {}", kind(root)), None);
+        checker.problem(
+            "(top level)",
+            format!("must be a mapping, not {}", kind(root)),
+            None,
+        );
         return None;
     };
     checker.unknown_keys("", map, TOP_KEYS);
     let name = check_brief_name(map.get("name"), checker);
-    let timeout_s = checker.positive_int("timeout_s", map.get("timeout_s")).unwrap_or(DEFAULT_TIMEOUT_S);
-    let judge_timeout_s =
-        checker.positive_int("judge_timeout_s", map.get("judge_timeout_s")).unwrap_or(DEFAULT_JUDGE_TIMEOUT_S);
+    let timeout_s = checker
+        .positive_int("timeout_s", map.get("timeout_s"))
+        .unwrap_or(DEFAULT_TIMEOUT_S);
+    let judge_timeout_s = checker
+        .positive_int("judge_timeout_s", map.get("judge_timeout_s"))
+        .unwrap_or(DEFAULT_JUDGE_TIMEOUT_S);
     let participants = check_actors("participants", map.get("participants"), true, checker);
     let judges = check_actors("judges", map.get("judges"), false, checker);
     check_unique_names(&participants, &judges, checker);
-    let rubric = map.get("rubric").filter(|v| !v.is_null()).and_then(|v| check_rubric(v, checker));
+    let rubric = map
+        .get("rubric")
+        .filter(|v| !v.is_null())
+        .and_then(|v| check_rubric(v, checker));
     if rubric.is_none() && !judges.is_empty() && !map.contains_key("rubric") {
         checker.problem(
             "rubric",
             "is required when `judges` is set",
-            Some("add `rubric: {scale: [0, 5], dimensions: [{id: correctness, weight: 100}]}`".into()),
+            Some(
+                "add `rubric: {scale: [0, 5], dimensions: [{id: correctness, weight: 100}]}`"
+                    .into(),
+            ),
         );
     }
-    let judging = map.get("judging").filter(|v| !v.is_null()).map_or_else(Judging::default, |v| check_judging(v, checker));
-    let outputs = map.get("outputs").filter(|v| !v.is_null()).map_or_else(Outputs::default, |v| check_outputs(v, checker));
+    let judging = map
+        .get("judging")
+        .filter(|v| !v.is_null())
+        .map_or_else(Judging::default, |v| check_judging(v, checker));
+    let outputs = map
+        .get("outputs")
+        .filter(|v| !v.is_null())
+        .map_or_else(Outputs::default, |v| check_outputs(v, checker));
     let resources = check_resources("resources", map.get("resources"), checker);
     if !checker.problems.is_empty() {
         return None;
@@ -120,34 +175,70 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
 
 fn check_brief_name(value: Option<&Value>, checker: &mut Checker) -> Option<String> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
-        checker.problem("name", "is required", Some("add `name: <short-task-name>`".into()));
+        checker.problem(
+            "name",
+            "is required",
+            Some("add `name: <short-task-name>`".into()),
+        );
         return None;
     };
     let name = checker.string("name", Some(value))?;
     let trimmed = name.trim();
     if trimmed.is_empty() || trimmed == "PLACEHOLDER" || name.chars().any(char::is_control) {
-        checker.problem("name", format!("`{name}` is not a usable name"), Some("use a short task name such as `hello-task`".into()));
+        checker.problem(
+            "name",
+            format!("`{name}` is not a usable name"),
+            Some("use a short task name such as `hello-task`".into()),
+        );
         return None;
     }
     Some(name)
 }
 
-fn check_actors(list: &str, value: Option<&Value>, required: bool, checker: &mut Checker) -> Vec<Actor> {
+fn check_actors(
+    list: &str,
+    value: Option<&Value>,
+    required: bool,
+    checker: &mut Checker,
+) -> Vec<Actor> {
     let value = value.filter(|v| !v.is_null());
     let Some(items) = value.map(Value::as_array) else {
         if required {
-            checker.problem(list, "is required", Some(format!("add `{list}:` with at least one `- name: <name>` entry")));
+            checker.problem(
+                list,
+                "is required",
+                Some(format!(
+                    "add `{list}:` with at least one `- name: <name>` entry"
+                )),
+            );
         }
         return Vec::new();
     };
     let Some(items) = items else {
-        checker.problem(list, format!("must be a list, not {}", kind(value.unwrap_or(&Value::Null))), None);
+        checker.problem(
+            list,
+            format!(
+                "must be a list, not {}",
+                kind(value.unwrap_or(&Value::Null))
+            ),
+            None,
+        );
         return Vec::new();
     };
     if required && items.is_empty() {
-        checker.problem(list, "must not be empty", Some(format!("add at least one `- name: <name>` entry to `{list}`")));
+        checker.problem(
+            list,
+            "must not be empty",
+            Some(format!(
+                "add at least one `- name: <name>` entry to `{list}`"
+            )),
+        );
     }
-    items.iter().enumerate().filter_map(|(i, item)| check_actor(&format!("{list}[{i}]"), item, checker)).collect()
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| check_actor(&format!("{list}[{i}]"), item, checker))
+        .collect()
 }
 
 fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Actor> {
@@ -156,20 +247,35 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
     let name_field = join(field, "name");
     let Some(name) = checker.string(&name_field, map.get("name")) else {
         if map.get("name").is_none_or(Value::is_null) {
-            checker.problem(&name_field, "is required", Some("give every entry a `name:`".into()));
+            checker.problem(
+                &name_field,
+                "is required",
+                Some("give every entry a `name:`".into()),
+            );
         }
         return None;
     };
     if let Err((problem, hint)) = check_actor_name(&name) {
-        checker.problem(&name_field, format!("`{}` {problem}", name.escape_debug()), Some(hint.into()));
+        checker.problem(
+            &name_field,
+            format!("`{}` {problem}", name.escape_debug()),
+            Some(hint.into()),
+        );
         return None;
     }
     let flavor_field = join(field, "flavor");
-    let flavor = checker.string(&flavor_field, map.get("flavor")).unwrap_or_else(|| name.clone());
+    let flavor = checker
+        .string(&flavor_field, map.get("flavor"))
+        .unwrap_or_else(|| name.clone());
     if !KNOWN_FLAVORS.contains(&flavor.as_str()) {
         let hint = suggest(&flavor, KNOWN_FLAVORS.iter().copied()).map_or_else(
             || format!("known flavors: {}", KNOWN_FLAVORS.join(", ")),
-            |s| format!("did you mean `{s}`? (known flavors: {})", KNOWN_FLAVORS.join(", ")),
+            |s| {
+                format!(
+                    "did you mean `{s}`? (known flavors: {})",
+                    KNOWN_FLAVORS.join(", ")
+                )
+            },
         );
         let problem = if map.contains_key("flavor") {
             format!("unknown flavor `{flavor}`")
@@ -179,17 +285,33 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
         checker.problem(flavor_field, problem, Some(hint));
     }
     let timeout_s = checker.positive_int(&join(field, "timeout_s"), map.get("timeout_s"));
-    let model = checker.string(&join(field, "model"), map.get("model")).filter(|m| !m.is_empty());
+    let model = checker
+        .string(&join(field, "model"), map.get("model"))
+        .filter(|m| !m.is_empty());
     let resources = check_resources(&join(field, "resources"), map.get("resources"), checker);
-    Some(Actor { name, flavor, timeout_s, model, resources })
+    Some(Actor {
+        name,
+        flavor,
+        timeout_s,
+        model,
+        resources,
+    })
 }
 
 /// Names are unique across participants and judges, ignoring case: they name folders, status
 /// cells and engine objects (which are lower-case).
 fn check_unique_names(participants: &[Actor], judges: &[Actor], checker: &mut Checker) {
     let mut seen: Vec<(String, String)> = Vec::new();
-    let all = participants.iter().enumerate().map(|(i, a)| (format!("participants[{i}].name"), a));
-    let all = all.chain(judges.iter().enumerate().map(|(i, a)| (format!("judges[{i}].name"), a)));
+    let all = participants
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (format!("participants[{i}].name"), a));
+    let all = all.chain(
+        judges
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (format!("judges[{i}].name"), a)),
+    );
     for (field, actor) in all {
         let key = actor.name.to_ascii_lowercase();
         if let Some((first, _)) = seen.iter().find(|(_, k)| *k == key) {
@@ -213,20 +335,37 @@ fn check_rubric(value: &Value, checker: &mut Checker) -> Option<Rubric> {
     };
     let dimensions = match map.get("dimensions").filter(|v| !v.is_null()) {
         None => {
-            checker.problem("rubric.dimensions", "is required", Some("list the dimensions as `- {id: correctness, weight: 100}`".into()));
+            checker.problem(
+                "rubric.dimensions",
+                "is required",
+                Some("list the dimensions as `- {id: correctness, weight: 100}`".into()),
+            );
             None
         }
         Some(dims) => check_dimensions(dims, checker),
     };
-    Some(Rubric { scale: scale?, dimensions: dimensions? })
+    Some(Rubric {
+        scale: scale?,
+        dimensions: dimensions?,
+    })
 }
 
 fn check_scale(value: &Value, checker: &mut Checker) -> Option<(i64, i64)> {
-    let pair = value.as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_i64()?, a[1].as_i64()?)));
+    let pair = value
+        .as_array()
+        .filter(|a| a.len() == 2)
+        .and_then(|a| Some((a[0].as_i64()?, a[1].as_i64()?)));
     match pair {
         Some((lo, hi)) if lo < hi => Some((lo, hi)),
         _ => {
-            checker.problem("rubric.scale", format!("must be `[lo, hi]` with integers lo < hi, not {}", show(value)), Some("for example `scale: [0, 5]`".into()));
+            checker.problem(
+                "rubric.scale",
+                format!(
+                    "must be `[lo, hi]` with integers lo < hi, not {}",
+                    show(value)
+                ),
+                Some("for example `scale: [0, 5]`".into()),
+            );
             None
         }
     }
@@ -234,14 +373,20 @@ fn check_scale(value: &Value, checker: &mut Checker) -> Option<(i64, i64)> {
 
 fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimension>> {
     let Some(items) = value.as_array().filter(|a| !a.is_empty()) else {
-        checker.problem("rubric.dimensions", "must be a non-empty list", Some("list the dimensions as `- {id: correctness, weight: 100}`".into()));
+        checker.problem(
+            "rubric.dimensions",
+            "must be a non-empty list",
+            Some("list the dimensions as `- {id: correctness, weight: 100}`".into()),
+        );
         return None;
     };
     let before = checker.problems.len();
     let mut dimensions = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let field = format!("rubric.dimensions[{i}]");
-        let Some(map) = checker.mapping(&field, item) else { continue };
+        let Some(map) = checker.mapping(&field, item) else {
+            continue;
+        };
         checker.unknown_keys(&field, map, DIMENSION_KEYS);
         let id = checker.string(&join(&field, "id"), map.get("id"));
         let weight = checker.positive_int(&join(&field, "weight"), map.get("weight"));
@@ -250,11 +395,22 @@ fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimensio
                 checker.problem(join(&field, "id"), "must be a non-empty name", None);
             }
             (Some(id), _) if dimensions.iter().any(|d: &Dimension| d.id == id) => {
-                checker.problem(join(&field, "id"), format!("`{id}` is a duplicate id"), None);
+                checker.problem(
+                    join(&field, "id"),
+                    format!("`{id}` is a duplicate id"),
+                    None,
+                );
             }
-            (Some(id), Some(weight)) => dimensions.push(Dimension { id, weight: u32::try_from(weight).unwrap_or(u32::MAX) }),
-            (None, _) if map.get("id").is_none() => checker.problem(join(&field, "id"), "is required", None),
-            (None | Some(_), _) if map.get("weight").is_none() => checker.problem(join(&field, "weight"), "is required", None),
+            (Some(id), Some(weight)) => dimensions.push(Dimension {
+                id,
+                weight: u32::try_from(weight).unwrap_or(u32::MAX),
+            }),
+            (None, _) if map.get("id").is_none() => {
+                checker.problem(join(&field, "id"), "is required", None)
+            }
+            (None | Some(_), _) if map.get("weight").is_none() => {
+                checker.problem(join(&field, "weight"), "is required", None)
+            }
             _ => {}
         }
     }
@@ -263,7 +419,11 @@ fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimensio
     }
     let sum: u64 = dimensions.iter().map(|d| u64::from(d.weight)).sum();
     if sum != 100 {
-        checker.problem("rubric.dimensions", format!("weights sum to {sum}, expected 100"), Some("adjust the `weight:` values so they add up to 100".into()));
+        checker.problem(
+            "rubric.dimensions",
+            format!("weights sum to {sum}, expected 100"),
+            Some("adjust the `weight:` values so they add up to 100".into()),
+        );
         return None;
     }
     Some(dimensions)
@@ -271,7 +431,9 @@ fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimensio
 
 fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     let mut judging = Judging::default();
-    let Some(map) = checker.mapping("judging", value) else { return judging };
+    let Some(map) = checker.mapping("judging", value) else {
+        return judging;
+    };
     checker.unknown_keys("judging", map, JUDGING_KEYS);
     if let Some(policy) = checker.string("judging.policy", map.get("policy")) {
         match JudgingPolicy::parse(&policy) {
@@ -286,31 +448,52 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     match map.get("strict_schema") {
         None | Some(Value::Null) => {}
         Some(Value::Bool(strict)) => judging.strict_schema = *strict,
-        Some(other) => checker.problem("judging.strict_schema", format!("must be true or false, not {}", show(other)), None),
+        Some(other) => checker.problem(
+            "judging.strict_schema",
+            format!("must be true or false, not {}", show(other)),
+            None,
+        ),
     }
     judging
 }
 
 fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {
     let mut outputs = Outputs::default();
-    let Some(map) = checker.mapping("outputs", value) else { return outputs };
+    let Some(map) = checker.mapping("outputs", value) else {
+        return outputs;
+    };
     checker.unknown_keys("outputs", map, OUTPUTS_KEYS);
-    let Some(required) = map.get("required").filter(|v| !v.is_null()) else { return outputs };
+    let Some(required) = map.get("required").filter(|v| !v.is_null()) else {
+        return outputs;
+    };
     let Some(items) = required.as_array() else {
-        checker.problem("outputs.required", format!("must be a list, not {}", kind(required)), None);
+        checker.problem(
+            "outputs.required",
+            format!("must be a list, not {}", kind(required)),
+            None,
+        );
         return outputs;
     };
     for (i, item) in items.iter().enumerate() {
         let field = format!("outputs.required[{i}]");
-        let Some(map) = checker.mapping(&field, item) else { continue };
+        let Some(map) = checker.mapping(&field, item) else {
+            continue;
+        };
         checker.unknown_keys(&field, map, REQUIRED_KEYS);
         let path_field = join(&field, "path");
         let Some(path) = checker.string(&path_field, map.get("path")) else {
             checker.problem(path_field, "is required", None);
             continue;
         };
-        if path.is_empty() || path.starts_with('/') || path.split(['/', '\\']).any(|part| part == "..") {
-            checker.problem(path_field, format!("`{path}` must be a relative path inside out/"), Some("write it like `RESULT.md` or `site/index.html`".into()));
+        if path.is_empty()
+            || path.starts_with('/')
+            || path.split(['/', '\\']).any(|part| part == "..")
+        {
+            checker.problem(
+                path_field,
+                format!("`{path}` must be a relative path inside out/"),
+                Some("write it like `RESULT.md` or `site/index.html`".into()),
+            );
             continue;
         }
         let kind = checker.string(&join(&field, "kind"), map.get("kind"));
@@ -321,17 +504,29 @@ fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {
 
 fn check_resources(field: &str, value: Option<&Value>, checker: &mut Checker) -> Resources {
     let mut resources = Resources::default();
-    let Some(value) = value.filter(|v| !v.is_null()) else { return resources };
-    let Some(map) = checker.mapping(field, value) else { return resources };
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return resources;
+    };
+    let Some(map) = checker.mapping(field, value) else {
+        return resources;
+    };
     checker.unknown_keys(field, map, RESOURCE_KEYS);
     if let Some(profile) = checker.string(&join(field, "profile"), map.get("profile")) {
         resources.profile = Profile::parse(&profile);
         if resources.profile.is_none() {
-            checker.problem(join(field, "profile"), format!("unknown profile `{profile}`"), Some(format!("use one of: {}", Profile::NAMES.join(", "))));
+            checker.problem(
+                join(field, "profile"),
+                format!("unknown profile `{profile}`"),
+                Some(format!("use one of: {}", Profile::NAMES.join(", "))),
+            );
         }
     }
     resources.mem_limit = check_bytes(&join(field, "mem_limit"), map.get("mem_limit"), checker);
-    resources.memswap_limit = check_bytes(&join(field, "memswap_limit"), map.get("memswap_limit"), checker);
+    resources.memswap_limit = check_bytes(
+        &join(field, "memswap_limit"),
+        map.get("memswap_limit"),
+        checker,
+    );
     if let Some(cpus) = map.get("cpus").filter(|v| !v.is_null()) {
         let parsed = match cpus {
             Value::Number(n) => n.as_f64(),
@@ -340,7 +535,11 @@ fn check_resources(field: &str, value: Option<&Value>, checker: &mut Checker) ->
         };
         resources.cpus = parsed.filter(|c| c.is_finite() && *c > 0.0);
         if resources.cpus.is_none() {
-            checker.problem(join(field, "cpus"), format!("must be a positive number, not {}", show(cpus)), Some("for example `cpus: 1.5`".into()));
+            checker.problem(
+                join(field, "cpus"),
+                format!("must be a positive number, not {}", show(cpus)),
+                Some("for example `cpus: 1.5`".into()),
+            );
         }
     }
     resources.pids_limit = checker.positive_int(&join(field, "pids_limit"), map.get("pids_limit"));
@@ -355,7 +554,14 @@ fn check_bytes(field: &str, value: Option<&Value>, checker: &mut Checker) -> Opt
         _ => None,
     };
     if parsed.is_none() {
-        checker.problem(field, format!("must be a size such as `2g`, `512m` or a byte count, not {}", show(value)), None);
+        checker.problem(
+            field,
+            format!(
+                "must be a size such as `2g`, `512m` or a byte count, not {}",
+                show(value)
+            ),
+            None,
+        );
     }
     parsed
 }
@@ -375,15 +581,29 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         "t" | "tb" => 1 << 40,
         _ => return None,
     };
-    let value: f64 = number.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0)?;
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss, reason = "sizes are far below 2^52")]
+    let value: f64 = number
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)?;
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "sizes are far below 2^52"
+    )]
     let bytes = (value * multiplier as f64).round() as u64;
     (bytes > 0).then_some(bytes)
 }
 
 fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
     for judge in &brief.judges {
-        let own: Vec<&str> = brief.participants.iter().filter(|p| p.flavor == judge.flavor).map(|p| p.name.as_str()).collect();
+        let own: Vec<&str> = brief
+            .participants
+            .iter()
+            .filter(|p| p.flavor == judge.flavor)
+            .map(|p| p.name.as_str())
+            .collect();
         if own.is_empty() {
             continue;
         }
@@ -404,7 +624,11 @@ fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
 }
 
 fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() { key.to_owned() } else { format!("{prefix}.{key}") }
+    if prefix.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{prefix}.{key}")
+    }
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -420,5 +644,9 @@ fn kind(value: &Value) -> &'static str {
 
 fn show(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() > 40 { format!("`{}…`", text.chars().take(40).collect::<String>()) } else { format!("`{text}`") }
+    if text.chars().count() > 40 {
+        format!("`{}…`", text.chars().take(40).collect::<String>())
+    } else {
+        format!("`{text}`")
+    }
 }

@@ -29,7 +29,9 @@ fn load_text(text: &str) -> Result<Loaded, BriefError> {
 
 fn problems(text: &str) -> Vec<String> {
     match load_text(text) {
-        Err(BriefError::Invalid { problems, .. }) => problems.iter().map(ToString::to_string).collect(),
+        Err(BriefError::Invalid { problems, .. }) => {
+            problems.iter().map(ToString::to_string).collect()
+        }
         other => panic!("expected field problems, got {other:?}"),
     }
 }
@@ -50,27 +52,45 @@ fn a_good_brief_parses_with_defaults_applied() {
 #[test]
 fn the_default_policy_is_require_distinct_flavor() {
     let text = GOOD.replace("judging: {policy: allow_self}", "");
-    assert_eq!(load_text(&text).unwrap().brief.judging.policy, JudgingPolicy::RequireDistinctFlavor);
+    assert_eq!(
+        load_text(&text).unwrap().brief.judging.policy,
+        JudgingPolicy::RequireDistinctFlavor
+    );
 }
 
 #[test]
 fn unknown_fields_name_the_field_and_the_allowed_ones() {
     let text = GOOD.replace("timeout_s: 60", "timeout_s: 60\ntimeuot: 3");
     let error = load_text(&text).unwrap_err();
-    assert_eq!(error.to_string(), "`cooks/x/brief.yaml`: field `timeuot`: unknown field");
+    assert_eq!(
+        error.to_string(),
+        "`cooks/x/brief.yaml`: field `timeuot`: unknown field"
+    );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");
-    assert_eq!(problems(&text), ["field `participants[0].modle`: unknown field"]);
+    assert_eq!(
+        problems(&text),
+        ["field `participants[0].modle`: unknown field"]
+    );
 }
 
 #[test]
 fn bad_names_are_refused() {
     let text = GOOD.replace("name: alpha", "name: ../alpha");
-    assert_eq!(problems(&text), ["field `participants[0].name`: `../alpha` may not contain `/`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `participants[0].name`: `../alpha` may not contain `/`"]
+    );
     let text = GOOD.replace("name: alpha", "name: \"al\\0pha\"");
-    assert_eq!(problems(&text), ["field `participants[0].name`: `al\\0pha` may not contain `\\0`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `participants[0].name`: `al\\0pha` may not contain `\\0`"]
+    );
     let text = GOOD.replace("{name: judge,", "{name: Alpha,");
-    assert_eq!(problems(&text), ["field `judges[0].name`: `Alpha` is already used by `participants[0].name`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `judges[0].name`: `Alpha` is already used by `participants[0].name`"]
+    );
 }
 
 #[test]
@@ -79,57 +99,104 @@ fn a_missing_rubric_is_an_error_when_there_are_judges() {
     let end = GOOD.find("judging:").unwrap();
     let text = format!("{}{}", &GOOD[..start], &GOOD[end..]);
     let error = load_text(&text).unwrap_err();
-    assert_eq!(error.to_string(), "`cooks/x/brief.yaml`: field `rubric`: is required when `judges` is set");
+    assert_eq!(
+        error.to_string(),
+        "`cooks/x/brief.yaml`: field `rubric`: is required when `judges` is set"
+    );
     assert!(error.hint().unwrap().contains("dimensions"));
 }
 
 #[test]
 fn rubric_weights_scale_and_ids_are_checked() {
     let text = GOOD.replace("weight: 40", "weight: 30");
-    assert_eq!(problems(&text), ["field `rubric.dimensions`: weights sum to 90, expected 100"]);
+    assert_eq!(
+        problems(&text),
+        ["field `rubric.dimensions`: weights sum to 90, expected 100"]
+    );
     let text = GOOD.replace("scale: [0, 5]", "scale: [5, 0]");
-    assert_eq!(problems(&text), ["field `rubric.scale`: must be `[lo, hi]` with integers lo < hi, not `[5,0]`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `rubric.scale`: must be `[lo, hi]` with integers lo < hi, not `[5,0]`"]
+    );
     let text = GOOD.replace("id: clarity", "id: correctness");
-    assert_eq!(problems(&text), ["field `rubric.dimensions[1].id`: `correctness` is a duplicate id"]);
+    assert_eq!(
+        problems(&text),
+        ["field `rubric.dimensions[1].id`: `correctness` is a duplicate id"]
+    );
 }
 
 #[test]
 fn flavors_policies_and_limits_are_checked() {
-    let text = GOOD.replace("{name: judge, flavor: dummy}", "{name: judge, flavor: claud}");
+    let text = GOOD.replace(
+        "{name: judge, flavor: dummy}",
+        "{name: judge, flavor: claud}",
+    );
     let error = load_text(&text).unwrap_err();
-    assert_eq!(error.to_string(), "`cooks/x/brief.yaml`: field `judges[0].flavor`: unknown flavor `claud`");
+    assert_eq!(
+        error.to_string(),
+        "`cooks/x/brief.yaml`: field `judges[0].flavor`: unknown flavor `claud`"
+    );
     assert!(error.hint().unwrap().starts_with("did you mean `claude`?"));
     let text = GOOD.replace("policy: allow_self", "policy: sometimes");
-    assert_eq!(problems(&text), ["field `judging.policy`: unknown policy `sometimes`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `judging.policy`: unknown policy `sometimes`"]
+    );
     let text = GOOD.replace("mem_limit: 512m", "mem_limit: two gigs");
-    assert_eq!(problems(&text), ["field `participants[1].resources.mem_limit`: must be a size such as `2g`, `512m` or a byte count, not `\"two gigs\"`"]);
+    assert_eq!(
+        problems(&text),
+        [
+            "field `participants[1].resources.mem_limit`: must be a size such as `2g`, `512m` or a byte count, not `\"two gigs\"`"
+        ]
+    );
     let text = GOOD.replace("timeout_s: 60", "timeout_s: true");
-    assert_eq!(problems(&text), ["field `timeout_s`: must be a positive integer, not `true`"]);
+    assert_eq!(
+        problems(&text),
+        ["field `timeout_s`: must be a positive integer, not `true`"]
+    );
 }
 
 #[test]
 fn required_outputs_stay_inside_out() {
     let text = GOOD.replace("path: RESULT.md", "path: ../escape.md");
-    assert_eq!(problems(&text), ["field `outputs.required[0].path`: `../escape.md` must be a relative path inside out/"]);
+    assert_eq!(
+        problems(&text),
+        ["field `outputs.required[0].path`: `../escape.md` must be a relative path inside out/"]
+    );
 }
 
 #[test]
 fn several_problems_are_reported_together() {
-    let text = GOOD.replace("name: alpha", "name: a/b").replace("policy: allow_self", "policy: x");
+    let text = GOOD
+        .replace("name: alpha", "name: a/b")
+        .replace("policy: allow_self", "policy: x");
     let error = load_text(&text).unwrap_err();
     let message = error.to_string();
-    assert!(message.starts_with("`cooks/x/brief.yaml` has 2 problems:"), "{message}");
+    assert!(
+        message.starts_with("`cooks/x/brief.yaml` has 2 problems:"),
+        "{message}"
+    );
 }
 
 #[test]
 fn yaml_syntax_errors_and_bombs_are_refused() {
-    assert!(matches!(load_text("name: [unclosed"), Err(BriefError::Syntax { .. })));
+    assert!(matches!(
+        load_text("name: [unclosed"),
+        Err(BriefError::Syntax { .. })
+    ));
     let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 0..12 {
-        let prev = if i == 0 { "a".to_owned() } else { format!("b{}", i - 1) };
+        let prev = if i == 0 {
+            "a".to_owned()
+        } else {
+            format!("b{}", i - 1)
+        };
         bomb.push_str(&format!("b{i}: &b{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
     }
-    assert!(matches!(load_text(&bomb), Err(BriefError::Syntax { .. })), "a billion-laughs brief must be refused");
+    assert!(
+        matches!(load_text(&bomb), Err(BriefError::Syntax { .. })),
+        "a billion-laughs brief must be refused"
+    );
 }
 
 #[test]

@@ -16,16 +16,20 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let printer = session.printer;
     let selector = match (&args.task, args.all) {
         (_, true) => Selector::any_cook().with(LABEL_ROOT, &root_id(&session.root)),
-        (Some(task), false) => match find_cook(&session.root, task) {
-            Ok(paths) => Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id()),
-            Err(StateError::NoCook { .. }) => {
-                check_task_name(task)?;
-                printer.info(&format!("no cook folder `{task}` under `{}`; removing engine objects labelled with it", session.root.display()));
-                Selector::cook(task).with(LABEL_ROOT, &root_id(&session.root))
+        (Some(task), false) => {
+            match find_cook(&session.root, task) {
+                Ok(paths) => Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id()),
+                Err(StateError::NoCook { .. }) => {
+                    check_task_name(task)?;
+                    printer.info(&format!("no cook folder `{task}` under `{}`; removing engine objects labelled with it", session.root.display()));
+                    Selector::cook(task).with(LABEL_ROOT, &root_id(&session.root))
+                }
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => return Err(e.into()),
-        },
-        (None, false) => return Err(UserError::new("nothing to clean", "pass a task, or --all").into()),
+        }
+        (None, false) => {
+            return Err(UserError::new("nothing to clean", "pass a task, or --all").into());
+        }
     };
     let (runtime, _) = connect(&session).await?;
     let mut objects = runtime.list(&selector).await?;
@@ -59,7 +63,14 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let names: Vec<String> = objects.iter().map(ToString::to_string).collect();
     printer.json(&json!({"dry_run": args.dry_run, "objects": names, "failed": failed}));
     if !args.dry_run {
-        printer.data(&format!("removed {} engine object(s); results were not touched", removed.len()));
+        printer.data(&format!(
+            "removed {} engine object(s); results were not touched",
+            removed.len()
+        ));
     }
-    if failed.is_empty() { Ok(ExitCode::Success) } else { Ok(ExitCode::Precondition) }
+    if failed.is_empty() {
+        Ok(ExitCode::Success)
+    } else {
+        Ok(ExitCode::Precondition)
+    }
 }

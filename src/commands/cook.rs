@@ -23,23 +23,45 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let names = brief.participants.iter().map(|p| p.name.as_str());
-    let selected = select("participant", names, &args.participants, &paths.brief_yaml())?;
+    let selected = select(
+        "participant",
+        &names,
+        &args.participants,
+        &paths.brief_yaml(),
+    )?;
     let (runtime, engine) = connect(&session).await?;
     let settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
-    session.printer.info(&format!("cooking `{}`: {} participant(s), timeout {}s", paths.name(), selected.len(), brief.timeout_s));
+    session.printer.info(&format!(
+        "cooking `{}`: {} participant(s), timeout {}s",
+        paths.name(),
+        selected.len(),
+        brief.timeout_s
+    ));
     let progress = Arc::new(session.printer.progress("cook"));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
 
     let printer = session.printer;
-    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results}));
+    printer.json(
+        &json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results}),
+    );
     for result in &outcome.results {
-        let exit = result.exit_code.map_or_else(|| "-".to_owned(), |c| c.to_string());
-        printer.data(&format!("{:<20} {:<16} exit={exit:<4} {:.1}s", result.name, result.status.as_str(), result.duration_s));
+        let exit = result
+            .exit_code
+            .map_or_else(|| "-".to_owned(), |c| c.to_string());
+        printer.data(&format!(
+            "{:<20} {:<16} exit={exit:<4} {:.1}s",
+            result.name,
+            result.status.as_str(),
+            result.duration_s
+        ));
     }
     let any_ok = outcome.results.iter().any(|r| r.status == CellState::Ok);
     if outcome.state == CookState::Cancelled {
-        printer.info(&format!("cancelled; partial outputs are kept in `{}`", paths.dir().join("work").display()));
+        printer.info(&format!(
+            "cancelled; partial outputs are kept in `{}`",
+            paths.dir().join("work").display()
+        ));
         return Ok(ExitCode::Cancelled);
     }
     printer.info(&format!("sealed outputs in `{}`", paths.inbox().display()));
@@ -47,7 +69,10 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         printer.info(&format!("next: multicooker judge {}", paths.name()));
         Ok(ExitCode::Success)
     } else {
-        printer.info(&format!("no participant ended ok; see the logs under `{}`", paths.dir().join("logs").display()));
+        printer.info(&format!(
+            "no participant ended ok; see the logs under `{}`",
+            paths.dir().join("logs").display()
+        ));
         Ok(ExitCode::NothingUsable)
     }
 }

@@ -34,7 +34,17 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let flavors = flavors_to_check(&session, args, &mut checks);
     match connect(&session).await {
         Ok((runtime, info)) => {
-            checks.add("OK", format!("engine reachable: {} {} (API {}), {} CPUs, {} MiB", info.backend, info.version, info.api_version, info.cpus, info.mem_total >> 20));
+            checks.add(
+                "OK",
+                format!(
+                    "engine reachable: {} {} (API {}), {} CPUs, {} MiB",
+                    info.backend,
+                    info.version,
+                    info.api_version,
+                    info.cpus,
+                    info.mem_total >> 20
+                ),
+            );
             check_user(&mut checks);
             for flavor in flavors {
                 check_flavor(&*runtime, &flavor, args.no_build, &mut checks).await;
@@ -63,14 +73,27 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
 fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -> Vec<String> {
     let Some(task) = &args.task else {
         for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
-            checks.add("WARN", format!("flavor `{flavor}`: no image in this build of multicooker"));
+            checks.add(
+                "WARN",
+                format!("flavor `{flavor}`: no image in this build of multicooker"),
+            );
         }
-        return KNOWN_FLAVORS.iter().filter(|f| has_image(f)).map(|f| (*f).to_owned()).collect();
+        return KNOWN_FLAVORS
+            .iter()
+            .filter(|f| has_image(f))
+            .map(|f| (*f).to_owned())
+            .collect();
     };
     match open_cook(session, task) {
         Ok((paths, loaded)) => {
             checks.add("OK", format!("`{}` is valid", paths.brief_yaml().display()));
-            let mut flavors: Vec<String> = loaded.brief.participants.iter().chain(&loaded.brief.judges).map(|a| a.flavor.clone()).collect();
+            let mut flavors: Vec<String> = loaded
+                .brief
+                .participants
+                .iter()
+                .chain(&loaded.brief.judges)
+                .map(|a| a.flavor.clone())
+                .collect();
             flavors.sort();
             flavors.dedup();
             flavors
@@ -83,9 +106,16 @@ fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -
 }
 
 fn check_user(checks: &mut Checks) {
-    match CellUser::resolve(std::env::var(crate::cli::env::HARDENING_USER).ok().as_deref()) {
+    match CellUser::resolve(
+        std::env::var(crate::cli::env::HARDENING_USER)
+            .ok()
+            .as_deref(),
+    ) {
         Ok(user) => checks.add("OK", format!("cells run as non-root user {}", user.spec())),
-        Err(problem) => checks.add("FAIL", format!("{}: {problem}", crate::cli::env::HARDENING_USER)),
+        Err(problem) => checks.add(
+            "FAIL",
+            format!("{}: {problem}", crate::cli::env::HARDENING_USER),
+        ),
     }
 }
 
@@ -95,14 +125,34 @@ async fn check_flavor<R: Runtime>(runtime: &R, flavor: &str, no_build: bool, che
         Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     };
     match runtime.image_exists(&base.tag).await {
-        Ok(true) => return checks.add("OK", format!("flavor `{flavor}`: base image `{}` is built", base.tag)),
-        Ok(false) if no_build => return checks.add("WARN", format!("flavor `{flavor}`: base image `{}` not built yet (build skipped)", base.tag)),
+        Ok(true) => {
+            return checks.add(
+                "OK",
+                format!("flavor `{flavor}`: base image `{}` is built", base.tag),
+            );
+        }
+        Ok(false) if no_build => {
+            return checks.add(
+                "WARN",
+                format!(
+                    "flavor `{flavor}`: base image `{}` not built yet (build skipped)",
+                    base.tag
+                ),
+            );
+        }
         Ok(false) => {}
         Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     }
     let started = std::time::Instant::now();
     match ensure_base(runtime, &base).await {
-        Ok(()) => checks.add("OK", format!("flavor `{flavor}`: base image `{}` builds ({:.1}s)", base.tag, started.elapsed().as_secs_f64())),
+        Ok(()) => checks.add(
+            "OK",
+            format!(
+                "flavor `{flavor}`: base image `{}` builds ({:.1}s)",
+                base.tag,
+                started.elapsed().as_secs_f64()
+            ),
+        ),
         Err(error) => checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     }
 }

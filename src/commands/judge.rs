@@ -24,16 +24,33 @@ pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     }
     for required in [paths.brief_md(), paths.judge_brief_md()] {
         if !required.is_file() {
-            return Err(UserError::new(format!("`{}` is missing", required.display()), "judges need BRIEF.md (the task) and JUDGE_BRIEF.md (how to score)").into());
+            return Err(UserError::new(
+                format!("`{}` is missing", required.display()),
+                "judges need BRIEF.md (the task) and JUDGE_BRIEF.md (how to score)",
+            )
+            .into());
         }
     }
-    let sealed = brief.participants.iter().filter(|p| paths.sealed(&p.name).join("out").is_dir()).count();
+    let sealed = brief
+        .participants
+        .iter()
+        .filter(|p| paths.sealed(&p.name).join("out").is_dir())
+        .count();
     if sealed == 0 {
-        return Err(UserError::new(format!("no sealed outputs in `{}`", paths.inbox().display()), format!("run `multicooker cook {}` first", paths.name())).into());
+        return Err(UserError::new(
+            format!("no sealed outputs in `{}`", paths.inbox().display()),
+            format!("run `multicooker cook {}` first", paths.name()),
+        )
+        .into());
     }
     let names = brief.judges.iter().map(|j| j.name.as_str());
-    let selected = select("judge", names, &args.judges, &paths.brief_yaml())?;
-    let judges: Vec<_> = brief.judges.iter().filter(|j| selected.contains(&j.name)).cloned().collect();
+    let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
+    let judges: Vec<_> = brief
+        .judges
+        .iter()
+        .filter(|j| selected.contains(&j.name))
+        .cloned()
+        .collect();
     let (runtime, engine) = connect(&session).await?;
     let settings = run_settings(brief, &engine, args.max_parallel, judges.len(), cancel)?;
     let seed = args.seed.unwrap_or_else(judge::labels::random_seed);
@@ -50,8 +67,14 @@ pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     let printer = session.printer;
     printer.json(&json!({"cook": paths.name(), "state": outcome.state, "judges": outcome.results}));
     for result in &outcome.results {
-        let detail = result.count.map_or_else(|| result.reason.clone().unwrap_or_default(), |n| format!("{n} scored"));
-        printer.data(&format!("{:<20} {:<16} {detail}", result.name, result.status));
+        let detail = result.count.map_or_else(
+            || result.reason.clone().unwrap_or_default(),
+            |n| format!("{n} scored"),
+        );
+        printer.data(&format!(
+            "{:<20} {:<16} {detail}",
+            result.name, result.status
+        ));
     }
     if outcome.state == CookState::Cancelled {
         return Ok(ExitCode::Cancelled);

@@ -34,7 +34,9 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
     let paths = find_cook(&session.root, task)?;
     let loaded = brief::load(&paths.brief_yaml())?;
     for warning in &loaded.warnings {
-        session.printer.warn(&format!("`{}`: {warning}", paths.brief_yaml().display()));
+        session
+            .printer
+            .warn(&format!("`{}`: {warning}", paths.brief_yaml().display()));
     }
     Ok((paths, loaded))
 }
@@ -43,21 +45,39 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
 async fn connect(session: &Session) -> anyhow::Result<(Arc<DockerRuntime>, EngineInfo)> {
     let runtime = DockerRuntime::connect().await?;
     let info = runtime.info().await?;
-    session.printer.detail(&format!("engine: {} {} (API {}), {} CPUs, {} MiB", info.backend, info.version, info.api_version, info.cpus, info.mem_total >> 20));
+    session.printer.detail(&format!(
+        "engine: {} {} (API {}), {} CPUs, {} MiB",
+        info.backend,
+        info.version,
+        info.api_version,
+        info.cpus,
+        info.mem_total >> 20
+    ));
     Ok((Arc::new(runtime), info))
 }
 
 /// Keeps the names listed in `wanted` (all when empty); an unknown name is an error.
-fn select<'a>(kind: &str, available: impl Iterator<Item = &'a str> + Clone, wanted: &[String], brief_path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+fn select<'a>(
+    kind: &str,
+    available: &(impl Iterator<Item = &'a str> + Clone),
+    wanted: &[String],
+    brief_path: &std::path::Path,
+) -> anyhow::Result<Vec<String>> {
     let all: Vec<String> = available.clone().map(str::to_owned).collect();
     if wanted.is_empty() {
         return Ok(all);
     }
     for name in wanted {
         if !all.contains(name) {
-            let hint = brief::suggest(name, available.clone())
-                .map_or_else(|| format!("{kind}s in `{}`: {}", brief_path.display(), all.join(", ")), |s| format!("did you mean `{s}`?"));
-            return Err(UserError::new(format!("no {kind} named `{name}` in `{}`", brief_path.display()), hint).into());
+            let hint = brief::suggest(name, available.clone()).map_or_else(
+                || format!("{kind}s in `{}`: {}", brief_path.display(), all.join(", ")),
+                |s| format!("did you mean `{s}`?"),
+            );
+            return Err(UserError::new(
+                format!("no {kind} named `{name}` in `{}`", brief_path.display()),
+                hint,
+            )
+            .into());
         }
     }
     Ok(all.into_iter().filter(|n| wanted.contains(n)).collect())
@@ -66,15 +86,22 @@ fn select<'a>(kind: &str, available: impl Iterator<Item = &'a str> + Clone, want
 /// Reports objects teardown could not remove.
 fn report_leftovers(session: &Session, leftovers: &[crate::runtime::TeardownFailure]) {
     for failure in leftovers {
-        session.printer.warn(&format!("could not remove {}: {}", failure.object, failure.error));
+        session.printer.warn(&format!(
+            "could not remove {}: {}",
+            failure.object, failure.error
+        ));
     }
     if !leftovers.is_empty() {
-        session.printer.info("hint: remove them with `multicooker clean --all`");
+        session
+            .printer
+            .info("hint: remove them with `multicooker clean --all`");
     }
 }
 
 /// The session and signal handling of commands that run cells.
-fn cell_session(global: &crate::cli::GlobalArgs) -> anyhow::Result<(Session, tokio_util::sync::CancellationToken)> {
+fn cell_session(
+    global: &crate::cli::GlobalArgs,
+) -> anyhow::Result<(Session, tokio_util::sync::CancellationToken)> {
     let session = settings::session(global)?;
     let cancel = settings::cancel_on_signals(session.printer);
     Ok((session, cancel))

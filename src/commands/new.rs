@@ -18,8 +18,23 @@ const TEMPLATE_JUDGE_BRIEF_MD: &str = include_str!("../brief/template/JUDGE_BRIE
 
 /// Top-level entries of a source folder that belong to a run, not to the task.
 const RUN_ENTRIES: &[&str] = &[
-    "work", "logs", "judging", "attempts", "rounds", "archive", "chef", "consult", "status.json", "events.jsonl",
-    "RUN.json", "RUN_RESULT.json", "JUDGE_RESULT.json", "summary.json", "leaderboard.md", "artifacts.json", "compose.yaml",
+    "work",
+    "logs",
+    "judging",
+    "attempts",
+    "rounds",
+    "archive",
+    "chef",
+    "consult",
+    "status.json",
+    "events.jsonl",
+    "RUN.json",
+    "RUN_RESULT.json",
+    "JUDGE_RESULT.json",
+    "summary.json",
+    "leaderboard.md",
+    "artifacts.json",
+    "compose.yaml",
 ];
 
 /// What the new cook's `.gitignore` keeps out of version control.
@@ -30,16 +45,23 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let name = dated_name(&args.name)?;
     let paths = CookPaths::new(session.root.join(&name));
     if paths.dir().exists() {
-        return Err(UserError::new(format!("`{}` already exists", paths.dir().display()), "pick another name").into());
+        return Err(UserError::new(
+            format!("`{}` already exists", paths.dir().display()),
+            "pick another name",
+        )
+        .into());
     }
-    let staging = tempfile::Builder::new().prefix(".new-").tempdir_in(ensure_root(&session.root)?)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".new-")
+        .tempdir_in(ensure_root(&session.root)?)?;
     let staged = CookPaths::new(staging.path().join(&name));
     fs_err::create_dir_all(staged.dir())?;
     match &args.from {
         Some(source) => copy_example(source, staged.dir())?,
         None => write_template(&staged, &name, &args.participants)?,
     }
-    let loaded = brief::load(&staged.brief_yaml()).map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
+    let loaded = brief::load(&staged.brief_yaml())
+        .map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
     fs_err::create_dir_all(staged.raw())?;
     if fs_err::read_dir(staged.raw())?.next().is_none() {
         fs_err::write(staged.raw().join(".gitkeep"), "")?;
@@ -54,7 +76,12 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     fs_err::rename(staged.dir(), paths.dir())?;
 
     let printer = session.printer;
-    let participants: Vec<String> = loaded.brief.participants.iter().map(|p| format!("{} ({})", p.name, p.flavor)).collect();
+    let participants: Vec<String> = loaded
+        .brief
+        .participants
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.flavor))
+        .collect();
     printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>()}));
     printer.data(&format!("created cook: {}", paths.dir().display()));
     printer.data(&format!("participants: {}", participants.join(", ")));
@@ -70,7 +97,11 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn dated_name(name: &str) -> anyhow::Result<String> {
-    let bare = if has_date_prefix(name) { &name[7..] } else { name };
+    let bare = if has_date_prefix(name) {
+        &name[7..]
+    } else {
+        name
+    };
     check_task_name(name)?;
     if let Err((problem, hint)) = brief::check_actor_name(bare) {
         return Err(UserError::new(format!("cook name `{name}` {problem}"), hint).into());
@@ -89,14 +120,26 @@ fn ensure_root(root: &Path) -> anyhow::Result<&Path> {
 /// Copies an example folder's task files (not a previous run's results), following no link.
 fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
     if !source.join("brief.yaml").is_file() {
-        return Err(UserError::new(format!("`{}` has no brief.yaml", source.display()), "point --from at a folder such as `examples/hello-task`").into());
+        return Err(UserError::new(
+            format!("`{}` has no brief.yaml", source.display()),
+            "point --from at a folder such as `examples/hello-task`",
+        )
+        .into());
     }
-    let options = CopyOptions { ignore: &[".auth"], max_bytes: 1 << 30, read_only: false };
+    let options = CopyOptions {
+        ignore: &[".auth"],
+        max_bytes: 1 << 30,
+        read_only: false,
+    };
     for entry in fs_err::read_dir(source)? {
         let entry = entry?;
         let file_name = entry.file_name();
         let text = file_name.to_string_lossy();
-        if text.starts_with('_') || text == ".auth" || text == ".mc-lock" || RUN_ENTRIES.contains(&text.as_ref()) {
+        if text.starts_with('_')
+            || text == ".auth"
+            || text == ".mc-lock"
+            || RUN_ENTRIES.contains(&text.as_ref())
+        {
             continue;
         }
         let meta = fs_err::symlink_metadata(entry.path())?;
@@ -118,18 +161,32 @@ fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Re
             None => (spec, spec),
         };
         if participant.is_empty() || flavor.is_empty() {
-            return Err(UserError::new(format!("bad participant spec `{spec}`"), "use NAME or NAME=FLAVOR").into());
+            return Err(UserError::new(
+                format!("bad participant spec `{spec}`"),
+                "use NAME or NAME=FLAVOR",
+            )
+            .into());
         }
         if !KNOWN_FLAVORS.contains(&flavor) {
-            return Err(UserError::new(format!("unknown flavor `{flavor}` in `{spec}`"), format!("known flavors: {}", KNOWN_FLAVORS.join(", "))).into());
+            return Err(UserError::new(
+                format!("unknown flavor `{flavor}` in `{spec}`"),
+                format!("known flavors: {}", KNOWN_FLAVORS.join(", ")),
+            )
+            .into());
         }
         if seen.contains(&participant) {
-            return Err(UserError::new(format!("duplicate participant name `{participant}`"), "give each participant its own name").into());
+            return Err(UserError::new(
+                format!("duplicate participant name `{participant}`"),
+                "give each participant its own name",
+            )
+            .into());
         }
         seen.push(participant);
         lines.push_str(&format!("  - {{name: {participant}, flavor: {flavor}}}\n"));
     }
-    let yaml = TEMPLATE_BRIEF.replace("@NAME@", name).replace("@PARTICIPANTS@\n", &lines);
+    let yaml = TEMPLATE_BRIEF
+        .replace("@NAME@", name)
+        .replace("@PARTICIPANTS@\n", &lines);
     fs_err::write(paths.brief_yaml(), yaml)?;
     fs_err::write(paths.brief_md(), TEMPLATE_BRIEF_MD)?;
     fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;

@@ -22,16 +22,26 @@ pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         printer.warn(warning);
     }
     for skipped in &input.skipped {
-        printer.warn(&format!("judge `{}` skipped: {}", skipped.judge, skipped.reason));
+        printer.warn(&format!(
+            "judge `{}` skipped: {}",
+            skipped.judge, skipped.reason
+        ));
     }
     let report = report::aggregate(&input, brief);
     let written = report::write(&paths, &report)?;
     printer.json(&report::render_summary(&report));
     if written.no_scores {
-        printer.info(&format!("no judge produced usable scores; see `{}`", written.summary.display()));
+        printer.info(&format!(
+            "no judge produced usable scores; see `{}`",
+            written.summary.display()
+        ));
         return Ok(ExitCode::NothingUsable);
     }
-    EventLog::new(&paths).cook("report.written", Phase::Report, Some(json!({"round": report.round})))?;
+    EventLog::new(&paths).cook(
+        "report.written",
+        Phase::Report,
+        Some(json!({"round": report.round})),
+    )?;
     StatusStore::open(&paths).update(|s| {
         s.phase = Phase::Report;
         s.state = CookState::Reported;

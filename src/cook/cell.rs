@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::{BoxFuture, FutureExt, Shared};
 use futures_util::StreamExt;
+use futures_util::future::{BoxFuture, FutureExt, Shared};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -93,8 +93,13 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
     let mut set = JoinSet::new();
     let count = plans.len();
     for (index, plan) in plans.into_iter().enumerate() {
-        let (runtime, ledger, hooks, semaphore, options) =
-            (runtime.clone(), ledger.clone(), hooks.clone(), semaphore.clone(), options.clone());
+        let (runtime, ledger, hooks, semaphore, options) = (
+            runtime.clone(),
+            ledger.clone(),
+            hooks.clone(),
+            semaphore.clone(),
+            options.clone(),
+        );
         set.spawn(async move {
             let outcome = {
                 let _permit = tokio::select! {
@@ -103,8 +108,12 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                 };
                 let outcome = run_one(&*runtime, &ledger, &*hooks, &plan, &options).await;
                 // Whatever happened, the cell and its network are gone before we report.
-                let _ = ledger.release(&*runtime, &ObjectRef::cell(&plan.spec.name)).await;
-                let _ = ledger.release(&*runtime, &ObjectRef::network(&plan.network.name)).await;
+                let _ = ledger
+                    .release(&*runtime, &ObjectRef::cell(&plan.spec.name))
+                    .await;
+                let _ = ledger
+                    .release(&*runtime, &ObjectRef::network(&plan.network.name))
+                    .await;
                 outcome
             };
             let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
@@ -119,11 +128,20 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
             Ok((_, Err(e))) | Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
-    outputs.into_iter().map(|o| o.expect("every spawned cell reports exactly once")).collect()
+    outputs
+        .into_iter()
+        .map(|o| o.expect("every spawned cell reports exactly once"))
+        .collect()
 }
 
 /// Runs one cell from network creation to exit; the caller removes what it created.
-async fn run_one<R: Runtime, H: CellHooks>(runtime: &R, ledger: &Ledger, hooks: &H, plan: &CellPlan, options: &RunOptions) -> CellOutcome {
+async fn run_one<R: Runtime, H: CellHooks>(
+    runtime: &R,
+    ledger: &Ledger,
+    hooks: &H,
+    plan: &CellPlan,
+    options: &RunOptions,
+) -> CellOutcome {
     let cancel = &options.cancel;
     if cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
@@ -134,7 +152,10 @@ async fn run_one<R: Runtime, H: CellHooks>(runtime: &R, ledger: &Ledger, hooks: 
         return not_started(CellState::StartFailed, Some(e.to_string()));
     }
     if let Err(e) = options.images.clone().await {
-        return not_started(CellState::StartFailed, Some(format!("image build failed: {e}")));
+        return not_started(
+            CellState::StartFailed,
+            Some(format!("image build failed: {e}")),
+        );
     }
     ledger.record(ObjectRef::cell(&plan.spec.name));
     if cancel.is_cancelled() {
@@ -152,7 +173,11 @@ async fn run_one<R: Runtime, H: CellHooks>(runtime: &R, ledger: &Ledger, hooks: 
         return not_started(CellState::StartFailed, Some(e.to_string()));
     }
     hooks.started(plan, &started_at);
-    let logs = tokio::spawn(pump_logs(runtime.cell_logs(&plan.spec.name), plan.stdout_log.clone(), plan.stderr_log.clone()));
+    let logs = tokio::spawn(pump_logs(
+        runtime.cell_logs(&plan.spec.name),
+        plan.stdout_log.clone(),
+        plan.stderr_log.clone(),
+    ));
     let ended = wait_or_kill(runtime, plan, cancel).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     if tokio::time::timeout(LOG_DRAIN, logs).await.is_err() {
@@ -188,7 +213,11 @@ struct Ended {
     error: Option<String>,
 }
 
-async fn wait_or_kill<R: Runtime>(runtime: &R, plan: &CellPlan, cancel: &CancellationToken) -> Ended {
+async fn wait_or_kill<R: Runtime>(
+    runtime: &R,
+    plan: &CellPlan,
+    cancel: &CancellationToken,
+) -> Ended {
     let name = plan.spec.name.as_str();
     let how = tokio::select! {
         waited = tokio::time::timeout(plan.timeout, runtime.wait_cell(name)) => match waited {
@@ -200,10 +229,17 @@ async fn wait_or_kill<R: Runtime>(runtime: &R, plan: &CellPlan, cancel: &Cancell
     };
     let killed = runtime.kill_cell(name).await;
     let exit = match killed {
-        Ok(()) => tokio::time::timeout(Duration::from_secs(10), runtime.wait_cell(name)).await.ok().and_then(Result::ok),
+        Ok(()) => tokio::time::timeout(Duration::from_secs(10), runtime.wait_cell(name))
+            .await
+            .ok()
+            .and_then(Result::ok),
         Err(_) => None,
     };
-    Ended { how, exit, error: killed.err().map(|e| e.to_string()) }
+    Ended {
+        how,
+        exit,
+        error: killed.err().map(|e| e.to_string()),
+    }
 }
 
 /// The reference's order: oom, rate limit, timeout, then exit code (BEHAVIOR.md §4.5). A cell
@@ -238,7 +274,10 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
 
 /// Writes the cell's output into its two log files as it arrives.
 async fn pump_logs(
-    mut stream: futures_util::stream::BoxStream<'static, Result<LogChunk, crate::runtime::RuntimeError>>,
+    mut stream: futures_util::stream::BoxStream<
+        'static,
+        Result<LogChunk, crate::runtime::RuntimeError>,
+    >,
     stdout: std::path::PathBuf,
     stderr: std::path::PathBuf,
 ) -> std::io::Result<()> {
@@ -249,7 +288,8 @@ async fn pump_logs(
             Ok(LogChunk::Stdout(bytes)) => out.write(&bytes).await?,
             Ok(LogChunk::Stderr(bytes)) => err.write(&bytes).await?,
             Err(e) => {
-                err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes()).await?;
+                err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes())
+                    .await?;
                 break;
             }
         }
@@ -268,7 +308,10 @@ impl CappedLog {
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await?;
         }
-        Ok(Self { file: tokio::fs::File::create(path).await?, written: 0 })
+        Ok(Self {
+            file: tokio::fs::File::create(path).await?,
+            written: 0,
+        })
     }
 
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -280,7 +323,9 @@ impl CappedLog {
         self.file.write_all(part).await?;
         self.written += part.len() as u64;
         if self.written >= LOG_CAP_BYTES {
-            self.file.write_all(b"\n[multicooker: log truncated at the cap]\n").await?;
+            self.file
+                .write_all(b"\n[multicooker: log truncated at the cap]\n")
+                .await?;
         }
         Ok(())
     }
@@ -301,7 +346,8 @@ async fn read_tail(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use tokio::io::{AsyncReadExt, AsyncSeekExt};
     let mut file = tokio::fs::File::open(path).await?;
     let len = file.metadata().await?.len();
-    file.seek(std::io::SeekFrom::Start(len.saturating_sub(limit))).await?;
+    file.seek(std::io::SeekFrom::Start(len.saturating_sub(limit)))
+        .await?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).await?;
     Ok(bytes)

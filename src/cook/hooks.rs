@@ -1,5 +1,5 @@
 //! What happens around each participant cell: status and events at every transition, and,
-//! once it ends, sealing, the required-outputs check, trace.json and the RUN_RESULT entry.
+//! once it ends, sealing, the required-outputs check, trace.json and the `RUN_RESULT` entry.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use crate::fsx::{self, CopyReport};
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore};
 
-/// One participant's entry in RUN_RESULT.json (the reference's fields, then ours).
+/// One participant's entry in `RUN_RESULT.json` (the reference's fields, then ours).
 #[derive(Debug, Clone, Serialize)]
 pub struct ParticipantResult {
     /// Participant name.
@@ -68,8 +68,21 @@ pub(super) struct CookHooks {
 }
 
 impl CookHooks {
-    pub(super) fn new(paths: &CookPaths, brief: &Brief, status: Arc<StatusStore>, progress: Arc<dyn Progress>, seal_max_bytes: u64) -> Self {
-        Self { paths: paths.clone(), brief: brief.clone(), status, events: EventLog::new(paths), progress, seal_max_bytes }
+    pub(super) fn new(
+        paths: &CookPaths,
+        brief: &Brief,
+        status: Arc<StatusStore>,
+        progress: Arc<dyn Progress>,
+        seal_max_bytes: u64,
+    ) -> Self {
+        Self {
+            paths: paths.clone(),
+            brief: brief.clone(),
+            status,
+            events: EventLog::new(paths),
+            progress,
+            seal_max_bytes,
+        }
     }
 
     fn warn_state(&self, result: Result<(), crate::state::StateError>) {
@@ -79,7 +92,10 @@ impl CookHooks {
     }
 
     fn relative(&self, path: &std::path::Path) -> String {
-        path.strip_prefix(self.paths.dir()).unwrap_or(path).to_string_lossy().into_owned()
+        path.strip_prefix(self.paths.dir())
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -87,27 +103,51 @@ impl CellHooks for CookHooks {
     type Output = ParticipantResult;
 
     fn starting(&self, plan: &CellPlan) {
-        self.progress.cell(Role::Participant, &plan.actor, CellPhase::Starting);
-        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| c.state = CellState::Starting));
+        self.progress
+            .cell(Role::Participant, &plan.actor, CellPhase::Starting);
+        self.warn_state(self.status.update_cell(
+            &plan.actor,
+            Role::Participant,
+            &plan.flavor,
+            |c| c.state = CellState::Starting,
+        ));
     }
 
     fn started(&self, plan: &CellPlan, started_at: &str) {
-        self.progress.cell(Role::Participant, &plan.actor, CellPhase::Running);
-        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| {
-            c.state = CellState::Running;
-            c.started_at = Some(started_at.to_owned());
-        }));
-        self.warn_state(self.events.cell("cell.started", Phase::Cook, &plan.actor, json!({"flavor": plan.flavor, "round": 1})));
+        self.progress
+            .cell(Role::Participant, &plan.actor, CellPhase::Running);
+        self.warn_state(self.status.update_cell(
+            &plan.actor,
+            Role::Participant,
+            &plan.flavor,
+            |c| {
+                c.state = CellState::Running;
+                c.started_at = Some(started_at.to_owned());
+            },
+        ));
+        self.warn_state(self.events.cell(
+            "cell.started",
+            Phase::Cook,
+            &plan.actor,
+            json!({"flavor": plan.flavor, "round": 1}),
+        ));
     }
 
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
         let seal_report = if started {
-            match seal(&self.paths, &plan.actor, state.as_str(), 1, self.seal_max_bytes) {
+            match seal(
+                &self.paths,
+                &plan.actor,
+                state.as_str(),
+                1,
+                self.seal_max_bytes,
+            ) {
                 Ok(report) => Some(report),
                 Err(e) => {
-                    self.progress.note(&format!("warning: sealing `{}` failed: {e}", plan.actor));
+                    self.progress
+                        .note(&format!("warning: sealing `{}` failed: {e}", plan.actor));
                     None
                 }
             }
@@ -115,11 +155,20 @@ impl CellHooks for CookHooks {
             None
         };
         let missing = if state == CellState::Ok && !self.brief.outputs.required.is_empty() {
-            let missing = missing_outputs(&self.paths.sealed(&plan.actor).join("out"), &self.brief.outputs.required);
+            let missing = missing_outputs(
+                &self.paths.sealed(&plan.actor).join("out"),
+                &self.brief.outputs.required,
+            );
             if !missing.is_empty() {
                 state = CellState::ArtifactMissing;
                 // The seal's meta must tell judges the same class.
-                let _ = seal(&self.paths, &plan.actor, state.as_str(), 1, self.seal_max_bytes);
+                let _ = seal(
+                    &self.paths,
+                    &plan.actor,
+                    state.as_str(),
+                    1,
+                    self.seal_max_bytes,
+                );
             }
             Some(missing).filter(|m| !m.is_empty())
         } else {
@@ -137,7 +186,10 @@ impl CellHooks for CookHooks {
             stderr: self.relative(&plan.stderr_log),
             missing_outputs: missing.clone(),
             usage: None,
-            model: self.brief.participant(&plan.actor).and_then(|a| a.model.clone()),
+            model: self
+                .brief
+                .participant(&plan.actor)
+                .and_then(|a| a.model.clone()),
             started_at: outcome.started_at.clone(),
             finished_at: outcome.finished_at.clone(),
             timed_out: outcome.timed_out,
@@ -157,21 +209,40 @@ impl CookHooks {
         if let Some(map) = trace.as_object_mut() {
             map.insert("mode".into(), json!("cook"));
             map.insert("round_num".into(), json!(1));
-            map.insert("rate_limited".into(), json!(result.status == CellState::RateLimited));
+            map.insert(
+                "rate_limited".into(),
+                json!(result.status == CellState::RateLimited),
+            );
         }
         if let Err(e) = fsx::write_json_atomic(&self.paths.trace(&plan.actor), &trace) {
-            self.progress.note(&format!("warning: cannot write trace of `{}`: {e}", plan.actor));
+            self.progress.note(&format!(
+                "warning: cannot write trace of `{}`: {e}",
+                plan.actor
+            ));
         }
-        self.warn_state(self.status.update_cell(&plan.actor, Role::Participant, &plan.flavor, |c| {
-            c.state = result.status;
-            c.exit_class = Some(result.status.as_str().to_owned());
-            c.finished_at = Some(result.finished_at.clone());
-            c.duration_s = Some(result.duration_s);
-            c.missing.clone_from(&result.missing_outputs);
-            c.extra.insert("exit_code".into(), json!(result.exit_code));
-        }));
-        if let Some(retry) = result.retry_after_s.filter(|_| result.status == CellState::RateLimited) {
-            self.warn_state(self.events.cell("cell.rate_limited", Phase::Cook, &plan.actor, json!({"retry_after_s": retry})));
+        self.warn_state(self.status.update_cell(
+            &plan.actor,
+            Role::Participant,
+            &plan.flavor,
+            |c| {
+                c.state = result.status;
+                c.exit_class = Some(result.status.as_str().to_owned());
+                c.finished_at = Some(result.finished_at.clone());
+                c.duration_s = Some(result.duration_s);
+                c.missing.clone_from(&result.missing_outputs);
+                c.extra.insert("exit_code".into(), json!(result.exit_code));
+            },
+        ));
+        if let Some(retry) = result
+            .retry_after_s
+            .filter(|_| result.status == CellState::RateLimited)
+        {
+            self.warn_state(self.events.cell(
+                "cell.rate_limited",
+                Phase::Cook,
+                &plan.actor,
+                json!({"retry_after_s": retry}),
+            ));
         }
         let mut payload = json!({"exit_class": result.status, "duration_s": result.duration_s});
         if let Some(missing) = &result.missing_outputs {
@@ -180,13 +251,30 @@ impl CookHooks {
         if let Some(error) = &result.error {
             payload["error"] = json!(error);
         }
-        self.warn_state(self.events.cell("cell.exited", Phase::Cook, &plan.actor, payload));
-        self.progress.cell(Role::Participant, &plan.actor, done_phase(result.status, result.exit_code, result.duration_s, result.error.as_deref()));
+        self.warn_state(
+            self.events
+                .cell("cell.exited", Phase::Cook, &plan.actor, payload),
+        );
+        self.progress.cell(
+            Role::Participant,
+            &plan.actor,
+            done_phase(
+                result.status,
+                result.exit_code,
+                result.duration_s,
+                result.error.as_deref(),
+            ),
+        );
     }
 }
 
 /// The progress line of a finished cell.
-pub fn done_phase(state: CellState, exit_code: Option<i64>, duration_s: f64, error: Option<&str>) -> CellPhase {
+pub fn done_phase(
+    state: CellState,
+    exit_code: Option<i64>,
+    duration_s: f64,
+    error: Option<&str>,
+) -> CellPhase {
     let mut detail = match exit_code {
         Some(code) => format!("exit={code}, {duration_s:.1}s"),
         None => format!("{duration_s:.1}s"),
@@ -194,5 +282,9 @@ pub fn done_phase(state: CellState, exit_code: Option<i64>, duration_s: f64, err
     if let Some(error) = error {
         detail.push_str(&format!(": {error}"));
     }
-    CellPhase::Done { state: state.as_str().to_owned(), detail, ok: state == CellState::Ok }
+    CellPhase::Done {
+        state: state.as_str().to_owned(),
+        detail,
+        ok: state == CellState::Ok,
+    }
 }

@@ -15,7 +15,10 @@ use futures_util::future::join_all;
 use super::cell::ImagesReady;
 use super::names::Names;
 use crate::flavor::{FlavorError, base_tag, build_context, thin_context};
-use crate::runtime::{ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime, RuntimeError};
+use crate::runtime::{
+    ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime,
+    RuntimeError,
+};
 use crate::state::CookPaths;
 
 /// Label with the hash of an image's build context.
@@ -39,25 +42,46 @@ pub fn base_specs(flavors: &[String]) -> Result<Vec<ImageSpec>, FlavorError> {
         .into_iter()
         .map(|flavor| {
             let context = build_context(flavor)?;
-            let labels = Labels::shared("base").with(LABEL_FLAVOR, flavor).with(LABEL_CONTEXT, &context.digest);
-            Ok(ImageSpec { tag: base_tag(flavor, &context.digest), labels, context: context.tar })
+            let labels = Labels::shared("base")
+                .with(LABEL_FLAVOR, flavor)
+                .with(LABEL_CONTEXT, &context.digest);
+            Ok(ImageSpec {
+                tag: base_tag(flavor, &context.digest),
+                labels,
+                context: context.tar,
+            })
         })
         .collect()
 }
 
 /// The images of `flavors` for one cook.
-pub fn image_specs(paths: &CookPaths, names: &Names, flavors: &[String], run_id: &str) -> Result<Vec<FlavorImages>, FlavorError> {
+pub fn image_specs(
+    paths: &CookPaths,
+    names: &Names,
+    flavors: &[String],
+    run_id: &str,
+) -> Result<Vec<FlavorImages>, FlavorError> {
     base_specs(flavors)?
         .into_iter()
         .map(|base| {
             let flavor = base.labels.get(LABEL_FLAVOR).unwrap_or_default().to_owned();
-            let context = thin_context(&base.tag).map_err(|source| FlavorError::Context { flavor: flavor.clone(), source })?;
+            let context = thin_context(&base.tag).map_err(|source| FlavorError::Context {
+                flavor: flavor.clone(),
+                source,
+            })?;
             let labels = Labels::new(paths.name(), "image")
                 .with(LABEL_ROOT, &paths.root_id())
                 .with(LABEL_FLAVOR, &flavor)
                 .with(LABEL_RUN, run_id)
-                .with(LABEL_CONTEXT, base.labels.get(LABEL_CONTEXT).unwrap_or_default());
-            let cook = ImageSpec { tag: names.image(&flavor), labels, context };
+                .with(
+                    LABEL_CONTEXT,
+                    base.labels.get(LABEL_CONTEXT).unwrap_or_default(),
+                );
+            let cook = ImageSpec {
+                tag: names.image(&flavor),
+                labels,
+                context,
+            };
             Ok(FlavorImages { base, cook })
         })
         .collect()
@@ -73,7 +97,11 @@ pub async fn ensure_base<R: Runtime>(runtime: &R, base: &ImageSpec) -> Result<()
 
 /// Starts building every image (the cook's images recorded in the ledger first) and returns
 /// the shared result.
-pub fn start_builds<R: Runtime>(runtime: &Arc<R>, ledger: &Arc<Ledger>, images: Vec<FlavorImages>) -> ImagesReady {
+pub fn start_builds<R: Runtime>(
+    runtime: &Arc<R>,
+    ledger: &Arc<Ledger>,
+    images: Vec<FlavorImages>,
+) -> ImagesReady {
     for image in &images {
         ledger.record(ObjectRef::image(&image.cook.tag));
     }

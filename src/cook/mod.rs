@@ -5,11 +5,11 @@
 //! through [`Progress`]) and never reads command-line arguments.
 
 pub mod cell;
+mod hooks;
 pub mod images;
 pub mod names;
 pub mod plan;
 pub mod seal;
-mod hooks;
 pub mod stale;
 
 use std::sync::Arc;
@@ -24,7 +24,9 @@ use crate::brief::{Brief, Profile};
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Ledger, Runtime, TeardownFailure};
-use crate::state::{Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso};
+use crate::state::{
+    Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
+};
 use cell::{RunOptions, run_cells};
 use names::Names;
 use plan::{CellUser, PlanContext, participant_prompt};
@@ -94,25 +96,55 @@ pub async fn cook<R: Runtime>(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<CookOutcome, CookError> {
-    let actors: Vec<_> = brief.participants.iter().filter(|p| selected.contains(&p.name)).cloned().collect();
-    let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(|source| CookError::Prepare { path: paths.brief_md(), source })?;
+    let actors: Vec<_> = brief
+        .participants
+        .iter()
+        .filter(|p| selected.contains(&p.name))
+        .cloned()
+        .collect();
+    let brief_md =
+        fs_err::read_to_string(paths.brief_md()).map_err(|source| CookError::Prepare {
+            path: paths.brief_md(),
+            source,
+        })?;
     for actor in &actors {
-        stale::set_aside_previous_output(paths, &actor.name, settings.user).map_err(|source| CookError::Prepare { path: paths.work(&actor.name), source })?;
+        stale::set_aside_previous_output(paths, &actor.name, settings.user).map_err(|source| {
+            CookError::Prepare {
+                path: paths.work(&actor.name),
+                source,
+            }
+        })?;
     }
     let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
     let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker"});
-    fsx::write_json_atomic(&paths.run_json(), &run_json).map_err(StateError::io("write", paths.run_json()))?;
-    let cells: IndexMap<String, Cell> = actors.iter().map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor))).collect();
+    fsx::write_json_atomic(&paths.run_json(), &run_json)
+        .map_err(StateError::io("write", paths.run_json()))?;
+    let cells: IndexMap<String, Cell> = actors
+        .iter()
+        .map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor)))
+        .collect();
     let status = Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?);
     let events = EventLog::new(paths);
-    events.cook("cook.created", Phase::Cook, Some(json!({"participants": names})))?;
+    events.cook(
+        "cook.created",
+        Phase::Cook,
+        Some(json!({"participants": names})),
+    )?;
     events.cook("phase.started", Phase::Cook, None)?;
     status.set_state(Phase::Cook, CookState::Preflighting)?;
     let prompt = participant_prompt(&brief_md);
     for actor in &actors {
-        fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes()).map_err(|source| CookError::Prepare { path: paths.prompt(&actor.name), source })?;
+        fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes()).map_err(|source| {
+            CookError::Prepare {
+                path: paths.prompt(&actor.name),
+                source,
+            }
+        })?;
     }
-    fs_err::create_dir_all(paths.raw()).map_err(|source| CookError::Prepare { path: paths.raw(), source })?;
+    fs_err::create_dir_all(paths.raw()).map_err(|source| CookError::Prepare {
+        path: paths.raw(),
+        source,
+    })?;
 
     let engine_names = Names::for_paths(paths);
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
@@ -123,20 +155,41 @@ pub async fn cook<R: Runtime>(
             return Err(error.into());
         }
     };
-    let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
+    let context = PlanContext {
+        paths,
+        names: &engine_names,
+        brief,
+        user: settings.user,
+        profile: settings.profile,
+        run_id: &settings.run_id,
+    };
     let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
 
-    let swept = stale::sweep_engine(&**runtime, paths, Role::Participant).await.map_err(CookError::Engine)?;
+    let swept = stale::sweep_engine(&**runtime, paths, Role::Participant)
+        .await
+        .map_err(CookError::Engine)?;
     if swept > 0 {
-        progress.note(&format!("removed {swept} engine object(s) a killed earlier run left behind"));
+        progress.note(&format!(
+            "removed {swept} engine object(s) a killed earlier run left behind"
+        ));
     }
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let ledger = Arc::new(Ledger::new(settings.keep));
     let ready = images::start_builds(runtime, &ledger, specs);
     let watcher = tokio::spawn(watch_build(ready.clone(), status.clone(), events.clone()));
-    let hooks = Arc::new(hooks::CookHooks::new(paths, brief, status.clone(), progress, settings.seal_max_bytes));
-    let options = RunOptions { cancel: settings.cancel.clone(), max_parallel: settings.max_parallel, images: ready.clone() };
+    let hooks = Arc::new(hooks::CookHooks::new(
+        paths,
+        brief,
+        status.clone(),
+        progress,
+        settings.seal_max_bytes,
+    ));
+    let options = RunOptions {
+        cancel: settings.cancel.clone(),
+        max_parallel: settings.max_parallel,
+        images: ready.clone(),
+    };
     let results = run_cells(runtime, &ledger, &hooks, plans, &options).await;
     let build = ready.await;
     let _ = watcher.await;
@@ -147,18 +200,30 @@ pub async fn cook<R: Runtime>(
         return Err(CookError::Build(message.to_string()));
     }
     write_run_result(paths, &results)?;
-    let state = if settings.cancel.is_cancelled() { CookState::Cancelled } else { CookState::Sealed };
+    let state = if settings.cancel.is_cancelled() {
+        CookState::Cancelled
+    } else {
+        CookState::Sealed
+    };
     status.set_state(Phase::Cook, state)?;
     if state == CookState::Cancelled {
         events.cook("cook.cancelled", Phase::Cook, None)?;
     } else {
         events.cook("seal.finished", Phase::Cook, None)?;
     }
-    Ok(CookOutcome { results, state, leftovers })
+    Ok(CookOutcome {
+        results,
+        state,
+        leftovers,
+    })
 }
 
 /// Moves the cook to `cooking` once images are built.
-async fn watch_build(ready: cell::ImagesReady, status: Arc<StatusStore>, events: EventLog) -> Result<(), StateError> {
+async fn watch_build(
+    ready: cell::ImagesReady,
+    status: Arc<StatusStore>,
+    events: EventLog,
+) -> Result<(), StateError> {
     if ready.await.is_ok() {
         events.cook("image.build.finished", Phase::Cook, None)?;
         status.set_state(Phase::Cook, CookState::Cooking)?;
@@ -173,10 +238,12 @@ fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), Sta
 
 fn write_run_result(paths: &CookPaths, results: &[ParticipantResult]) -> Result<(), StateError> {
     let value = json!({"finished_at": now_iso(), "round": 1, "participants": results});
-    fsx::write_json_atomic(&paths.run_result(), &value).map_err(StateError::io("write", paths.run_result()))
+    fsx::write_json_atomic(&paths.run_result(), &value)
+        .map_err(StateError::io("write", paths.run_result()))
 }
 
 /// The machine's name, for RUN.json.
 pub fn hostname() -> String {
-    fs_err::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_owned()).unwrap_or_else(|_| "unknown".into())
+    fs_err::read_to_string("/proc/sys/kernel/hostname")
+        .map_or_else(|_| "unknown".into(), |h| h.trim().to_owned())
 }

@@ -24,9 +24,17 @@ impl Names {
     pub fn for_cook(cook: &str, root_id: &str) -> Self {
         let clean: String = cook
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect();
-        let clean = clean.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_owned();
+        let clean = clean
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_owned();
         let project = if clean == cook && clean.len() <= 48 {
             format!("mc-{clean}")
         } else {
@@ -35,8 +43,15 @@ impl Names {
             let head: String = clean.chars().take(40).collect();
             format!("mc-{head}-{short}")
         };
-        let root: String = root_id.chars().filter(char::is_ascii_alphanumeric).take(6).collect::<String>().to_ascii_lowercase();
-        Self { project: format!("{project}-{root}") }
+        let root: String = root_id
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(6)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        Self {
+            project: format!("{project}-{root}"),
+        }
     }
 
     /// The prefix shared by every object of the cook.
@@ -71,13 +86,29 @@ mod tests {
     #[test]
     fn names_come_from_the_folder_and_stay_valid() {
         let names = Names::for_cook("251122-hello", "abc123");
-        assert_eq!(names.cell(Role::Participant, "Alpha"), "mc-251122-hello-abc123-p-alpha");
-        assert_eq!(names.cell(Role::Judge, "judge"), "mc-251122-hello-abc123-j-judge");
+        assert_eq!(
+            names.cell(Role::Participant, "Alpha"),
+            "mc-251122-hello-abc123-p-alpha"
+        );
+        assert_eq!(
+            names.cell(Role::Judge, "judge"),
+            "mc-251122-hello-abc123-j-judge"
+        );
         assert_eq!(names.image("dummy"), "mc-251122-hello-abc123-dummy:latest");
-        assert_ne!(Names::for_cook("251122-hello", "abc123"), Names::for_cook("251123-hello", "abc123"));
-        assert_ne!(Names::for_cook("251122-hello", "abc123"), Names::for_cook("251122-hello", "def456"));
+        assert_ne!(
+            Names::for_cook("251122-hello", "abc123"),
+            Names::for_cook("251123-hello", "abc123")
+        );
+        assert_ne!(
+            Names::for_cook("251122-hello", "abc123"),
+            Names::for_cook("251122-hello", "def456")
+        );
         let odd = Names::for_cook("251122-Héllo World", "abc123");
-        assert!(odd.project().starts_with("mc-251122-h-llo-world-"), "{}", odd.project());
+        assert!(
+            odd.project().starts_with("mc-251122-h-llo-world-"),
+            "{}",
+            odd.project()
+        );
         assert_ne!(odd, Names::for_cook("251122-Hèllo World", "abc123"));
     }
 }

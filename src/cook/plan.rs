@@ -2,7 +2,7 @@
 //! A plan is everything the runner needs; nothing here talks to the engine.
 //!
 //! A participant's cell mounts exactly BRIEF.md, raw/ and PROMPT.txt read-only and its own
-//! out/ read-write. It never mounts another participant's folder, JUDGE_BRIEF.md or anything
+//! out/ read-write. It never mounts another participant's folder, `JUDGE_BRIEF.md` or anything
 //! under judging/.
 
 use std::os::unix::fs::MetadataExt;
@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use crate::brief::{Actor, Brief, Profile, Resources};
 use crate::flavor::CELL_HOME;
-use crate::runtime::{CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Limits, Mount, NetworkSpec, Tmpfs};
+use crate::runtime::{
+    CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Limits, Mount, NetworkSpec,
+    Tmpfs,
+};
 use crate::state::{CookPaths, Role};
 
 use super::names::Names;
@@ -41,10 +44,11 @@ impl CellUser {
     /// `MULTICOOKER_HARDENING_USER` if set; else the host user when it is not root (so outputs
     /// belong to whoever ran multicooker); else `1000:1000`.
     pub fn resolve(override_text: Option<&str>) -> Result<Self, String> {
-        let (host_uid, host_gid) = std::fs::metadata("/proc/self").map_or((1000, 1000), |m| (m.uid(), m.gid()));
+        let (host_uid, host_group) =
+            std::fs::metadata("/proc/self").map_or((1000, 1000), |m| (m.uid(), m.gid()));
         let (uid, gid) = match override_text.map(str::trim).filter(|t| !t.is_empty()) {
             Some(text) => parse_user(text)?,
-            None if host_uid != 0 => (host_uid, host_gid),
+            None if host_uid != 0 => (host_uid, host_group),
             None => (1000, 1000),
         };
         Ok(Self { uid, gid, host_uid })
@@ -71,10 +75,16 @@ impl CellUser {
 
 fn parse_user(text: &str) -> Result<(u32, u32), String> {
     let (uid, gid) = text.split_once(':').unwrap_or((text, text));
-    let parse = |s: &str| s.trim().parse::<u32>().map_err(|_| format!("`{text}` is not `uid:gid` with numbers"));
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{text}` is not `uid:gid` with numbers"))
+    };
     let (uid, gid) = (parse(uid)?, parse(gid)?);
     if uid == 0 {
-        return Err(format!("`{text}` would run cells as root, which multicooker never does"));
+        return Err(format!(
+            "`{text}` would run cells as root, which multicooker never does"
+        ));
     }
     Ok((uid, gid))
 }
@@ -82,12 +92,24 @@ fn parse_user(text: &str) -> Result<(u32, u32), String> {
 /// Resource limits of one cell: actor, then cook-wide resources, then the host profile.
 pub fn limits_for(actor: &Actor, brief: &Brief, profile: Profile) -> Limits {
     let (profile_mem, profile_cpus) = profile_defaults(profile);
-    let pick = |f: fn(&Resources) -> Option<u64>| f(&actor.resources).or_else(|| f(&brief.resources));
+    let pick =
+        |f: fn(&Resources) -> Option<u64>| f(&actor.resources).or_else(|| f(&brief.resources));
     let memory_bytes = pick(|r| r.mem_limit).unwrap_or(profile_mem);
-    let memory_swap_bytes = pick(|r| r.memswap_limit).unwrap_or(memory_bytes).max(memory_bytes);
-    let cpus = actor.resources.cpus.or(brief.resources.cpus).unwrap_or(profile_cpus);
+    let memory_swap_bytes = pick(|r| r.memswap_limit)
+        .unwrap_or(memory_bytes)
+        .max(memory_bytes);
+    let cpus = actor
+        .resources
+        .cpus
+        .or(brief.resources.cpus)
+        .unwrap_or(profile_cpus);
     let pids = pick(|r| r.pids_limit).unwrap_or(DEFAULT_PIDS);
-    Limits { memory_bytes, memory_swap_bytes, cpus, pids }
+    Limits {
+        memory_bytes,
+        memory_swap_bytes,
+        cpus,
+        pids,
+    }
 }
 
 /// Memory and CPUs per profile tier. Unlike the reference's `large`, every tier has limits.
@@ -103,7 +125,9 @@ fn profile_defaults(profile: Profile) -> (u64, f64) {
 /// memory (≥ 32 GiB large, ≥ 8 GiB medium, else small).
 pub fn choose_profile(brief: &Brief, env_value: Option<&str>, engine_mem: u64) -> Profile {
     let explicit = brief.resources.profile.filter(|p| *p != Profile::Auto);
-    let from_env = env_value.and_then(Profile::parse).filter(|p| *p != Profile::Auto);
+    let from_env = env_value
+        .and_then(Profile::parse)
+        .filter(|p| *p != Profile::Auto);
     explicit.or(from_env).unwrap_or(match engine_mem {
         m if m >= 32 << 30 => Profile::Large,
         m if m >= 8 << 30 => Profile::Medium,
@@ -183,8 +207,18 @@ impl PlanContext<'_> {
             env,
             mounts: Vec::new(),
             tmpfs: vec![
-                Tmpfs { target: CELL_HOME.to_owned(), size_bytes: HOME_TMPFS_BYTES, mode: 0o700, owner },
-                Tmpfs { target: "/tmp".to_owned(), size_bytes: TMP_TMPFS_BYTES, mode: 0o1777, owner: None },
+                Tmpfs {
+                    target: CELL_HOME.to_owned(),
+                    size_bytes: HOME_TMPFS_BYTES,
+                    mode: 0o700,
+                    owner,
+                },
+                Tmpfs {
+                    target: "/tmp".to_owned(),
+                    size_bytes: TMP_TMPFS_BYTES,
+                    mode: 0o1777,
+                    owner: None,
+                },
             ],
             limits: limits_for(actor, self.brief, self.profile),
             workdir: "/work".to_owned(),
@@ -195,7 +229,11 @@ impl PlanContext<'_> {
             actor: actor.name.clone(),
             role,
             flavor: actor.flavor.clone(),
-            network: NetworkSpec { name: spec.network.clone(), labels: network_labels, internal: false },
+            network: NetworkSpec {
+                name: spec.network.clone(),
+                labels: network_labels,
+                internal: false,
+            },
             spec,
             timeout: Duration::from_secs(self.brief.timeout_for(actor, judge)),
             stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
@@ -206,12 +244,18 @@ impl PlanContext<'_> {
     /// A participant's cell: BRIEF.md, raw/ and PROMPT.txt read-only, its own out/ read-write.
     pub fn participant(&self, actor: &Actor) -> CellPlan {
         let mut plan = self.base(actor, Role::Participant, &self.paths.logs(&actor.name));
-        plan.spec.env.push(("MULTICOOKER_PARTICIPANT".to_owned(), actor.name.clone()));
+        plan.spec
+            .env
+            .push(("MULTICOOKER_PARTICIPANT".to_owned(), actor.name.clone()));
         plan.spec.mounts = vec![
             read_only(self.paths.brief_md(), "/work/BRIEF.md"),
             read_only(self.paths.raw(), "/work/raw"),
             read_only(self.paths.prompt(&actor.name), "/work/PROMPT.txt"),
-            Mount { source: self.paths.out(&actor.name), target: "/work/out".to_owned(), read_only: false },
+            Mount {
+                source: self.paths.out(&actor.name),
+                target: "/work/out".to_owned(),
+                read_only: false,
+            },
         ];
         plan
     }
@@ -219,12 +263,17 @@ impl PlanContext<'_> {
 
 /// A read-only bind mount.
 pub fn read_only(source: PathBuf, target: &str) -> Mount {
-    Mount { source, target: target.to_owned(), read_only: true }
+    Mount {
+        source,
+        target: target.to_owned(),
+        read_only: true,
+    }
 }
 
 /// The participant prompt: what the reference's preamble says, then BRIEF.md (§4.15).
 pub fn participant_prompt(brief_md: &str) -> String {
-    const PREAMBLE: &str = "You are one of several participants working on the same brief in parallel, each in an \
+    const PREAMBLE: &str =
+        "You are one of several participants working on the same brief in parallel, each in an \
 isolated worktree. Nobody else can see your work until it is judged.
 
 - Read the task in ./BRIEF.md (repeated below).
@@ -253,7 +302,10 @@ mod tests {
     fn limits_resolve_actor_then_brief_then_profile() {
         let brief = brief();
         let a = limits_for(&brief.participants[0], &brief, Profile::Small);
-        assert_eq!((a.memory_bytes, a.memory_swap_bytes, a.cpus, a.pids), (1 << 30, 1 << 30, 2.0, DEFAULT_PIDS));
+        assert_eq!(
+            (a.memory_bytes, a.memory_swap_bytes, a.cpus, a.pids),
+            (1 << 30, 1 << 30, 2.0, DEFAULT_PIDS)
+        );
         let b = limits_for(&brief.participants[1], &brief, Profile::Large);
         assert_eq!((b.memory_bytes, b.cpus), (8 << 30, 2.0));
     }
@@ -262,8 +314,14 @@ mod tests {
     fn profile_comes_from_brief_env_then_engine_memory() {
         let brief = brief();
         assert_eq!(choose_profile(&brief, None, 24 << 30), Profile::Medium);
-        assert_eq!(choose_profile(&brief, Some("small"), 64 << 30), Profile::Small);
-        assert_eq!(choose_profile(&brief, Some("auto"), 64 << 30), Profile::Large);
+        assert_eq!(
+            choose_profile(&brief, Some("small"), 64 << 30),
+            Profile::Small
+        );
+        assert_eq!(
+            choose_profile(&brief, Some("auto"), 64 << 30),
+            Profile::Large
+        );
     }
 
     #[test]
@@ -278,19 +336,50 @@ mod tests {
         let brief = brief();
         let paths = CookPaths::new("/cooks/251122-t".into());
         let names = Names::for_paths(&paths);
-        let context = PlanContext { paths: &paths, names: &names, brief: &brief, user: CellUser::resolve(Some("1000:1000")).unwrap(), profile: Profile::Medium, run_id: "r" };
+        let context = PlanContext {
+            paths: &paths,
+            names: &names,
+            brief: &brief,
+            user: CellUser::resolve(Some("1000:1000")).unwrap(),
+            profile: Profile::Medium,
+            run_id: "r",
+        };
         let plan = context.participant(&brief.participants[0]);
-        let mounts: Vec<(String, &str, bool)> =
-            plan.spec.mounts.iter().map(|m| (m.source.display().to_string(), m.target.as_str(), m.read_only)).collect();
+        let mounts: Vec<(String, &str, bool)> = plan
+            .spec
+            .mounts
+            .iter()
+            .map(|m| {
+                (
+                    m.source.display().to_string(),
+                    m.target.as_str(),
+                    m.read_only,
+                )
+            })
+            .collect();
         assert_eq!(
             mounts,
             [
-                ("/cooks/251122-t/BRIEF.md".to_owned(), "/work/BRIEF.md", true),
+                (
+                    "/cooks/251122-t/BRIEF.md".to_owned(),
+                    "/work/BRIEF.md",
+                    true
+                ),
                 ("/cooks/251122-t/raw".to_owned(), "/work/raw", true),
-                ("/cooks/251122-t/work/a/PROMPT.txt".to_owned(), "/work/PROMPT.txt", true),
+                (
+                    "/cooks/251122-t/work/a/PROMPT.txt".to_owned(),
+                    "/work/PROMPT.txt",
+                    true
+                ),
                 ("/cooks/251122-t/work/a/out".to_owned(), "/work/out", false),
             ]
         );
-        assert!(plan.spec.env.iter().all(|(k, _)| k.starts_with("MULTICOOKER_") || ["HOME", "PATH", "LANG"].contains(&k.as_str())));
+        assert!(
+            plan.spec
+                .env
+                .iter()
+                .all(|(k, _)| k.starts_with("MULTICOOKER_")
+                    || ["HOME", "PATH", "LANG"].contains(&k.as_str()))
+        );
     }
 }

@@ -25,13 +25,27 @@ struct Meta<'a> {
 }
 
 /// Seals one participant's output, replacing an earlier seal.
-pub fn seal(paths: &CookPaths, participant: &str, exit_class: &str, round: u32, max_bytes: u64) -> std::io::Result<CopyReport> {
+pub fn seal(
+    paths: &CookPaths,
+    participant: &str,
+    exit_class: &str,
+    round: u32,
+    max_bytes: u64,
+) -> std::io::Result<CopyReport> {
     let sealed = paths.sealed(participant);
     fsx::remove_tree(&sealed)?;
     fs_err::create_dir_all(&sealed)?;
-    let options = CopyOptions { ignore: SEAL_IGNORE, max_bytes, read_only: true };
+    let options = CopyOptions {
+        ignore: SEAL_IGNORE,
+        max_bytes,
+        read_only: true,
+    };
     let report = fsx::copy_tree_no_follow(&paths.out(participant), &sealed.join("out"), &options)?;
-    let meta = Meta { schema_version: 1, exit_class, round };
+    let meta = Meta {
+        schema_version: 1,
+        exit_class,
+        round,
+    };
     fsx::write_atomic(&sealed.join("meta.json"), &fsx::to_json_pretty(&meta))?;
     Ok(report)
 }
@@ -41,7 +55,10 @@ pub fn seal(paths: &CookPaths, participant: &str, exit_class: &str, round: u32, 
 pub fn missing_outputs(sealed_out: &Path, required: &[RequiredOutput]) -> Vec<String> {
     required
         .iter()
-        .filter(|r| !fs_err::symlink_metadata(sealed_out.join(&r.path)).is_ok_and(|m| m.is_file() && m.len() > 0))
+        .filter(|r| {
+            !fs_err::symlink_metadata(sealed_out.join(&r.path))
+                .is_ok_and(|m| m.is_file() && m.len() > 0)
+        })
         .map(|r| r.path.clone())
         .collect()
 }
@@ -62,13 +79,28 @@ mod tests {
         assert_eq!(report.files, 2);
         assert_eq!(report.skipped.len(), 1);
         let meta = fs_err::read_to_string(paths.sealed("alpha").join("meta.json")).unwrap();
-        assert_eq!(meta, "{\n  \"schema_version\": 1,\n  \"exit_class\": \"ok\",\n  \"round\": 1\n}\n");
+        assert_eq!(
+            meta,
+            "{\n  \"schema_version\": 1,\n  \"exit_class\": \"ok\",\n  \"round\": 1\n}\n"
+        );
         let required = [
-            RequiredOutput { path: "RESULT.md".into(), kind: None },
-            RequiredOutput { path: "site/empty.html".into(), kind: None },
-            RequiredOutput { path: "sibling".into(), kind: None },
+            RequiredOutput {
+                path: "RESULT.md".into(),
+                kind: None,
+            },
+            RequiredOutput {
+                path: "site/empty.html".into(),
+                kind: None,
+            },
+            RequiredOutput {
+                path: "sibling".into(),
+                kind: None,
+            },
         ];
-        assert_eq!(missing_outputs(&paths.sealed("alpha").join("out"), &required), ["site/empty.html", "sibling"]);
+        assert_eq!(
+            missing_outputs(&paths.sealed("alpha").join("out"), &required),
+            ["site/empty.html", "sibling"]
+        );
         // Sealing again replaces the read-only copy.
         seal(&paths, "alpha", "ok", 1, 1 << 20).unwrap();
     }

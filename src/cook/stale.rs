@@ -13,7 +13,11 @@ use crate::state::{CookPaths, Role};
 
 /// Removes this cook's leftover cells and networks of `role`, and its images, from a run that
 /// was killed; returns how many objects were removed.
-pub async fn sweep_engine<R: Runtime>(runtime: &R, paths: &CookPaths, role: Role) -> Result<usize, RuntimeError> {
+pub async fn sweep_engine<R: Runtime>(
+    runtime: &R,
+    paths: &CookPaths,
+    role: Role,
+) -> Result<usize, RuntimeError> {
     let prefix = Names::for_paths(paths).cell(role, "");
     let selector = Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id());
     let mut stale: Vec<_> = runtime
@@ -30,7 +34,11 @@ pub async fn sweep_engine<R: Runtime>(runtime: &R, paths: &CookPaths, role: Role
 }
 
 /// Prepares `work/<participant>/` for a fresh run.
-pub(super) fn set_aside_previous_output(paths: &CookPaths, participant: &str, user: CellUser) -> io::Result<()> {
+pub(super) fn set_aside_previous_output(
+    paths: &CookPaths,
+    participant: &str,
+    user: CellUser,
+) -> io::Result<()> {
     let out = paths.out(participant);
     let has_output = fs_err::read_dir(&out).is_ok_and(|mut entries| entries.next().is_some());
     let has_trace = paths.trace(participant).exists();
@@ -69,12 +77,24 @@ mod tests {
         fs_err::write(paths.out("a").join("RESULT.md"), "first").unwrap();
         fs_err::write(paths.trace("a"), "{}").unwrap();
         set_aside_previous_output(&paths, "a", user).unwrap();
-        assert_eq!(fs_err::read_dir(paths.out("a")).unwrap().count(), 0, "out/ starts empty");
+        assert_eq!(
+            fs_err::read_dir(paths.out("a")).unwrap().count(),
+            0,
+            "out/ starts empty"
+        );
         let kept = paths.attempts(1, "a").join("attempt-1");
-        assert_eq!(fs_err::read_to_string(kept.join("out/RESULT.md")).unwrap(), "first");
+        assert_eq!(
+            fs_err::read_to_string(kept.join("out/RESULT.md")).unwrap(),
+            "first"
+        );
         assert!(kept.join("trace.json").exists());
         fs_err::write(paths.out("a").join("RESULT.md"), "second").unwrap();
         set_aside_previous_output(&paths, "a", user).unwrap();
-        assert!(paths.attempts(1, "a").join("attempt-2/out/RESULT.md").exists());
+        assert!(
+            paths
+                .attempts(1, "a")
+                .join("attempt-2/out/RESULT.md")
+                .exists()
+        );
     }
 }

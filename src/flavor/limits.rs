@@ -32,7 +32,10 @@ struct Pattern {
 }
 
 fn pattern(source: &str, retry: Retry) -> Pattern {
-    Pattern { regex: Regex::new(&format!("(?i){source}")).expect("limit patterns are valid regexes"), retry }
+    Pattern {
+        regex: Regex::new(&format!("(?i){source}")).expect("limit patterns are valid regexes"),
+        retry,
+    }
 }
 
 const ERR_SPACED: &str = r"\brate[-_ ]?limit(?:ed)?\s+(?:reached|exceeded|exhausted|hit)\b";
@@ -48,7 +51,10 @@ static CLAUDE: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(r"hit your limit", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
-        pattern(r"\bresets?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*(am|pm)?", Retry::ClockTime),
+        pattern(
+            r"\bresets?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*(am|pm)?",
+            Retry::ClockTime,
+        ),
         pattern(r"please try again later", Retry::None),
     ]
 });
@@ -56,14 +62,20 @@ static CLAUDE: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 static CODEX: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     vec![
         pattern(r"hit your usage limit", Retry::None),
-        pattern(r"try again at (\d{1,2}):(\d{2})\s*(am|pm)?", Retry::ClockTime),
+        pattern(
+            r"try again at (\d{1,2}):(\d{2})\s*(am|pm)?",
+            Retry::ClockTime,
+        ),
         pattern(r"usage limit", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
         pattern(QUOTA, Retry::None),
         pattern(r"plan limit", Retry::None),
         pattern(r"too many requests", Retry::None),
-        pattern(r"\bresets? in (\d+)\s*(hours?|h|minutes?|m)\b", Retry::HoursOrMinutes),
+        pattern(
+            r"\bresets? in (\d+)\s*(hours?|h|minutes?|m)\b",
+            Retry::HoursOrMinutes,
+        ),
     ]
 });
 
@@ -90,8 +102,13 @@ static GROK: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 });
 
 /// The dummy flavor prints a generic API limit message when scripted to (`rate-limit`).
-static DUMMY: LazyLock<Vec<Pattern>> =
-    LazyLock::new(|| vec![pattern(ERR_SPACED, Retry::None), pattern(ERR_JOINED, Retry::None), pattern(RETRY_AFTER, Retry::Seconds)]);
+static DUMMY: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
+    vec![
+        pattern(ERR_SPACED, Retry::None),
+        pattern(ERR_JOINED, Retry::None),
+        pattern(RETRY_AFTER, Retry::Seconds),
+    ]
+});
 
 fn patterns_for(flavor: &str) -> Vec<&'static [Pattern]> {
     match flavor {
@@ -113,9 +130,17 @@ pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
     let retry_after_s = patterns
         .iter()
         .filter(|p| !matches!(p.retry, Retry::None))
-        .find_map(|p| p.regex.captures(output).and_then(|c| retry_seconds(p.retry, &c)).filter(|s| *s > 0))
+        .find_map(|p| {
+            p.regex
+                .captures(output)
+                .and_then(|c| retry_seconds(p.retry, &c))
+                .filter(|s| *s > 0)
+        })
         .unwrap_or(0);
-    Some(RateLimit { evidence: evidence(output, found.start(), found.end()), retry_after_s })
+    Some(RateLimit {
+        evidence: evidence(output, found.start(), found.end()),
+        retry_after_s,
+    })
 }
 
 fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
@@ -130,7 +155,11 @@ fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
         Retry::ClockTime => {
             let mut hour = number(1)?;
             let minute = number(2)?;
-            match captures.get(3).map(|m| m.as_str().to_ascii_lowercase()).as_deref() {
+            match captures
+                .get(3)
+                .map(|m| m.as_str().to_ascii_lowercase())
+                .as_deref()
+            {
                 Some("pm") if hour != 12 => hour += 12,
                 Some("am") if hour == 12 => hour = 0,
                 _ => {}
@@ -144,9 +173,18 @@ fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
 fn seconds_until(hour: u64, minute: u64, now: &jiff::Zoned) -> Option<u64> {
     let hour = i8::try_from(hour).ok().filter(|h| *h < 24)?;
     let minute = i8::try_from(minute).ok().filter(|m| *m < 60)?;
-    let mut target = now.with().hour(hour).minute(minute).second(0).subsec_nanosecond(0).build().ok()?;
+    let mut target = now
+        .with()
+        .hour(hour)
+        .minute(minute)
+        .second(0)
+        .subsec_nanosecond(0)
+        .build()
+        .ok()?;
     if target <= *now {
-        target = target.checked_add(jiff::SignedDuration::from_hours(24)).ok()?;
+        target = target
+            .checked_add(jiff::SignedDuration::from_hours(24))
+            .ok()?;
     }
     u64::try_from(now.duration_until(&target).as_secs()).ok()
 }
@@ -170,7 +208,11 @@ mod tests {
 
     #[test]
     fn dummy_limit_message_is_detected_with_its_retry_time() {
-        let found = detect_rate_limit("dummy", "working\nAPI Error: rate limit exceeded; please retry after 42 seconds\n").unwrap();
+        let found = detect_rate_limit(
+            "dummy",
+            "working\nAPI Error: rate limit exceeded; please retry after 42 seconds\n",
+        )
+        .unwrap();
         assert_eq!(found.retry_after_s, 42);
         assert!(found.evidence.contains("rate limit exceeded"));
     }
@@ -178,11 +220,22 @@ mod tests {
     #[test]
     fn vendor_messages_are_detected() {
         assert!(detect_rate_limit("claude", "Claude AI usage limit reached|1767225600").is_some());
-        assert!(detect_rate_limit("codex", "You've hit your usage limit. Upgrade to Pro").is_some());
+        assert!(
+            detect_rate_limit("codex", "You've hit your usage limit. Upgrade to Pro").is_some()
+        );
         let codex = detect_rate_limit("codex", "Too many requests; resets in 2 hours").unwrap();
         assert_eq!(codex.retry_after_s, 7200);
-        assert!(detect_rate_limit("agy", "RESOURCE_EXHAUSTED (code 429): Individual quota reached").is_some());
-        assert!(detect_rate_limit("triad", "codex: You've hit your usage limit").is_some(), "composite members are scanned");
+        assert!(
+            detect_rate_limit(
+                "agy",
+                "RESOURCE_EXHAUSTED (code 429): Individual quota reached"
+            )
+            .is_some()
+        );
+        assert!(
+            detect_rate_limit("triad", "codex: You've hit your usage limit").is_some(),
+            "composite members are scanned"
+        );
     }
 
     #[test]
@@ -197,7 +250,11 @@ mod tests {
             }
         }
         for flavor in ["codex", "agy", "grok"] {
-            assert_eq!(detect_rate_limit(flavor, "+ rate limit, quota exceeded, try again in."), None, "{flavor}");
+            assert_eq!(
+                detect_rate_limit(flavor, "+ rate limit, quota exceeded, try again in."),
+                None,
+                "{flavor}"
+            );
         }
     }
 

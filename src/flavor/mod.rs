@@ -54,7 +54,9 @@ impl Hint for FlavorError {
             Self::NoImage { flavor } => Some(format!(
                 "use `flavor: dummy` to try multicooker, or add `images/{flavor}/Dockerfile` and rebuild"
             )),
-            Self::NoCell { .. } => Some("build multicooker on Linux to use the dummy flavor".into()),
+            Self::NoCell { .. } => {
+                Some("build multicooker on Linux to use the dummy flavor".into())
+            }
             Self::Context { .. } => None,
         }
     }
@@ -78,7 +80,12 @@ pub fn base_tag(flavor: &str, digest: &str) -> String {
 /// builds in one step and carries the cook's labels.
 pub fn thin_context(base: &str) -> Result<Vec<u8>, io::Error> {
     let mut builder = tar::Builder::new(Vec::new());
-    append(&mut builder, "Dockerfile", format!("FROM {base}\n").as_bytes(), false)?;
+    append(
+        &mut builder,
+        "Dockerfile",
+        format!("FROM {base}\n").as_bytes(),
+        false,
+    )?;
     builder.into_inner()
 }
 
@@ -92,31 +99,52 @@ pub fn has_image(flavor: &str) -> bool {
 /// copies it. Deterministic: same content, same bytes.
 pub fn build_context(flavor: &str) -> Result<BuildContext, FlavorError> {
     if !has_image(flavor) {
-        return Err(FlavorError::NoImage { flavor: flavor.to_owned() });
+        return Err(FlavorError::NoImage {
+            flavor: flavor.to_owned(),
+        });
     }
     let prefix = format!("{flavor}/");
-    let context_error = |source| FlavorError::Context { flavor: flavor.to_owned(), source };
+    let context_error = |source| FlavorError::Context {
+        flavor: flavor.to_owned(),
+        source,
+    };
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
-    for (path, bytes, executable) in IMAGE_FILES.iter().filter(|(p, _, _)| p.starts_with(&prefix)) {
+    for (path, bytes, executable) in IMAGE_FILES
+        .iter()
+        .filter(|(p, _, _)| p.starts_with(&prefix))
+    {
         let name = &path[prefix.len()..];
         if name == "Dockerfile" {
-            needs_cell = String::from_utf8_lossy(bytes).lines().any(|l| l.trim_start().starts_with("COPY mc-cell"));
+            needs_cell = String::from_utf8_lossy(bytes)
+                .lines()
+                .any(|l| l.trim_start().starts_with("COPY mc-cell"));
         }
         append(&mut builder, name, bytes, *executable).map_err(context_error)?;
     }
     if needs_cell {
         if MC_CELL.is_empty() {
-            return Err(FlavorError::NoCell { flavor: flavor.to_owned() });
+            return Err(FlavorError::NoCell {
+                flavor: flavor.to_owned(),
+            });
         }
         append(&mut builder, "mc-cell", MC_CELL, true).map_err(context_error)?;
     }
     let tar = builder.into_inner().map_err(context_error)?;
-    let digest = sha2::Sha256::digest(&tar).iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let digest = sha2::Sha256::digest(&tar)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     Ok(BuildContext { tar, digest })
 }
 
-fn append(builder: &mut tar::Builder<Vec<u8>>, name: &str, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn append(
+    builder: &mut tar::Builder<Vec<u8>>,
+    name: &str,
+    bytes: &[u8],
+    executable: bool,
+) -> io::Result<()> {
     let mut header = tar::Header::new_gnu();
     header.set_size(bytes.len() as u64);
     header.set_mode(if executable { 0o755 } else { 0o644 });
@@ -134,11 +162,18 @@ mod tests {
     fn dummy_context_holds_dockerfile_and_static_cell() {
         let context = build_context("dummy").unwrap();
         let mut archive = tar::Archive::new(context.tar.as_slice());
-        let mut names: Vec<String> =
-            archive.entries().unwrap().map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         assert_eq!(names, ["Dockerfile", "mc-cell"]);
-        assert_eq!(build_context("dummy").unwrap().digest, context.digest, "contexts are deterministic");
+        assert_eq!(
+            build_context("dummy").unwrap().digest,
+            context.digest,
+            "contexts are deterministic"
+        );
     }
 
     #[test]

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::JudgeResult;
 use super::inbox::Assignment;
 use super::scores::{self, Deanonymized, MAX_SCORES_BYTES, Unusable};
-use super::JudgeResult;
 use crate::brief::{Actor, Brief};
 use crate::cook::cell::{CellHooks, CellOutcome};
 use crate::cook::done_phase;
@@ -31,7 +31,13 @@ pub(super) struct JudgeHooks {
 }
 
 impl JudgeHooks {
-    pub(super) fn new(paths: &CookPaths, brief: &Brief, assignments: &[Assignment], status: Arc<StatusStore>, progress: Arc<dyn Progress>) -> Self {
+    pub(super) fn new(
+        paths: &CookPaths,
+        brief: &Brief,
+        assignments: &[Assignment],
+        status: Arc<StatusStore>,
+        progress: Arc<dyn Progress>,
+    ) -> Self {
         Self {
             paths: paths.clone(),
             strict: brief.judging.strict_schema,
@@ -70,10 +76,21 @@ impl JudgeHooks {
             excluded,
             rejected: Vec::new(),
         };
-        self.note_error(self.status.update_cell(&judge.name, Role::Judge, &judge.flavor, |c| {
-            c.exit_class = Some("no_submissions".into());
-        }));
-        self.progress.cell(Role::Judge, &judge.name, CellPhase::Done { state: "no_submissions".into(), detail: "nothing to judge".into(), ok: false });
+        self.note_error(
+            self.status
+                .update_cell(&judge.name, Role::Judge, &judge.flavor, |c| {
+                    c.exit_class = Some("no_submissions".into());
+                }),
+        );
+        self.progress.cell(
+            Role::Judge,
+            &judge.name,
+            CellPhase::Done {
+                state: "no_submissions".into(),
+                detail: "nothing to judge".into(),
+                ok: false,
+            },
+        );
         result
     }
 
@@ -82,18 +99,31 @@ impl JudgeHooks {
         let outbox = self.paths.judge_work(&plan.actor).join("outbox");
         let dest = self.paths.judge_dir(&plan.actor);
         let _ = fsx::remove_tree(&dest);
-        let options = CopyOptions { ignore: &[], max_bytes: OUTBOX_MAX_BYTES, read_only: false };
-        fsx::copy_tree_no_follow(&outbox, &dest, &options).map_err(|e| Unusable::NoScores(format!("cannot copy the outbox: {e}")))?;
+        let options = CopyOptions {
+            ignore: &[],
+            max_bytes: OUTBOX_MAX_BYTES,
+            read_only: false,
+        };
+        fsx::copy_tree_no_follow(&outbox, &dest, &options)
+            .map_err(|e| Unusable::NoScores(format!("cannot copy the outbox: {e}")))?;
         let scores_path = dest.join("scores.json");
         if !scores_path.is_file() {
-            return Err(Unusable::NoScores("the judge wrote no outbox/scores.json".into()));
+            return Err(Unusable::NoScores(
+                "the judge wrote no outbox/scores.json".into(),
+            ));
         }
-        let bytes = fsx::read_capped(&scores_path, MAX_SCORES_BYTES).map_err(|e| Unusable::InvalidJson(e.to_string()))?;
+        let bytes = fsx::read_capped(&scores_path, MAX_SCORES_BYTES)
+            .map_err(|e| Unusable::InvalidJson(e.to_string()))?;
         let entries = scores::parse(&bytes, self.strict)?;
-        let mapping = self.assignment(&plan.actor).map(|a| a.mapping.clone()).unwrap_or_default();
+        let mapping = self
+            .assignment(&plan.actor)
+            .map(|a| a.mapping.clone())
+            .unwrap_or_default();
         let result = scores::deanonymize(entries, &mapping);
         if result.scores.is_empty() {
-            return Err(Unusable::NoScores("scores.json has no entry for any submitted label".into()));
+            return Err(Unusable::NoScores(
+                "scores.json has no entry for any submitted label".into(),
+            ));
         }
         fsx::write_json_atomic(&dest.join("scores_deanon.json"), &result.scores)
             .map_err(|e| Unusable::NoScores(format!("cannot write scores_deanon.json: {e}")))?;
@@ -105,17 +135,32 @@ impl CellHooks for JudgeHooks {
     type Output = JudgeResult;
 
     fn starting(&self, plan: &CellPlan) {
-        self.progress.cell(Role::Judge, &plan.actor, CellPhase::Starting);
-        self.note_error(self.status.update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| c.state = CellState::Starting));
+        self.progress
+            .cell(Role::Judge, &plan.actor, CellPhase::Starting);
+        self.note_error(
+            self.status
+                .update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
+                    c.state = CellState::Starting
+                }),
+        );
     }
 
     fn started(&self, plan: &CellPlan, started_at: &str) {
-        self.progress.cell(Role::Judge, &plan.actor, CellPhase::Running);
-        self.note_error(self.status.update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
-            c.state = CellState::Running;
-            c.started_at = Some(started_at.to_owned());
-        }));
-        self.note_error(self.events.cell("judge.started", Phase::Judge, &plan.actor, json!({"flavor": plan.flavor})));
+        self.progress
+            .cell(Role::Judge, &plan.actor, CellPhase::Running);
+        self.note_error(
+            self.status
+                .update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
+                    c.state = CellState::Running;
+                    c.started_at = Some(started_at.to_owned());
+                }),
+        );
+        self.note_error(self.events.cell(
+            "judge.started",
+            Phase::Judge,
+            &plan.actor,
+            json!({"flavor": plan.flavor}),
+        ));
     }
 
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> JudgeResult {
@@ -127,16 +172,46 @@ impl CellHooks for JudgeHooks {
             let _ = fsx::copy_tree_no_follow(
                 &self.paths.judge_work(&plan.actor).join("outbox"),
                 &self.paths.judge_dir(&plan.actor),
-                &CopyOptions { ignore: &[], max_bytes: OUTBOX_MAX_BYTES, read_only: false },
+                &CopyOptions {
+                    ignore: &[],
+                    max_bytes: OUTBOX_MAX_BYTES,
+                    read_only: false,
+                },
             );
             None
         };
         let (ok, status, reason, count, rejected) = match &collected {
-            Some(Ok(d)) => (true, "ok".to_owned(), None, Some(d.scores.len()), d.rejected.clone()),
-            Some(Err(unusable)) => (false, unusable.status().to_owned(), Some(unusable.reason().to_owned()), None, Vec::new()),
-            None => (false, outcome.state.as_str().to_owned(), outcome.error.clone().or_else(|| outcome.rate_limit.as_ref().map(|r| r.evidence.clone())), None, Vec::new()),
+            Some(Ok(d)) => (
+                true,
+                "ok".to_owned(),
+                None,
+                Some(d.scores.len()),
+                d.rejected.clone(),
+            ),
+            Some(Err(unusable)) => (
+                false,
+                unusable.status().to_owned(),
+                Some(unusable.reason().to_owned()),
+                None,
+                Vec::new(),
+            ),
+            None => (
+                false,
+                outcome.state.as_str().to_owned(),
+                outcome
+                    .error
+                    .clone()
+                    .or_else(|| outcome.rate_limit.as_ref().map(|r| r.evidence.clone())),
+                None,
+                Vec::new(),
+            ),
         };
-        let relative = |p: &std::path::Path| p.strip_prefix(self.paths.dir()).unwrap_or(p).to_string_lossy().into_owned();
+        let relative = |p: &std::path::Path| {
+            p.strip_prefix(self.paths.dir())
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()
+        };
         let result = JudgeResult {
             name: plan.actor.clone(),
             flavor: plan.flavor.clone(),
@@ -162,16 +237,35 @@ impl JudgeHooks {
     fn record(&self, plan: &CellPlan, outcome: &CellOutcome, result: &JudgeResult) {
         // A judge that ran fine but produced nothing usable is `non_zero_exit` with the
         // reason as its exit class, as in the reference.
-        let cell_state = if outcome.state == CellState::Ok && !result.ok { CellState::NonZeroExit } else { outcome.state };
-        self.note_error(self.status.update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
-            c.state = cell_state;
-            c.exit_class = Some(result.status.clone());
-            c.finished_at = Some(outcome.finished_at.clone());
-            c.duration_s = Some(outcome.duration_s);
-        }));
-        let payload = if result.ok { json!({"ok": true, "count": result.count}) } else { json!({"ok": false, "status": result.status}) };
-        self.note_error(self.events.cell("judge.finished", Phase::Judge, &plan.actor, payload));
-        let mut phase = done_phase(cell_state, outcome.exit_code, outcome.duration_s, result.reason.as_deref());
+        let cell_state = if outcome.state == CellState::Ok && !result.ok {
+            CellState::NonZeroExit
+        } else {
+            outcome.state
+        };
+        self.note_error(
+            self.status
+                .update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
+                    c.state = cell_state;
+                    c.exit_class = Some(result.status.clone());
+                    c.finished_at = Some(outcome.finished_at.clone());
+                    c.duration_s = Some(outcome.duration_s);
+                }),
+        );
+        let payload = if result.ok {
+            json!({"ok": true, "count": result.count})
+        } else {
+            json!({"ok": false, "status": result.status})
+        };
+        self.note_error(
+            self.events
+                .cell("judge.finished", Phase::Judge, &plan.actor, payload),
+        );
+        let mut phase = done_phase(
+            cell_state,
+            outcome.exit_code,
+            outcome.duration_s,
+            result.reason.as_deref(),
+        );
         if let CellPhase::Done { state, ok, .. } = &mut phase {
             state.clone_from(&result.status);
             *ok = result.ok;

@@ -27,7 +27,9 @@ pub struct Shuffler {
 impl Shuffler {
     /// A shuffler seeded with `seed`.
     pub fn new(seed: u64) -> Self {
-        Self { rng: StdRng::seed_from_u64(seed) }
+        Self {
+            rng: StdRng::seed_from_u64(seed),
+        }
     }
 
     /// Labels `participants` in a fresh random order: `(label, participant)` pairs sorted by
@@ -35,7 +37,11 @@ impl Shuffler {
     pub fn assign(&mut self, participants: &[String]) -> Vec<(String, String)> {
         let mut order = participants.to_vec();
         order.shuffle(&mut self.rng);
-        order.into_iter().enumerate().map(|(i, p)| (label(i), p)).collect()
+        order
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (label(i), p))
+            .collect()
     }
 }
 
@@ -50,7 +56,10 @@ mod tests {
 
     #[test]
     fn labels_continue_past_z() {
-        let labels: Vec<String> = [0, 1, 25, 26, 27, 51, 52, 701, 702].iter().map(|i| label(*i)).collect();
+        let labels: Vec<String> = [0, 1, 25, 26, 27, 51, 52, 701, 702]
+            .iter()
+            .map(|i| label(*i))
+            .collect();
         assert_eq!(labels, ["A", "B", "Z", "AA", "AB", "AZ", "BA", "ZZ", "AAA"]);
     }
 

@@ -1,6 +1,6 @@
 //! Judging: each judge gets copies of the sealed outputs it may see (never its own flavor's,
 //! under the default policy), labelled by its own seeded shuffle; it runs in its own cell with
-//! only BRIEF.md, JUDGE_BRIEF.md, RUBRIC.json, raw/, its inbox (read-only) and its outbox; its
+//! only BRIEF.md, `JUDGE_BRIEF.md`, RUBRIC.json, raw/, its inbox (read-only) and its outbox; its
 //! scores are validated and reverse-mapped on the host (BEHAVIOR.md §5).
 //!
 //! The mapping never enters a folder a cell mounts. This module never prints.
@@ -24,7 +24,9 @@ use crate::cook::{RunSettings, images};
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Ledger, Runtime, TeardownFailure};
-use crate::state::{Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso};
+use crate::state::{
+    Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
+};
 use inbox::Assignment;
 use labels::Shuffler;
 use scores::Rejected;
@@ -55,7 +57,7 @@ pub enum JudgeError {
     Build(String),
 }
 
-/// One judge's entry in JUDGE_RESULT.json.
+/// One judge's entry in `JUDGE_RESULT.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgeResult {
     /// Judge name.
@@ -110,12 +112,23 @@ pub fn assign(brief: &Brief, judges: &[Actor], available: &[String], seed: u64) 
     judges
         .iter()
         .map(|judge| {
-            let flavor_of = |p: &String| brief.participant(p).map_or("", |a| a.flavor.as_str()).to_owned();
-            let (eligible, excluded): (Vec<String>, Vec<String>) = available
-                .iter()
-                .cloned()
-                .partition(|p| brief.judging.policy != JudgingPolicy::RequireDistinctFlavor || flavor_of(p) != judge.flavor);
-            Assignment { judge: judge.name.clone(), flavor: judge.flavor.clone(), mapping: shuffler.assign(&eligible), excluded }
+            let flavor_of = |p: &String| {
+                brief
+                    .participant(p)
+                    .map_or("", |a| a.flavor.as_str())
+                    .to_owned()
+            };
+            let (eligible, excluded): (Vec<String>, Vec<String>) =
+                available.iter().cloned().partition(|p| {
+                    brief.judging.policy != JudgingPolicy::RequireDistinctFlavor
+                        || flavor_of(p) != judge.flavor
+                });
+            Assignment {
+                judge: judge.name.clone(),
+                flavor: judge.flavor.clone(),
+                mapping: shuffler.assign(&eligible),
+                excluded,
+            }
         })
         .collect()
 }
@@ -130,8 +143,16 @@ pub async fn judge<R: Runtime>(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, JudgeError> {
-    let prepare = |source| JudgeError::Prepare { path: paths.judging(), source };
-    let available: Vec<String> = brief.participants.iter().filter(|p| paths.sealed(&p.name).join("out").is_dir()).map(|p| p.name.clone()).collect();
+    let prepare = |source| JudgeError::Prepare {
+        path: paths.judging(),
+        source,
+    };
+    let available: Vec<String> = brief
+        .participants
+        .iter()
+        .filter(|p| paths.sealed(&p.name).join("out").is_dir())
+        .map(|p| p.name.clone())
+        .collect();
     let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
     inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
     let assignments = assign(brief, judges, &available, seed);
@@ -146,30 +167,57 @@ pub async fn judge<R: Runtime>(
         s.phase = Phase::Judge;
         s.state = CookState::Judging;
         for judge in judges {
-            s.cells.insert(judge.name.clone(), Cell::pending(Role::Judge, &judge.flavor));
+            s.cells.insert(
+                judge.name.clone(),
+                Cell::pending(Role::Judge, &judge.flavor),
+            );
         }
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
 
     let engine_names = Names::for_paths(paths);
-    let running: Vec<&Assignment> = assignments.iter().filter(|a| !a.mapping.is_empty()).collect();
+    let running: Vec<&Assignment> = assignments
+        .iter()
+        .filter(|a| !a.mapping.is_empty())
+        .collect();
     let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
-    let context = PlanContext { paths, names: &engine_names, brief, user: settings.user, profile: settings.profile, run_id: &settings.run_id };
+    let context = PlanContext {
+        paths,
+        names: &engine_names,
+        brief,
+        user: settings.user,
+        profile: settings.profile,
+        run_id: &settings.run_id,
+    };
     let plans = running
         .iter()
         .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
         .map(|judge| judge_plan(&context, judge))
         .collect();
 
-    let swept = crate::cook::stale::sweep_engine(&**runtime, paths, Role::Judge).await.map_err(JudgeError::Engine)?;
+    let swept = crate::cook::stale::sweep_engine(&**runtime, paths, Role::Judge)
+        .await
+        .map_err(JudgeError::Engine)?;
     if swept > 0 {
-        progress.note(&format!("removed {swept} engine object(s) a killed earlier run left behind"));
+        progress.note(&format!(
+            "removed {swept} engine object(s) a killed earlier run left behind"
+        ));
     }
     let ledger = Arc::new(Ledger::new(settings.keep));
     let ready = images::start_builds(runtime, &ledger, specs);
-    let hooks = Arc::new(hooks::JudgeHooks::new(paths, brief, &assignments, status.clone(), progress));
-    let options = RunOptions { cancel: settings.cancel.clone(), max_parallel: settings.max_parallel, images: ready.clone() };
+    let hooks = Arc::new(hooks::JudgeHooks::new(
+        paths,
+        brief,
+        &assignments,
+        status.clone(),
+        progress,
+    ));
+    let options = RunOptions {
+        cancel: settings.cancel.clone(),
+        max_parallel: settings.max_parallel,
+        images: ready.clone(),
+    };
     let ran = run_cells(runtime, &ledger, &hooks, plans, &options).await;
     let build = ready.await;
     let leftovers = ledger.teardown(&**runtime).await;
@@ -180,13 +228,23 @@ pub async fn judge<R: Runtime>(
 
     let results = merge_results(judges, &assignments, ran, &hooks);
     let judge_result = json!({"finished_at": now_iso(), "policy": brief.judging.policy, "seed": seed, "judges": results});
-    fsx::write_json_atomic(&paths.judge_result(), &judge_result).map_err(StateError::io("write", paths.judge_result()))?;
-    let state = if settings.cancel.is_cancelled() { CookState::Cancelled } else { CookState::Judged };
+    fsx::write_json_atomic(&paths.judge_result(), &judge_result)
+        .map_err(StateError::io("write", paths.judge_result()))?;
+    let state = if settings.cancel.is_cancelled() {
+        CookState::Cancelled
+    } else {
+        CookState::Judged
+    };
     status.set_state(Phase::Judge, state)?;
     if state == CookState::Cancelled {
         events.cook("cook.cancelled", Phase::Judge, None)?;
     }
-    Ok(JudgeOutcome { results, state, seed, leftovers })
+    Ok(JudgeOutcome {
+        results,
+        state,
+        seed,
+        leftovers,
+    })
 }
 
 /// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
@@ -194,7 +252,9 @@ fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::Ce
     let paths = context.paths;
     let mut plan = context.base(judge, Role::Judge, &paths.judge_logs(&judge.name));
     let work = paths.judge_work(&judge.name);
-    plan.spec.env.push(("MULTICOOKER_JUDGE".to_owned(), judge.name.clone()));
+    plan.spec
+        .env
+        .push(("MULTICOOKER_JUDGE".to_owned(), judge.name.clone()));
     plan.spec.mounts = vec![
         read_only(paths.brief_md(), "/work/BRIEF.md"),
         read_only(paths.judge_brief_md(), "/work/JUDGE_BRIEF.md"),
@@ -202,7 +262,11 @@ fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::Ce
         read_only(work.join("PROMPT.txt"), "/work/PROMPT.txt"),
         read_only(work.join("RUBRIC.json"), "/work/RUBRIC.json"),
         read_only(work.join("submissions"), "/work/submissions"),
-        crate::runtime::Mount { source: work.join("outbox"), target: "/work/outbox".to_owned(), read_only: false },
+        crate::runtime::Mount {
+            source: work.join("outbox"),
+            target: "/work/outbox".to_owned(),
+            read_only: false,
+        },
     ];
     plan
 }
@@ -214,12 +278,17 @@ fn merge_results(
     ran: Vec<JudgeResult>,
     hooks: &hooks::JudgeHooks,
 ) -> Vec<JudgeResult> {
-    let mut ran: IndexMap<String, JudgeResult> = ran.into_iter().map(|r| (r.name.clone(), r)).collect();
+    let mut ran: IndexMap<String, JudgeResult> =
+        ran.into_iter().map(|r| (r.name.clone(), r)).collect();
     judges
         .iter()
         .map(|judge| {
             ran.shift_remove(&judge.name).unwrap_or_else(|| {
-                let excluded = assignments.iter().find(|a| a.judge == judge.name).map(|a| a.excluded.clone()).unwrap_or_default();
+                let excluded = assignments
+                    .iter()
+                    .find(|a| a.judge == judge.name)
+                    .map(|a| a.excluded.clone())
+                    .unwrap_or_default();
                 hooks.never_ran(judge, excluded)
             })
         })

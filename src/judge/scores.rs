@@ -57,30 +57,52 @@ pub struct Deanonymized {
 
 /// Parses scores.json bytes into label → entry (canonical shape).
 pub fn parse(bytes: &[u8], strict: bool) -> Result<IndexMap<String, Value>, Unusable> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| Unusable::InvalidJson(format!("scores.json is not valid JSON: {e}")))?;
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Unusable::InvalidJson(format!("scores.json is not valid JSON: {e}")))?;
     let Value::Object(top) = value else {
-        return Err(Unusable::MalformedSchema("scores.json must be a JSON object keyed by label".into()));
+        return Err(Unusable::MalformedSchema(
+            "scores.json must be a JSON object keyed by label".into(),
+        ));
     };
-    if strict { strict_shape(top) } else { Ok(tolerant_shape(top)) }
+    if strict {
+        strict_shape(top)
+    } else {
+        Ok(tolerant_shape(top))
+    }
 }
 
 /// Only `{"A": {"dimensions": {"dim": int, ...}, "total"?: int}}` is accepted.
 fn strict_shape(top: Map<String, Value>) -> Result<IndexMap<String, Value>, Unusable> {
-    let bad = |label: &str, what: &str| Err(Unusable::MalformedSchema(format!("entry `{label}`: {what} (judging.strict_schema is on)")));
+    let bad = |label: &str, what: &str| {
+        Err(Unusable::MalformedSchema(format!(
+            "entry `{label}`: {what} (judging.strict_schema is on)"
+        )))
+    };
     if top.is_empty() {
         return Err(Unusable::MalformedSchema("scores.json is empty".into()));
     }
     let mut entries = IndexMap::new();
     for (label, entry) in top {
-        let Some(map) = entry.as_object() else { return bad(&label, "is not an object") };
-        let Some(dims) = map.get("dimensions").and_then(Value::as_object).filter(|d| !d.is_empty()) else {
+        let Some(map) = entry.as_object() else {
+            return bad(&label, "is not an object");
+        };
+        let Some(dims) = map
+            .get("dimensions")
+            .and_then(Value::as_object)
+            .filter(|d| !d.is_empty())
+        else {
             return bad(&label, "has no non-empty `dimensions` object");
         };
         if dims.values().any(|v| !v.is_i64() && !v.is_u64()) {
             return bad(&label, "has a dimension that is not an integer");
         }
-        if map.keys().any(|k| k != "dimensions" && k != "total") || map.get("total").is_some_and(|t| !t.is_i64()) {
-            return bad(&label, "has fields other than `dimensions` and an integer `total`");
+        if map.keys().any(|k| k != "dimensions" && k != "total")
+            || map.get("total").is_some_and(|t| !t.is_i64())
+        {
+            return bad(
+                &label,
+                "has fields other than `dimensions` and an integer `total`",
+            );
         }
         entries.insert(label, entry);
     }
@@ -89,7 +111,11 @@ fn strict_shape(top: Map<String, Value>) -> Result<IndexMap<String, Value>, Unus
 
 /// The reference's repair: a `scores` wrapper, `totals`, and flat entries.
 fn tolerant_shape(mut top: Map<String, Value>) -> IndexMap<String, Value> {
-    let totals = top.get("totals").and_then(Value::as_object).cloned().unwrap_or_default();
+    let totals = top
+        .get("totals")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     if let Some(Value::Object(inner)) = top.remove("scores") {
         top = inner;
     } else {
@@ -97,11 +123,19 @@ fn tolerant_shape(mut top: Map<String, Value>) -> IndexMap<String, Value> {
     }
     let mut entries = IndexMap::new();
     for (label, entry) in top {
-        let Value::Object(mut map) = entry else { continue };
-        let total = map.get("total").cloned().or_else(|| totals.get(&label).filter(|t| t.is_number()).cloned());
+        let Value::Object(mut map) = entry else {
+            continue;
+        };
+        let total = map
+            .get("total")
+            .cloned()
+            .or_else(|| totals.get(&label).filter(|t| t.is_number()).cloned());
         let dimensions = match map.remove("dimensions") {
             Some(Value::Object(dims)) => dims,
-            _ => map.into_iter().filter(|(k, v)| k != "total" && v.is_number()).collect(),
+            _ => map
+                .into_iter()
+                .filter(|(k, v)| k != "total" && v.is_number())
+                .collect(),
         };
         let mut canonical = Map::new();
         canonical.insert("dimensions".into(), Value::Object(dimensions));
@@ -124,13 +158,18 @@ pub fn deanonymize(entries: IndexMap<String, Value>, mapping: &[(String, String)
             }
             None => rejected.push(Rejected {
                 participant: format!("(label {label})"),
-                reason: format!("label `{label}` was not among the submissions this judge was given"),
+                reason: format!(
+                    "label `{label}` was not among the submissions this judge was given"
+                ),
             }),
         }
     }
     for (label, participant) in mapping {
         if !scores.contains_key(participant) {
-            rejected.push(Rejected { participant: participant.clone(), reason: format!("the judge wrote no score for its submission `{label}`") });
+            rejected.push(Rejected {
+                participant: participant.clone(),
+                reason: format!("the judge wrote no score for its submission `{label}`"),
+            });
         }
     }
     Deanonymized { scores, rejected }
@@ -147,7 +186,11 @@ mod tests {
 
     #[test]
     fn canonical_scores_reverse_map_to_participants() {
-        let entries = parse(br#"{"A": {"dimensions": {"q": 4}}, "B": {"dimensions": {"q": 2}}}"#, true).unwrap();
+        let entries = parse(
+            br#"{"A": {"dimensions": {"q": 4}}, "B": {"dimensions": {"q": 2}}}"#,
+            true,
+        )
+        .unwrap();
         let result = deanonymize(entries, &mapping());
         assert_eq!(result.scores["bravo"], json!({"dimensions": {"q": 4}}));
         assert_eq!(result.scores["alpha"], json!({"dimensions": {"q": 2}}));
@@ -156,7 +199,11 @@ mod tests {
 
     #[test]
     fn unknown_labels_are_rejected_and_missing_ones_reported() {
-        let entries = parse(br#"{"A": {"dimensions": {"q": 4}}, "ZZ": {"dimensions": {"q": 5}}}"#, false).unwrap();
+        let entries = parse(
+            br#"{"A": {"dimensions": {"q": 4}}, "ZZ": {"dimensions": {"q": 5}}}"#,
+            false,
+        )
+        .unwrap();
         let result = deanonymize(entries, &mapping());
         assert_eq!(result.scores.keys().collect::<Vec<_>>(), ["bravo"]);
         assert_eq!(result.rejected[0].participant, "(label ZZ)");
@@ -165,18 +212,38 @@ mod tests {
 
     #[test]
     fn tolerant_mode_repairs_the_reference_shapes() {
-        let entries = parse(br#"{"scores": {"A": {"q": 3, "note": "x", "total": 60}}, "totals": {"A": 61}}"#, false).unwrap();
+        let entries = parse(
+            br#"{"scores": {"A": {"q": 3, "note": "x", "total": 60}}, "totals": {"A": 61}}"#,
+            false,
+        )
+        .unwrap();
         assert_eq!(entries["A"], json!({"dimensions": {"q": 3}, "total": 60}));
-        let entries = parse(br#"{"A": {"dimensions": {"q": 3}}, "totals": {"A": 61}, "B": 7}"#, false).unwrap();
+        let entries = parse(
+            br#"{"A": {"dimensions": {"q": 3}}, "totals": {"A": 61}, "B": 7}"#,
+            false,
+        )
+        .unwrap();
         assert_eq!(entries["A"], json!({"dimensions": {"q": 3}, "total": 61}));
         assert!(!entries.contains_key("B"));
     }
 
     #[test]
     fn strict_mode_refuses_anything_else() {
-        assert!(matches!(parse(br#"{"A": {"q": 3}}"#, true), Err(Unusable::MalformedSchema(_))));
-        assert!(matches!(parse(br#"{"A": {"dimensions": {"q": 3}, "total": 60.0}}"#, true), Err(Unusable::MalformedSchema(_))));
-        assert!(matches!(parse(b"[1, 2]", false), Err(Unusable::MalformedSchema(_))));
-        assert!(matches!(parse(b"{\"A\": {", false), Err(Unusable::InvalidJson(_))));
+        assert!(matches!(
+            parse(br#"{"A": {"q": 3}}"#, true),
+            Err(Unusable::MalformedSchema(_))
+        ));
+        assert!(matches!(
+            parse(br#"{"A": {"dimensions": {"q": 3}, "total": 60.0}}"#, true),
+            Err(Unusable::MalformedSchema(_))
+        ));
+        assert!(matches!(
+            parse(b"[1, 2]", false),
+            Err(Unusable::MalformedSchema(_))
+        ));
+        assert!(matches!(
+            parse(b"{\"A\": {", false),
+            Err(Unusable::InvalidJson(_))
+        ));
     }
 }

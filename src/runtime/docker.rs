@@ -11,20 +11,21 @@ use bollard::Docker;
 use bollard::errors::Error as BollardError;
 use bollard::models::{
     ContainerCreateBody, HostConfig, HostConfigLogConfig, Ipam, IpamConfig, Mount as EngineMount,
-    MountBindOptions, MountBindOptionsPropagationEnum, MountType, NetworkCreateRequest, ResourcesUlimits,
+    MountBindOptions, MountBindOptionsPropagationEnum, MountType, NetworkCreateRequest,
+    ResourcesUlimits,
 };
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
-    ListContainersOptionsBuilder, ListImagesOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder,
-    WaitContainerOptionsBuilder,
+    ListContainersOptionsBuilder, ListImagesOptionsBuilder, ListNetworksOptionsBuilder,
+    ListVolumesOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
 use super::{
-    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef, Runtime, RuntimeError,
-    Selector,
+    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef,
+    Runtime, RuntimeError, Selector,
 };
 
 /// Default pool for explicit per-cell subnets. The engine's default address pools allow only
@@ -46,10 +47,14 @@ impl DockerRuntime {
     /// API version.
     pub async fn connect() -> Result<Self, RuntimeError> {
         let endpoint = std::env::var("DOCKER_HOST").ok();
-        let unreachable = |e: BollardError| RuntimeError::Unreachable { endpoint: endpoint.clone(), message: e.to_string() };
+        let unreachable = |e: BollardError| RuntimeError::Unreachable {
+            endpoint: endpoint.clone(),
+            message: e.to_string(),
+        };
         let docker = Docker::connect_with_local_defaults().map_err(unreachable)?;
         let docker = docker.negotiate_version().await.map_err(unreachable)?;
-        let pool_text = std::env::var(SUBNET_POOL_ENV).unwrap_or_else(|_| DEFAULT_SUBNET_POOL.to_owned());
+        let pool_text =
+            std::env::var(SUBNET_POOL_ENV).unwrap_or_else(|_| DEFAULT_SUBNET_POOL.to_owned());
         let pool = SubnetPool::parse(&pool_text).ok_or_else(|| RuntimeError::NoSubnet {
             network: "(any)".into(),
             pool: format!("{pool_text} (not an IPv4 CIDR between /8 and /28)"),
@@ -57,16 +62,26 @@ impl DockerRuntime {
         Ok(Self { docker, pool })
     }
 
-    async fn create_network_once(&self, spec: &NetworkSpec, subnet: &str) -> Result<(), BollardError> {
+    async fn create_network_once(
+        &self,
+        spec: &NetworkSpec,
+        subnet: &str,
+    ) -> Result<(), BollardError> {
         let mut options = HashMap::new();
-        options.insert("com.docker.network.bridge.name".to_owned(), bridge_name(&spec.name));
+        options.insert(
+            "com.docker.network.bridge.name".to_owned(),
+            bridge_name(&spec.name),
+        );
         let request = NetworkCreateRequest {
             name: spec.name.clone(),
             driver: Some("bridge".into()),
             internal: Some(spec.internal),
             ipam: Some(Ipam {
                 driver: Some("default".into()),
-                config: Some(vec![IpamConfig { subnet: Some(subnet.to_owned()), ..Default::default() }]),
+                config: Some(vec![IpamConfig {
+                    subnet: Some(subnet.to_owned()),
+                    ..Default::default()
+                }]),
                 options: None,
             }),
             options: Some(options),
@@ -79,14 +94,20 @@ impl DockerRuntime {
 
 impl Runtime for DockerRuntime {
     async fn info(&self) -> Result<EngineInfo, RuntimeError> {
-        let unreachable = |e: BollardError| RuntimeError::Unreachable { endpoint: std::env::var("DOCKER_HOST").ok(), message: e.to_string() };
+        let unreachable = |e: BollardError| RuntimeError::Unreachable {
+            endpoint: std::env::var("DOCKER_HOST").ok(),
+            message: e.to_string(),
+        };
         let version = self.docker.version().await.map_err(unreachable)?;
         let info = self.docker.info().await.map_err(unreachable)?;
         Ok(EngineInfo {
             backend: "docker",
             version: version.version.unwrap_or_default(),
             api_version: self.docker.client_version().to_string(),
-            mem_total: info.mem_total.and_then(|m| u64::try_from(m).ok()).unwrap_or(0),
+            mem_total: info
+                .mem_total
+                .and_then(|m| u64::try_from(m).ok())
+                .unwrap_or(0),
             cpus: info.ncpu.and_then(|n| u64::try_from(n).ok()).unwrap_or(1),
         })
     }
@@ -100,16 +121,29 @@ impl Runtime for DockerRuntime {
     }
 
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
-        let options = BuildImageOptionsBuilder::default().dockerfile("Dockerfile").t(&spec.tag).rm(true).forcerm(true).build();
-        let context = with_label_line(&spec.context, &spec.labels)
-            .map_err(|e| RuntimeError::Build { image: spec.tag.clone(), message: format!("cannot add labels to the build context: {e}") })?;
+        let options = BuildImageOptionsBuilder::default()
+            .dockerfile("Dockerfile")
+            .t(&spec.tag)
+            .rm(true)
+            .forcerm(true)
+            .build();
+        let context =
+            with_label_line(&spec.context, &spec.labels).map_err(|e| RuntimeError::Build {
+                image: spec.tag.clone(),
+                message: format!("cannot add labels to the build context: {e}"),
+            })?;
         let body = bollard::body_full(bytes::Bytes::from(context));
         let mut stream = self.docker.build_image(options, None, Some(body));
         let mut tail: Vec<String> = Vec::new();
         while let Some(item) = stream.next().await {
             let failure = match item {
                 Ok(info) => {
-                    if let Some(line) = info.stream.as_deref().map(str::trim_end).filter(|l| !l.is_empty()) {
+                    if let Some(line) = info
+                        .stream
+                        .as_deref()
+                        .map(str::trim_end)
+                        .filter(|l| !l.is_empty())
+                    {
                         tail.push(line.to_owned());
                         if tail.len() > 8 {
                             tail.remove(0);
@@ -120,8 +154,15 @@ impl Runtime for DockerRuntime {
                 Err(e) => Some(engine_message(&e)),
             };
             if let Some(message) = failure {
-                let context = if tail.is_empty() { String::new() } else { format!("\n    {}", tail.join("\n    ")) };
-                return Err(RuntimeError::Build { image: spec.tag.clone(), message: format!("{message}{context}") });
+                let context = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n    {}", tail.join("\n    "))
+                };
+                return Err(RuntimeError::Build {
+                    image: spec.tag.clone(),
+                    message: format!("{message}{context}"),
+                });
             }
         }
         Ok(())
@@ -141,30 +182,48 @@ impl Runtime for DockerRuntime {
                 Err(e) => return Err(operation("create", object, &e)),
             }
         }
-        Err(RuntimeError::NoSubnet { network: spec.name.clone(), pool: self.pool.text.clone() })
+        Err(RuntimeError::NoSubnet {
+            network: spec.name.clone(),
+            pool: self.pool.text.clone(),
+        })
     }
 
     async fn create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
         let object = ObjectRef::cell(&spec.name);
-        let options = CreateContainerOptionsBuilder::default().name(&spec.name).build();
+        let options = CreateContainerOptionsBuilder::default()
+            .name(&spec.name)
+            .build();
         let body = container_body(spec);
-        match self.docker.create_container(Some(options.clone()), body.clone()).await {
+        match self
+            .docker
+            .create_container(Some(options.clone()), body.clone())
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if status(&e) == Some(409) => {
                 // A stale namesake from a killed run: replace it.
                 self.remove(&object).await?;
-                self.docker.create_container(Some(options), body).await.map(drop).map_err(|e| operation("create", object, &e))
+                self.docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map(drop)
+                    .map_err(|e| operation("create", object, &e))
             }
             Err(e) => Err(operation("create", object, &e)),
         }
     }
 
     async fn start_cell(&self, name: &str) -> Result<(), RuntimeError> {
-        self.docker.start_container(name, None).await.map_err(|e| operation("start", ObjectRef::cell(name), &e))
+        self.docker
+            .start_container(name, None)
+            .await
+            .map_err(|e| operation("start", ObjectRef::cell(name), &e))
     }
 
     async fn wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
-        let options = WaitContainerOptionsBuilder::default().condition("not-running").build();
+        let options = WaitContainerOptionsBuilder::default()
+            .condition("not-running")
+            .build();
         let mut stream = self.docker.wait_container(name, Some(options));
         let mut code = None;
         while let Some(item) = stream.next().await {
@@ -189,25 +248,36 @@ impl Runtime for DockerRuntime {
     }
 
     async fn kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
-        let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
+        let options = KillContainerOptionsBuilder::default()
+            .signal("SIGKILL")
+            .build();
         match self.docker.kill_container(name, Some(options)).await {
             // 404: gone; 409: not running any more. Both mean it is stopped.
-            Err(e) if !matches!(status(&e), Some(404 | 409)) => Err(operation("kill", ObjectRef::cell(name), &e)),
+            Err(e) if !matches!(status(&e), Some(404 | 409)) => {
+                Err(operation("kill", ObjectRef::cell(name), &e))
+            }
             _ => Ok(()),
         }
     }
 
     fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
-        let options = LogsOptionsBuilder::default().follow(true).stdout(true).stderr(true).build();
+        let options = LogsOptionsBuilder::default()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .build();
         let object = ObjectRef::cell(name);
         self.docker
             .logs(name, Some(options))
             .filter_map(move |item| {
                 let mapped = match item {
-                    Ok(bollard::container::LogOutput::StdErr { message }) => Some(Ok(LogChunk::Stderr(message))),
-                    Ok(bollard::container::LogOutput::StdOut { message } | bollard::container::LogOutput::Console { message }) => {
-                        Some(Ok(LogChunk::Stdout(message)))
+                    Ok(bollard::container::LogOutput::StdErr { message }) => {
+                        Some(Ok(LogChunk::Stderr(message)))
                     }
+                    Ok(
+                        bollard::container::LogOutput::StdOut { message }
+                        | bollard::container::LogOutput::Console { message },
+                    ) => Some(Ok(LogChunk::Stdout(message))),
                     Ok(bollard::container::LogOutput::StdIn { .. }) => None,
                     Err(e) => Some(Err(operation("read logs of", object.clone(), &e))),
                 };
@@ -220,13 +290,19 @@ impl Runtime for DockerRuntime {
         let name = object.name.as_str();
         let result = match object.kind {
             ObjectKind::Cell => {
-                let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+                let options = RemoveContainerOptionsBuilder::default()
+                    .force(true)
+                    .v(true)
+                    .build();
                 self.docker.remove_container(name, Some(options)).await
             }
             ObjectKind::Network => self.docker.remove_network(name).await,
             ObjectKind::Image => {
                 let options = RemoveImageOptionsBuilder::default().force(true).build();
-                self.docker.remove_image(name, Some(options), None).await.map(drop)
+                self.docker
+                    .remove_image(name, Some(options), None)
+                    .await
+                    .map(drop)
             }
             ObjectKind::Volume => {
                 let options = RemoveVolumeOptionsBuilder::default().force(true).build();
@@ -236,7 +312,13 @@ impl Runtime for DockerRuntime {
         match result {
             // Gone already, or (409 on a container) removal already in progress: both end gone.
             Err(e) if status(&e) == Some(404) => Ok(()),
-            Err(e) if object.kind == ObjectKind::Cell && status(&e) == Some(409) && engine_message(&e).contains("in progress") => Ok(()),
+            Err(e)
+                if object.kind == ObjectKind::Cell
+                    && status(&e) == Some(409)
+                    && engine_message(&e).contains("in progress") =>
+            {
+                Ok(())
+            }
             Err(e) => Err(operation("remove", object.clone(), &e)),
             Ok(()) => Ok(()),
         }
@@ -245,38 +327,86 @@ impl Runtime for DockerRuntime {
     async fn list(&self, selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_owned(), selector.engine_filters());
-        let fail = |what: &str, e: &BollardError| operation("list", ObjectRef { kind: ObjectKind::Cell, name: what.into() }, e);
+        let fail = |what: &str, e: &BollardError| {
+            operation(
+                "list",
+                ObjectRef {
+                    kind: ObjectKind::Cell,
+                    name: what.into(),
+                },
+                e,
+            )
+        };
         let mut found = Vec::new();
         let containers = self
             .docker
-            .list_containers(Some(ListContainersOptionsBuilder::default().all(true).filters(&filters).build()))
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
             .await
             .map_err(|e| fail("containers", &e))?;
         for container in containers {
-            let name = container.names.and_then(|n| n.into_iter().next()).or(container.id).unwrap_or_default();
+            let name = container
+                .names
+                .and_then(|n| n.into_iter().next())
+                .or(container.id)
+                .unwrap_or_default();
             found.push(ObjectRef::cell(name.trim_start_matches('/')));
         }
         let networks = self
             .docker
-            .list_networks(Some(ListNetworksOptionsBuilder::default().filters(&filters).build()))
+            .list_networks(Some(
+                ListNetworksOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
             .await
             .map_err(|e| fail("networks", &e))?;
-        found.extend(networks.into_iter().filter_map(|n| n.name).map(|n| ObjectRef::network(&n)));
+        found.extend(
+            networks
+                .into_iter()
+                .filter_map(|n| n.name)
+                .map(|n| ObjectRef::network(&n)),
+        );
         let images = self
             .docker
-            .list_images(Some(ListImagesOptionsBuilder::default().filters(&filters).build()))
+            .list_images(Some(
+                ListImagesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
             .await
             .map_err(|e| fail("images", &e))?;
         for image in images {
-            let name = image.repo_tags.into_iter().find(|t| t != "<none>:<none>").unwrap_or(image.id);
+            let name = image
+                .repo_tags
+                .into_iter()
+                .find(|t| t != "<none>:<none>")
+                .unwrap_or(image.id);
             found.push(ObjectRef::image(&name));
         }
         let volumes = self
             .docker
-            .list_volumes(Some(ListVolumesOptionsBuilder::default().filters(&filters).build()))
+            .list_volumes(Some(
+                ListVolumesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
             .await
             .map_err(|e| fail("volumes", &e))?;
-        found.extend(volumes.volumes.unwrap_or_default().into_iter().map(|v| ObjectRef { kind: ObjectKind::Volume, name: v.name }));
+        found.extend(
+            volumes
+                .volumes
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| ObjectRef {
+                    kind: ObjectKind::Volume,
+                    name: v.name,
+                }),
+        );
         Ok(found)
     }
 }
@@ -286,7 +416,10 @@ impl Runtime for DockerRuntime {
 /// concurrent builds sharing those cached steps race on the legacy builder.
 fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Vec<u8>> {
     let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
-    let line: Vec<String> = labels.iter().map(|(k, v)| format!("{}={}", quote(k), quote(v))).collect();
+    let line: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{}={}", quote(k), quote(v)))
+        .collect();
     let mut archive = tar::Archive::new(context);
     let mut builder = tar::Builder::new(Vec::new());
     for entry in archive.entries()? {
@@ -343,7 +476,10 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         .tmpfs
         .iter()
         .map(|t| {
-            let mut options = format!("rw,nosuid,nodev,exec,size={},mode={:o}", t.size_bytes, t.mode);
+            let mut options = format!(
+                "rw,nosuid,nodev,exec,size={},mode={:o}",
+                t.size_bytes, t.mode
+            );
             if let Some((uid, gid)) = t.owner {
                 options.push_str(&format!(",uid={uid},gid={gid}"));
             }
@@ -353,7 +489,10 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
     let mut log_options = HashMap::new();
     log_options.insert("max-size".to_owned(), "10m".to_owned());
     log_options.insert("max-file".to_owned(), "3".to_owned());
-    #[expect(clippy::cast_possible_truncation, clippy::cast_possible_wrap, clippy::cast_precision_loss, reason = "limits are far below i64::MAX")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "limits are far below i64::MAX"
+    )]
     let nano_cpus = (spec.limits.cpus * 1e9).round() as i64;
     HostConfig {
         network_mode: Some(spec.network.clone()),
@@ -370,10 +509,21 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         pids_limit: Some(i64::try_from(spec.limits.pids).unwrap_or(i64::MAX)),
         oom_score_adj: Some(500),
         ulimits: Some(vec![
-            ResourcesUlimits { name: Some("nofile".into()), soft: Some(4096), hard: Some(8192) },
-            ResourcesUlimits { name: Some("core".into()), soft: Some(0), hard: Some(0) },
+            ResourcesUlimits {
+                name: Some("nofile".into()),
+                soft: Some(4096),
+                hard: Some(8192),
+            },
+            ResourcesUlimits {
+                name: Some("core".into()),
+                soft: Some(0),
+                hard: Some(0),
+            },
         ]),
-        log_config: Some(HostConfigLogConfig { typ: Some("json-file".into()), config: Some(log_options) }),
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("json-file".into()),
+            config: Some(log_options),
+        }),
         restart_policy: None,
         auto_remove: Some(false),
         ..Default::default()
@@ -403,7 +553,11 @@ impl SubnetPool {
         let prefix: u32 = prefix.parse().ok().filter(|p| (8..=28).contains(p))?;
         let address: std::net::Ipv4Addr = address.parse().ok()?;
         let mask = u32::MAX << (32 - prefix);
-        Some(Self { text: text.to_owned(), base: u32::from(address) & mask, count: 1 << (28 - prefix) })
+        Some(Self {
+            text: text.to_owned(),
+            base: u32::from(address) & mask,
+            count: 1 << (28 - prefix),
+        })
     }
 
     fn candidates(&self, name: &str) -> impl Iterator<Item = String> + '_ {
@@ -436,7 +590,12 @@ fn is_overlap(error: &BollardError) -> bool {
 }
 
 fn operation(operation: &'static str, object: ObjectRef, error: &BollardError) -> RuntimeError {
-    RuntimeError::Operation { operation, object, status: status(error), message: engine_message(error) }
+    RuntimeError::Operation {
+        operation,
+        object,
+        status: status(error),
+        message: engine_message(error),
+    }
 }
 
 #[cfg(test)]
@@ -452,9 +611,23 @@ mod tests {
             labels: Labels::new("x", "participant"),
             user: "1000:1000".into(),
             env: vec![("HOME".into(), "/home/mc".into())],
-            mounts: vec![Mount { source: "/cooks/x/work/alpha/out".into(), target: "/work/out".into(), read_only: false }],
-            tmpfs: vec![Tmpfs { target: "/home/mc".into(), size_bytes: 1 << 20, mode: 0o700, owner: Some((1000, 1000)) }],
-            limits: Limits { memory_bytes: 1 << 30, memory_swap_bytes: 1 << 30, cpus: 1.5, pids: 256 },
+            mounts: vec![Mount {
+                source: "/cooks/x/work/alpha/out".into(),
+                target: "/work/out".into(),
+                read_only: false,
+            }],
+            tmpfs: vec![Tmpfs {
+                target: "/home/mc".into(),
+                size_bytes: 1 << 20,
+                mode: 0o700,
+                owner: Some((1000, 1000)),
+            }],
+            limits: Limits {
+                memory_bytes: 1 << 30,
+                memory_swap_bytes: 1 << 30,
+                cpus: 1.5,
+                pids: 256,
+            },
             workdir: "/work".into(),
             command: None,
         }
@@ -465,14 +638,20 @@ mod tests {
         let host = host_config(&spec());
         assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
         assert_eq!(host.cap_add, None);
-        assert_eq!(host.security_opt, Some(vec!["no-new-privileges:true".to_owned()]));
+        assert_eq!(
+            host.security_opt,
+            Some(vec!["no-new-privileges:true".to_owned()])
+        );
         assert_eq!(host.readonly_rootfs, Some(true));
         assert_eq!(host.privileged, Some(false));
         assert_eq!(host.nano_cpus, Some(1_500_000_000));
         assert_eq!(host.pids_limit, Some(256));
         assert_eq!(host.memory, host.memory_swap);
         assert!(host.pid_mode.is_none() && host.ipc_mode.is_none() && host.userns_mode.is_none());
-        assert_eq!(host.tmpfs.unwrap()["/home/mc"], "rw,nosuid,nodev,exec,size=1048576,mode=700,uid=1000,gid=1000");
+        assert_eq!(
+            host.tmpfs.unwrap()["/home/mc"],
+            "rw,nosuid,nodev,exec,size=1048576,mode=700,uid=1000,gid=1000"
+        );
         let body = container_body(&spec());
         assert_eq!(body.open_stdin, Some(false));
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
@@ -483,13 +662,22 @@ mod tests {
         let mut builder = tar::Builder::new(Vec::new());
         let mut header = tar::Header::new_gnu();
         header.set_size(12);
-        builder.append_data(&mut header, "Dockerfile", &b"FROM scratch"[..]).unwrap();
+        builder
+            .append_data(&mut header, "Dockerfile", &b"FROM scratch"[..])
+            .unwrap();
         let labels = Labels::new("c\"x", "image");
         let context = with_label_line(&builder.into_inner().unwrap(), &labels).unwrap();
         let mut archive = tar::Archive::new(context.as_slice());
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut archive.entries().unwrap().next().unwrap().unwrap(), &mut text).unwrap();
-        assert_eq!(text, "FROM scratch\nLABEL \"io.multicooker.cook\"=\"c\\\"x\" \"io.multicooker.role\"=\"image\"\n");
+        std::io::Read::read_to_string(
+            &mut archive.entries().unwrap().next().unwrap().unwrap(),
+            &mut text,
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "FROM scratch\nLABEL \"io.multicooker.cook\"=\"c\\\"x\" \"io.multicooker.role\"=\"image\"\n"
+        );
     }
 
     #[test]
@@ -506,7 +694,11 @@ mod tests {
         assert_eq!(candidates.len(), 4096);
         let unique: std::collections::HashSet<_> = candidates.iter().collect();
         assert_eq!(unique.len(), 4096);
-        assert!(candidates.iter().all(|c| c.starts_with("10.213.") && c.ends_with("/28")));
+        assert!(
+            candidates
+                .iter()
+                .all(|c| c.starts_with("10.213.") && c.ends_with("/28"))
+        );
         assert!(SubnetPool::parse("10.0.0.0/30").is_none());
     }
 }

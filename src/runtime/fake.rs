@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::{
-    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef, Runtime, RuntimeError,
-    Selector,
+    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef,
+    Runtime, RuntimeError, Selector,
 };
 
 /// How a fake cell behaves once started.
@@ -74,7 +74,9 @@ impl FakeRuntime {
         self.lock().fail_removal.clear();
     }
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
     fn script_of(&self, name: &str) -> FakeCell {
         self.lock().scripts.get(name).cloned().unwrap_or_default()
@@ -82,12 +84,23 @@ impl FakeRuntime {
 }
 
 fn refused(operation: &'static str, object: ObjectRef) -> RuntimeError {
-    RuntimeError::Operation { operation, object, status: Some(500), message: "scripted failure".into() }
+    RuntimeError::Operation {
+        operation,
+        object,
+        status: Some(500),
+        message: "scripted failure".into(),
+    }
 }
 
 impl Runtime for FakeRuntime {
     async fn info(&self) -> Result<EngineInfo, RuntimeError> {
-        Ok(EngineInfo { backend: "fake", version: "0".into(), api_version: "1.41".into(), mem_total: 16 << 30, cpus: 2 })
+        Ok(EngineInfo {
+            backend: "fake",
+            version: "0".into(),
+            api_version: "1.41".into(),
+            mem_total: 16 << 30,
+            cpus: 2,
+        })
     }
     async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
         Ok(self.lock().created.contains(&ObjectRef::image(tag)))
@@ -115,7 +128,10 @@ impl Runtime for FakeRuntime {
     async fn wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
         let script = self.script_of(name);
         tokio::time::sleep(script.runs_for).await;
-        Ok(CellExit { code: script.code, oom_killed: script.oom_killed })
+        Ok(CellExit {
+            code: script.code,
+            oom_killed: script.oom_killed,
+        })
     }
     async fn kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.lock().killed.push(name.to_owned());
@@ -135,6 +151,11 @@ impl Runtime for FakeRuntime {
     }
     async fn list(&self, _selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
         let state = self.lock();
-        Ok(state.created.iter().filter(|o| o.kind != ObjectKind::Volume && !state.removed.contains(&o.name)).cloned().collect())
+        Ok(state
+            .created
+            .iter()
+            .filter(|o| o.kind != ObjectKind::Volume && !state.removed.contains(&o.name))
+            .cloned()
+            .collect())
     }
 }

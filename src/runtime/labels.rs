@@ -81,7 +81,9 @@ impl Selector {
 
     /// Objects of any cook.
     pub fn any_cook() -> Self {
-        Self { conditions: vec![(LABEL_COOK.into(), None)] }
+        Self {
+            conditions: vec![(LABEL_COOK.into(), None)],
+        }
     }
 
     /// Adds `key=value`.
@@ -101,11 +103,13 @@ impl Selector {
 
     /// True when `labels` satisfy every condition.
     pub fn matches(&self, labels: &Labels) -> bool {
-        self.conditions.iter().all(|(k, v)| match (labels.get(k), v) {
-            (Some(_), None) => true,
-            (Some(actual), Some(wanted)) => actual == wanted,
-            (None, _) => false,
-        })
+        self.conditions
+            .iter()
+            .all(|(k, v)| match (labels.get(k), v) {
+                (Some(_), None) => true,
+                (Some(actual), Some(wanted)) => actual == wanted,
+                (None, _) => false,
+            })
     }
 }
 
@@ -120,7 +124,9 @@ mod tests {
         assert!(Selector::any_cook().matches(&labels));
         assert!(!Selector::cook("251122-other").matches(&labels));
         assert_eq!(
-            Selector::cook("c").with(LABEL_ROLE, "judge").engine_filters(),
+            Selector::cook("c")
+                .with(LABEL_ROLE, "judge")
+                .engine_filters(),
             ["io.multicooker.cook=c", "io.multicooker.role=judge"]
         );
     }

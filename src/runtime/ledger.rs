@@ -29,7 +29,10 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger; with `keep`, teardown leaves everything in place (for debugging).
     pub fn new(keep: bool) -> Self {
-        Self { objects: Mutex::new(Vec::new()), keep }
+        Self {
+            objects: Mutex::new(Vec::new()),
+            keep,
+        }
     }
 
     /// Records an object that is about to be created.
@@ -41,7 +44,11 @@ impl Ledger {
     }
 
     /// Removes one object now (e.g. a cell that has exited) and forgets it.
-    pub async fn release<R: Runtime>(&self, runtime: &R, object: &ObjectRef) -> Result<(), RuntimeError> {
+    pub async fn release<R: Runtime>(
+        &self,
+        runtime: &R,
+        object: &ObjectRef,
+    ) -> Result<(), RuntimeError> {
         if self.keep {
             return Ok(());
         }
@@ -67,8 +74,18 @@ impl Ledger {
             return Vec::new();
         }
         let mut failures = Vec::new();
-        for kind in [ObjectKind::Cell, ObjectKind::Network, ObjectKind::Volume, ObjectKind::Image] {
-            let batch: Vec<ObjectRef> = self.lock().iter().filter(|o| o.kind == kind).cloned().collect();
+        for kind in [
+            ObjectKind::Cell,
+            ObjectKind::Network,
+            ObjectKind::Volume,
+            ObjectKind::Image,
+        ] {
+            let batch: Vec<ObjectRef> = self
+                .lock()
+                .iter()
+                .filter(|o| o.kind == kind)
+                .cloned()
+                .collect();
             let results = join_all(batch.iter().map(|object| runtime.remove(object))).await;
             for (object, result) in batch.into_iter().zip(results) {
                 match result {
@@ -81,7 +98,9 @@ impl Ledger {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ObjectRef>> {
-        self.objects.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.objects
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -92,10 +111,21 @@ impl Drop for Ledger {
             return;
         }
         let names: Vec<String> = left.iter().map(ToString::to_string).collect();
-        let why = if self.keep { "kept because MULTICOOKER_KEEP=1" } else { "could not be removed" };
-        #[expect(clippy::print_stderr, reason = "last-resort backstop; the printer may already be gone")]
+        let why = if self.keep {
+            "kept because MULTICOOKER_KEEP=1"
+        } else {
+            "could not be removed"
+        };
+        #[expect(
+            clippy::print_stderr,
+            reason = "last-resort backstop; the printer may already be gone"
+        )]
         {
-            eprintln!("warning: {} engine object(s) {why}: {}", left.len(), names.join(", "));
+            eprintln!(
+                "warning: {} engine object(s) {why}: {}",
+                left.len(),
+                names.join(", ")
+            );
             eprintln!("hint: remove them with `multicooker clean --all`");
         }
     }

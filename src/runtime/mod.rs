@@ -19,7 +19,9 @@ use std::future::Future;
 
 use futures_util::stream::BoxStream;
 
-pub use labels::{LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels, Selector};
+pub use labels::{
+    LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels, Selector,
+};
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{CellSpec, ImageSpec, Limits, Mount, NetworkSpec, Tmpfs};
 
@@ -62,15 +64,24 @@ pub struct ObjectRef {
 impl ObjectRef {
     /// A cell.
     pub fn cell(name: &str) -> Self {
-        Self { kind: ObjectKind::Cell, name: name.to_owned() }
+        Self {
+            kind: ObjectKind::Cell,
+            name: name.to_owned(),
+        }
     }
     /// A network.
     pub fn network(name: &str) -> Self {
-        Self { kind: ObjectKind::Network, name: name.to_owned() }
+        Self {
+            kind: ObjectKind::Network,
+            name: name.to_owned(),
+        }
     }
     /// An image.
     pub fn image(name: &str) -> Self {
-        Self { kind: ObjectKind::Image, name: name.to_owned() }
+        Self {
+            kind: ObjectKind::Image,
+            name: name.to_owned(),
+        }
     }
 }
 
@@ -121,11 +132,18 @@ pub trait Runtime: Send + Sync + 'static {
     /// True when an image with this tag exists.
     fn image_exists(&self, tag: &str) -> impl Future<Output = Result<bool, RuntimeError>> + Send;
     /// Builds an image from a tar build context.
-    fn build_image(&self, spec: &ImageSpec) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn build_image(
+        &self,
+        spec: &ImageSpec,
+    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Creates a network (an existing namesake is replaced).
-    fn create_network(&self, spec: &NetworkSpec) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn create_network(
+        &self,
+        spec: &NetworkSpec,
+    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Creates a cell with the hardening baseline applied (an existing namesake is replaced).
-    fn create_cell(&self, spec: &CellSpec) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn create_cell(&self, spec: &CellSpec)
+    -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Starts a created cell.
     fn start_cell(&self, name: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Waits, through the engine's wait API, until the cell has exited.
@@ -137,7 +155,10 @@ pub trait Runtime: Send + Sync + 'static {
     /// Removes an object (and a cell's anonymous volumes); already gone is success.
     fn remove(&self, object: &ObjectRef) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Objects whose labels match.
-    fn list(&self, selector: &Selector) -> impl Future<Output = Result<Vec<ObjectRef>, RuntimeError>> + Send;
+    fn list(
+        &self,
+        selector: &Selector,
+    ) -> impl Future<Output = Result<Vec<ObjectRef>, RuntimeError>> + Send;
 }
 
 /// Engine failures, each naming the operation and the object.
@@ -184,7 +205,13 @@ pub enum RuntimeError {
 impl RuntimeError {
     /// True when the engine said the object does not exist.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::Operation { status: Some(404), .. })
+        matches!(
+            self,
+            Self::Operation {
+                status: Some(404),
+                ..
+            }
+        )
     }
 }
 

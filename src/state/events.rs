@@ -36,21 +36,48 @@ pub struct EventLog {
 impl EventLog {
     /// The event log of a cook.
     pub fn new(paths: &CookPaths) -> Self {
-        Self { paths: paths.clone() }
+        Self {
+            paths: paths.clone(),
+        }
     }
 
     /// Appends a cook-level event (`cook` and `phase` set).
-    pub fn cook(&self, event: &'static str, phase: Phase, payload: Option<serde_json::Value>) -> Result<(), StateError> {
-        self.append(Event { ts: now_iso(), event, cook: Some(self.paths.name().to_owned()), phase: Some(phase), actor: None, payload })
+    pub fn cook(
+        &self,
+        event: &'static str,
+        phase: Phase,
+        payload: Option<serde_json::Value>,
+    ) -> Result<(), StateError> {
+        self.append(&Event {
+            ts: now_iso(),
+            event,
+            cook: Some(self.paths.name().to_owned()),
+            phase: Some(phase),
+            actor: None,
+            payload,
+        })
     }
 
     /// Appends a cell-level event (`phase` and `actor` set, no `cook`, as the reference does).
-    pub fn cell(&self, event: &'static str, phase: Phase, actor: &str, payload: serde_json::Value) -> Result<(), StateError> {
-        self.append(Event { ts: now_iso(), event, cook: None, phase: Some(phase), actor: Some(actor.to_owned()), payload: Some(payload) })
+    pub fn cell(
+        &self,
+        event: &'static str,
+        phase: Phase,
+        actor: &str,
+        payload: serde_json::Value,
+    ) -> Result<(), StateError> {
+        self.append(&Event {
+            ts: now_iso(),
+            event,
+            cook: None,
+            phase: Some(phase),
+            actor: Some(actor.to_owned()),
+            payload: Some(payload),
+        })
     }
 
     /// Appends one event.
-    pub fn append(&self, event: Event) -> Result<(), StateError> {
+    pub fn append(&self, event: &Event) -> Result<(), StateError> {
         let lock_path = self.paths.lock();
         let lock = fs_err::OpenOptions::new()
             .create(true)
@@ -58,8 +85,10 @@ impl EventLog {
             .write(true)
             .open(&lock_path)
             .map_err(StateError::io("open", &lock_path))?;
-        lock.file().lock().map_err(StateError::io("lock", &lock_path))?;
-        let line = serde_json::to_vec(&event).expect("serializing an event cannot fail");
+        lock.file()
+            .lock()
+            .map_err(StateError::io("lock", &lock_path))?;
+        let line = serde_json::to_vec(event).expect("serializing an event cannot fail");
         let path = self.paths.events();
         fsx::append_line(&path, &line).map_err(StateError::io("append to", &path))
     }
@@ -74,8 +103,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let paths = CookPaths::new(tmp.path().to_path_buf());
         let log = EventLog::new(&paths);
-        log.cook("cook.created", Phase::Cook, Some(serde_json::json!({"participants": ["a"]}))).unwrap();
-        log.cell("cell.exited", Phase::Cook, "a", serde_json::json!({"exit_class": "ok"})).unwrap();
+        log.cook(
+            "cook.created",
+            Phase::Cook,
+            Some(serde_json::json!({"participants": ["a"]})),
+        )
+        .unwrap();
+        log.cell(
+            "cell.exited",
+            Phase::Cook,
+            "a",
+            serde_json::json!({"exit_class": "ok"}),
+        )
+        .unwrap();
         let text = fs_err::read_to_string(paths.events()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);

@@ -62,7 +62,9 @@ impl Hint for StateError {
             Self::NoCook { task, .. } => Some(format!(
                 "create it with `multicooker new {task}`, or pass `--root` to point at the folder that holds your cooks"
             )),
-            Self::BadTaskName { .. } => Some("name the cook folder with letters, digits, `-` and `_`".into()),
+            Self::BadTaskName { .. } => {
+                Some("name the cook folder with letters, digits, `-` and `_`".into())
+            }
             Self::Io { .. } | Self::Invalid { .. } => None,
         }
     }
@@ -70,9 +72,16 @@ impl Hint for StateError {
 
 impl StateError {
     /// Wraps an I/O error with the file it concerns.
-    pub fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
-        move |source| Self::Io { action, path, source }
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
     }
 }
 

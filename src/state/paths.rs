@@ -16,7 +16,9 @@ pub struct CookPaths {
 impl CookPaths {
     /// Paths of the cook folder `dir` (which need not exist yet).
     pub fn new(dir: PathBuf) -> Self {
-        let name = dir.file_name().map_or_else(|| "cook".to_owned(), |n| n.to_string_lossy().into_owned());
+        let name = dir
+            .file_name()
+            .map_or_else(|| "cook".to_owned(), |n| n.to_string_lossy().into_owned());
         Self { dir, name }
     }
 
@@ -74,7 +76,10 @@ impl CookPaths {
     }
     /// `attempts/round-<round>/<participant>/`: earlier outputs kept when a cell runs again.
     pub fn attempts(&self, round: u32, participant: &str) -> PathBuf {
-        self.dir.join("attempts").join(format!("round-{round}")).join(participant)
+        self.dir
+            .join("attempts")
+            .join(format!("round-{round}"))
+            .join(participant)
     }
     /// `judging/`.
     pub fn judging(&self) -> PathBuf {
@@ -161,13 +166,20 @@ pub fn resolve_root(root: &Path, cwd: &Path) -> PathBuf {
     if root.is_absolute() {
         return root.to_path_buf();
     }
-    cwd.ancestors().map(|dir| dir.join(root)).find(|candidate| candidate.is_dir()).unwrap_or_else(|| cwd.join(root))
+    cwd.ancestors()
+        .map(|dir| dir.join(root))
+        .find(|candidate| candidate.is_dir())
+        .unwrap_or_else(|| cwd.join(root))
 }
 
 /// Finds an existing cook folder for `task`: `<root>/<task>`, an absolute path, or, when
 /// `task` has no `YYMMDD-` date prefix, the newest `<root>/YYMMDD-<task>`.
 pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
-    let direct = if Path::new(task).is_absolute() { PathBuf::from(task) } else { root.join(task) };
+    let direct = if Path::new(task).is_absolute() {
+        PathBuf::from(task)
+    } else {
+        root.join(task)
+    };
     if !Path::new(task).is_absolute() {
         check_task_name(task)?;
     }
@@ -179,7 +191,10 @@ pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
     {
         return Ok(CookPaths::new(dated));
     }
-    Err(StateError::NoCook { dir: direct, task: task.to_owned() })
+    Err(StateError::NoCook {
+        dir: direct,
+        task: task.to_owned(),
+    })
 }
 
 /// A task name is one folder name: no separators, no `..`, no leading dot.
@@ -196,7 +211,10 @@ pub fn check_task_name(task: &str) -> Result<(), StateError> {
         None
     };
     match problem {
-        Some(problem) => Err(StateError::BadTaskName { task: task.to_owned(), problem }),
+        Some(problem) => Err(StateError::BadTaskName {
+            task: task.to_owned(),
+            problem,
+        }),
         None => Ok(()),
     }
 }
@@ -233,8 +251,14 @@ mod tests {
         }
         let cook = find_cook(tmp.path(), "hello").unwrap();
         assert_eq!(cook.name(), "251122-hello");
-        assert_eq!(find_cook(tmp.path(), "251120-hello").unwrap().name(), "251120-hello");
-        assert!(matches!(find_cook(tmp.path(), "nope"), Err(StateError::NoCook { .. })));
+        assert_eq!(
+            find_cook(tmp.path(), "251120-hello").unwrap().name(),
+            "251120-hello"
+        );
+        assert!(matches!(
+            find_cook(tmp.path(), "nope"),
+            Err(StateError::NoCook { .. })
+        ));
     }
 
     #[test]

@@ -210,8 +210,16 @@ pub struct StatusStore {
 
 impl StatusStore {
     /// Replaces status.json with a fresh one (a new cook run).
-    pub fn create(paths: &CookPaths, phase: Phase, round: u32, cells: IndexMap<String, Cell>) -> Result<Self, StateError> {
-        let store = Self { paths: paths.clone(), local: Mutex::new(()) };
+    pub fn create(
+        paths: &CookPaths,
+        phase: Phase,
+        round: u32,
+        cells: IndexMap<String, Cell>,
+    ) -> Result<Self, StateError> {
+        let store = Self {
+            paths: paths.clone(),
+            local: Mutex::new(()),
+        };
         store.write_locked(|_| Status {
             schema_version: 1,
             cook: paths.name().to_owned(),
@@ -227,7 +235,10 @@ impl StatusStore {
 
     /// Continues the existing status.json (judge, report), creating it if absent.
     pub fn open(paths: &CookPaths) -> Self {
-        Self { paths: paths.clone(), local: Mutex::new(()) }
+        Self {
+            paths: paths.clone(),
+            local: Mutex::new(()),
+        }
     }
 
     /// Applies `change` to the current status and writes it.
@@ -258,16 +269,31 @@ impl StatusStore {
     }
 
     /// Applies `change` to one cell (created pending if absent).
-    pub fn update_cell(&self, name: &str, role: Role, flavor: &str, change: impl FnOnce(&mut Cell)) -> Result<(), StateError> {
+    pub fn update_cell(
+        &self,
+        name: &str,
+        role: Role,
+        flavor: &str,
+        change: impl FnOnce(&mut Cell),
+    ) -> Result<(), StateError> {
         self.update(|status| {
-            let cell = status.cells.entry(name.to_owned()).or_insert_with(|| Cell::pending(role, flavor));
+            let cell = status
+                .cells
+                .entry(name.to_owned())
+                .or_insert_with(|| Cell::pending(role, flavor));
             change(cell);
         })
         .map(drop)
     }
 
-    fn write_locked(&self, make: impl FnOnce(Option<Status>) -> Status) -> Result<Status, StateError> {
-        let _local = self.local.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    fn write_locked(
+        &self,
+        make: impl FnOnce(Option<Status>) -> Status,
+    ) -> Result<Status, StateError> {
+        let _local = self
+            .local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let lock_path = self.paths.lock();
         let lock = fs_err::OpenOptions::new()
             .create(true)
@@ -275,7 +301,9 @@ impl StatusStore {
             .write(true)
             .open(&lock_path)
             .map_err(StateError::io("open", &lock_path))?;
-        lock.file().lock().map_err(StateError::io("lock", &lock_path))?;
+        lock.file()
+            .lock()
+            .map_err(StateError::io("lock", &lock_path))?;
         let mut status = make(read_status(&self.paths));
         status.updated_at = now_iso();
         let path = self.paths.status();
@@ -299,7 +327,10 @@ mod tests {
         let back = serde_json::to_value(&status).unwrap();
         assert_eq!(back["host"], "box");
         assert_eq!(back["cells"]["a"]["note"], 3);
-        assert!(back["cells"]["a"].get("started_at").is_none(), "unset keys are omitted");
+        assert!(
+            back["cells"]["a"].get("started_at").is_none(),
+            "unset keys are omitted"
+        );
     }
 
     #[test]
@@ -312,7 +343,11 @@ mod tests {
         let mut other = read_status(&paths).unwrap();
         other.extra.insert("cancel_requested".into(), true.into());
         fsx::write_json_atomic(&paths.status(), &other).unwrap();
-        store.update_cell("a", Role::Participant, "dummy", |cell| cell.state = CellState::Running).unwrap();
+        store
+            .update_cell("a", Role::Participant, "dummy", |cell| {
+                cell.state = CellState::Running
+            })
+            .unwrap();
         let now = read_status(&paths).unwrap();
         assert_eq!(now.extra["cancel_requested"], true);
         assert_eq!(now.cells["a"].state, CellState::Running);

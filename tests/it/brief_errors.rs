@@ -4,7 +4,11 @@
 use crate::common::{TestCook, dummy_brief, show};
 
 fn files_of(cook: &TestCook) -> Vec<String> {
-    let mut names: Vec<String> = walkdir::WalkDir::new(cook.dir()).into_iter().flatten().map(|e| e.path().display().to_string()).collect();
+    let mut names: Vec<String> = walkdir::WalkDir::new(cook.dir())
+        .into_iter()
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .collect();
     names.sort();
     names
 }
@@ -15,23 +19,41 @@ fn assert_refused(yaml: &str, expected: &str, hint: &str) {
     let output = cook.run("cook");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
-    assert!(stderr.contains(expected), "expected `{expected}` in:\n{stderr}");
-    assert!(stderr.contains("brief.yaml"), "the file is named:\n{stderr}");
-    assert!(stderr.contains(hint), "expected the hint `{hint}` in:\n{stderr}");
+    assert!(
+        stderr.contains(expected),
+        "expected `{expected}` in:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("brief.yaml"),
+        "the file is named:\n{stderr}"
+    );
+    assert!(
+        stderr.contains(hint),
+        "expected the hint `{hint}` in:\n{stderr}"
+    );
     assert_eq!(files_of(&cook), before, "a refused brief writes nothing");
     assert!(cook.leftovers().is_empty());
 }
 
 #[test]
 fn an_unknown_field_is_refused_with_the_allowed_fields() {
-    let yaml = dummy_brief(&[("a", "")], "").replacen("timeout_s: 60", "timeout_s: 60\ntimout: 5", 1);
-    assert_refused(&yaml, "field `timout`: unknown field", "did you mean `timeout_s`?");
+    let yaml =
+        dummy_brief(&[("a", "")], "").replacen("timeout_s: 60", "timeout_s: 60\ntimout: 5", 1);
+    assert_refused(
+        &yaml,
+        "field `timout`: unknown field",
+        "did you mean `timeout_s`?",
+    );
 }
 
 #[test]
 fn a_bad_participant_name_is_refused() {
     let yaml = dummy_brief(&[("../evil", "")], "");
-    assert_refused(&yaml, "field `participants[0].name`: `../evil` may not contain `/`", "use letters, digits");
+    assert_refused(
+        &yaml,
+        "field `participants[0].name`: `../evil` may not contain `/`",
+        "use letters, digits",
+    );
 }
 
 #[test]
@@ -40,7 +62,11 @@ fn a_missing_rubric_is_refused() {
     let start = yaml.find("rubric:").unwrap();
     let end = yaml.find("judging:").unwrap();
     let yaml = format!("{}{}", &yaml[..start], &yaml[end..]);
-    assert_refused(&yaml, "field `rubric`: is required when `judges` is set", "dimensions");
+    assert_refused(
+        &yaml,
+        "field `rubric`: is required when `judges` is set",
+        "dimensions",
+    );
 }
 
 #[test]
@@ -49,5 +75,8 @@ fn a_missing_cook_names_the_folder_and_the_fix() {
     let output = cook.run("cook");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
-    assert!(stderr.contains("no cook folder") && stderr.contains("multicooker new"), "{stderr}");
+    assert!(
+        stderr.contains("no cook folder") && stderr.contains("multicooker new"),
+        "{stderr}"
+    );
 }

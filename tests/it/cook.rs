@@ -12,7 +12,12 @@ fn brief(participants: &str) -> String {
 }
 
 fn result_of<'a>(run_result: &'a Value, name: &str) -> &'a Value {
-    run_result["participants"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()
+    run_result["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap()
 }
 
 #[test]
@@ -28,7 +33,12 @@ fn every_outcome_is_classified_and_nothing_is_left_behind() {
     let list: String = participants.iter().map(|p| format!("  - {p}\n")).collect();
     let cook = TestCook::new("classify", &brief(&list));
     let output = cook.run("cook");
-    assert_eq!(output.status.code(), Some(0), "one ok cell makes the cook a success: {}", show(&output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "one ok cell makes the cook a success: {}",
+        show(&output)
+    );
     let run = cook.json("RUN_RESULT.json");
     let expect = [
         ("fine", "ok", Some(0)),
@@ -43,58 +53,140 @@ fn every_outcome_is_classified_and_nothing_is_left_behind() {
         assert_eq!(result["status"], status, "{name}: {result}");
         assert_eq!(result["exit_code"].as_i64(), code, "{name}: {result}");
         assert!(result["duration_s"].as_f64().unwrap() >= 0.0);
-        assert!(cook.dir().join(result["stdout"].as_str().unwrap()).is_file(), "{name} has a log file");
+        assert!(
+            cook.dir()
+                .join(result["stdout"].as_str().unwrap())
+                .is_file(),
+            "{name} has a log file"
+        );
     }
     assert_eq!(result_of(&run, "limited")["retry_after_s"], 42);
-    assert_eq!(result_of(&run, "silent")["missing_outputs"], serde_json::json!(["RESULT.md"]));
-    assert!(result_of(&run, "slow")["duration_s"].as_f64().unwrap() < 30.0, "the timeout fired");
+    assert_eq!(
+        result_of(&run, "silent")["missing_outputs"],
+        serde_json::json!(["RESULT.md"])
+    );
+    assert!(
+        result_of(&run, "slow")["duration_s"].as_f64().unwrap() < 30.0,
+        "the timeout fired"
+    );
     let status = cook.json("status.json");
     assert_eq!(status["state"], "sealed");
     assert_eq!(status["cells"]["slow"]["state"], "timed_out");
     assert_eq!(status["cells"]["fine"]["exit_class"], "ok");
     let events = cook.text("events.jsonl");
-    assert_eq!(events.lines().filter(|l| l.contains("\"cell.exited\"")).count(), 6, "{events}");
+    assert_eq!(
+        events
+            .lines()
+            .filter(|l| l.contains("\"cell.exited\""))
+            .count(),
+        6,
+        "{events}"
+    );
     assert!(events.contains("\"cell.rate_limited\""));
-    assert!(cook.text("logs/limited/dummy.stdout.log").contains("rate limit exceeded"));
-    assert!(cook.dir().join("judging/_inbox/fine/out/RESULT.md").is_file(), "outputs are sealed");
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.text("logs/limited/dummy.stdout.log")
+            .contains("rate limit exceeded")
+    );
+    assert!(
+        cook.dir()
+            .join("judging/_inbox/fine/out/RESULT.md")
+            .is_file(),
+        "outputs are sealed"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn a_cook_where_every_cell_fails_exits_1_and_leaves_nothing() {
-    let cook = TestCook::new("allfail", &brief("  - {name: a, flavor: dummy, model: \"exit:1\"}\n  - {name: b, flavor: dummy, model: \"exit:2\"}\n"));
+    let cook = TestCook::new(
+        "allfail",
+        &brief(
+            "  - {name: a, flavor: dummy, model: \"exit:1\"}\n  - {name: b, flavor: dummy, model: \"exit:2\"}\n",
+        ),
+    );
     let output = cook.run("cook");
     assert_eq!(output.status.code(), Some(1), "{}", show(&output));
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn the_hardening_baseline_holds_inside_the_cell() {
-    let cook = TestCook::new("hardening", &brief("  - {name: probe, flavor: dummy, model: \"probe,env,fill-tmp\"}\n"));
+    let cook = TestCook::new(
+        "hardening",
+        &brief("  - {name: probe, flavor: dummy, model: \"probe,env,fill-tmp\"}\n"),
+    );
     let output = cook.run("cook");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let sandbox: Value = serde_json::from_str(&cook.text("work/probe/out/SANDBOX.json")).unwrap();
     assert_ne!(sandbox["uid"], 0, "non-root: {sandbox}");
-    assert_eq!(u64::from_str_radix(sandbox["cap_eff"].as_str().unwrap(), 16).unwrap(), 0, "no capabilities");
+    assert_eq!(
+        u64::from_str_radix(sandbox["cap_eff"].as_str().unwrap(), 16).unwrap(),
+        0,
+        "no capabilities"
+    );
     assert_eq!(sandbox["no_new_privs"], 1);
     assert_eq!(sandbox["seccomp"], 2, "default seccomp profile");
-    assert_eq!(sandbox["root_writable"], false, "read-only root file system");
+    assert_eq!(
+        sandbox["root_writable"], false,
+        "read-only root file system"
+    );
     assert_eq!(sandbox["home_writable"], true, "tmpfs HOME");
     assert_eq!(sandbox["tmp_writable"], true, "tmpfs /tmp");
     assert_eq!(sandbox["docker_socket"], false);
-    assert_eq!(sandbox["memory_limit"].as_str().unwrap().trim(), (2u64 << 30).to_string(), "medium profile memory");
+    assert_eq!(
+        sandbox["memory_limit"].as_str().unwrap().trim(),
+        (2u64 << 30).to_string(),
+        "medium profile memory"
+    );
     assert_eq!(sandbox["pids_limit"].as_str().unwrap().trim(), "512");
     let cpu = sandbox["cpu"].as_str().unwrap();
-    assert!(cpu.starts_with("100000 100000") || cpu.starts_with("100000"), "one CPU: {cpu}");
-    let targets: Vec<&str> = sandbox["mounts"].as_array().unwrap().iter().map(|m| m["target"].as_str().unwrap()).collect();
-    for expected in ["/work/BRIEF.md", "/work/raw", "/work/PROMPT.txt", "/work/out", "/home/mc", "/tmp"] {
-        assert!(targets.contains(&expected), "{expected} missing from {targets:?}");
+    assert!(
+        cpu.starts_with("100000 100000") || cpu.starts_with("100000"),
+        "one CPU: {cpu}"
+    );
+    let targets: Vec<&str> = sandbox["mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "/work/BRIEF.md",
+        "/work/raw",
+        "/work/PROMPT.txt",
+        "/work/out",
+        "/home/mc",
+        "/tmp",
+    ] {
+        assert!(
+            targets.contains(&expected),
+            "{expected} missing from {targets:?}"
+        );
     }
-    assert!(!targets.iter().any(|t| t.contains("docker.sock") || t.contains("judging")), "{targets:?}");
+    assert!(
+        !targets
+            .iter()
+            .any(|t| t.contains("docker.sock") || t.contains("judging")),
+        "{targets:?}"
+    );
     let env = cook.text("work/probe/out/ENV.txt");
-    let names: Vec<&str> = env.lines().filter_map(|l| l.split_once('=').map(|(k, _)| k)).collect();
+    let names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
     for name in &names {
-        assert!(["HOME", "PATH", "LANG", "HOSTNAME"].contains(name) || name.starts_with("MULTICOOKER_"), "unexpected variable {name} in {names:?}");
+        assert!(
+            ["HOME", "PATH", "LANG", "HOSTNAME"].contains(name) || name.starts_with("MULTICOOKER_"),
+            "unexpected variable {name} in {names:?}"
+        );
     }
     let fill = cook.text("logs/probe/dummy.stdout.log");
     assert!(fill.contains("fill-tmp: wrote"), "{fill}");

@@ -13,7 +13,12 @@ use serde_json::Value;
 use crate::common::{TestCook, block_on, dummy_brief, engine, show};
 
 /// Runs a probe cell with the cook's image on `network`, returns its PROBES.txt.
-async fn probe_from(runtime: &DockerRuntime, cook: &TestCook, network: &str, model: &str) -> String {
+async fn probe_from(
+    runtime: &DockerRuntime,
+    cook: &TestCook,
+    network: &str,
+    model: &str,
+) -> String {
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
@@ -27,13 +32,29 @@ async fn probe_from(runtime: &DockerRuntime, cook: &TestCook, network: &str, mod
         network: network.to_owned(),
         labels: Labels::new(cook.name(), "participant").with(LABEL_ROOT, &root_id(cook.root())),
         user: "1000:1000".into(),
-        env: vec![("MULTICOOKER_MODEL".into(), model.into()), ("HOME".into(), "/tmp".into())],
+        env: vec![
+            ("MULTICOOKER_MODEL".into(), model.into()),
+            ("HOME".into(), "/tmp".into()),
+        ],
         mounts: vec![
-            Mount { source: work.path().join("PROMPT.txt"), target: "/work/PROMPT.txt".into(), read_only: true },
-            Mount { source: out.clone(), target: "/work/out".into(), read_only: false },
+            Mount {
+                source: work.path().join("PROMPT.txt"),
+                target: "/work/PROMPT.txt".into(),
+                read_only: true,
+            },
+            Mount {
+                source: out.clone(),
+                target: "/work/out".into(),
+                read_only: false,
+            },
         ],
         tmpfs: vec![],
-        limits: Limits { memory_bytes: 256 << 20, memory_swap_bytes: 256 << 20, cpus: 0.5, pids: 64 },
+        limits: Limits {
+            memory_bytes: 256 << 20,
+            memory_swap_bytes: 256 << 20,
+            cpus: 0.5,
+            pids: 64,
+        },
         workdir: "/work".into(),
         command: None,
     };
@@ -49,79 +70,191 @@ async fn container_ip(container: &str) -> String {
     let docker = bollard::Docker::connect_with_local_defaults().unwrap();
     let inspect = docker.inspect_container(container, None).await.unwrap();
     let networks = inspect.network_settings.unwrap().networks.unwrap();
-    networks.values().next().unwrap().ip_address.clone().unwrap()
+    networks
+        .values()
+        .next()
+        .unwrap()
+        .ip_address
+        .clone()
+        .unwrap()
 }
 
 #[test]
 fn a_participant_cannot_reach_a_sibling_by_name_or_ip() {
-    let cook = TestCook::new("isolation", &dummy_brief(&[("alpha", "listen:8080,sleep:40"), ("bravo", "listen:8080,sleep:40")], ""));
+    let cook = TestCook::new(
+        "isolation",
+        &dummy_brief(
+            &[
+                ("alpha", "listen:8080,sleep:40"),
+                ("bravo", "listen:8080,sleep:40"),
+            ],
+            "",
+        ),
+    );
     let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("bravo", "running", Duration::from_secs(60));
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
-    let (alpha, bravo) = (names.cell(Role::Participant, "alpha"), names.cell(Role::Participant, "bravo"));
+    let (alpha, bravo) = (
+        names.cell(Role::Participant, "alpha"),
+        names.cell(Role::Participant, "bravo"),
+    );
     let probes = block_on(async {
         let runtime = engine().await;
         let bravo_ip = container_ip(&bravo).await;
         let model = format!("connect:{alpha}:8080,connect:{bravo}:8080,connect:{bravo_ip}:8080");
-        probe_from(&runtime, &cook, &names.network(Role::Participant, "alpha"), &model).await
+        probe_from(
+            &runtime,
+            &cook,
+            &names.network(Role::Participant, "alpha"),
+            &model,
+        )
+        .await
     });
     let lines: Vec<&str> = probes.lines().collect();
-    assert!(lines[0].ends_with(" ok"), "control: the same network is reachable: {probes}");
-    assert!(lines[1].contains(" error "), "a sibling's name does not resolve: {probes}");
-    assert!(lines[2].contains(" error "), "a sibling's IP is unreachable: {probes}");
+    assert!(
+        lines[0].ends_with(" ok"),
+        "control: the same network is reachable: {probes}"
+    );
+    assert!(
+        lines[1].contains(" error "),
+        "a sibling's name does not resolve: {probes}"
+    );
+    assert!(
+        lines[2].contains(" error "),
+        "a sibling's IP is unreachable: {probes}"
+    );
     crate::common::signal(child.id(), "INT");
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", show(&output));
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn a_participant_mounts_only_its_own_output() {
-    let cook = TestCook::new("mounts", &dummy_brief(&[("alpha", "sleep:5"), ("bravo", "sleep:5")], ""));
+    let cook = TestCook::new(
+        "mounts",
+        &dummy_brief(&[("alpha", "sleep:5"), ("bravo", "sleep:5")], ""),
+    );
     let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
     let mounts = block_on(async {
         let docker = bollard::Docker::connect_with_local_defaults().unwrap();
-        docker.inspect_container(&names.cell(Role::Participant, "alpha"), None).await.unwrap().mounts.unwrap_or_default()
+        docker
+            .inspect_container(&names.cell(Role::Participant, "alpha"), None)
+            .await
+            .unwrap()
+            .mounts
+            .unwrap_or_default()
     });
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
-    let described: Vec<String> = mounts.iter().map(|m| format!("{:?} -> {:?} rw={:?}", m.source, m.destination, m.rw)).collect();
+    let described: Vec<String> = mounts
+        .iter()
+        .map(|m| format!("{:?} -> {:?} rw={:?}", m.source, m.destination, m.rw))
+        .collect();
     assert_eq!(mounts.len(), 4, "{described:#?}");
     for mount in &mounts {
         let source = mount.source.clone().unwrap_or_default();
-        assert!(!source.contains("/bravo") && !source.contains("judging") && !source.contains("JUDGE_BRIEF"), "{described:#?}");
-        assert_eq!(mount.rw.unwrap_or(true), mount.destination.as_deref() == Some("/work/out"), "{described:#?}");
+        assert!(
+            !source.contains("/bravo")
+                && !source.contains("judging")
+                && !source.contains("JUDGE_BRIEF"),
+            "{described:#?}"
+        );
+        assert_eq!(
+            mount.rw.unwrap_or(true),
+            mount.destination.as_deref() == Some("/work/out"),
+            "{described:#?}"
+        );
     }
     assert!(cook.leftovers().is_empty());
 }
 
 #[test]
 fn planted_symlinks_and_special_files_are_never_followed_into_an_inbox() {
-    let cook = TestCook::new("escape", &dummy_brief(&[("alpha", "escape:bravo"), ("bravo", "quality:5,say:bravo-secret")], ""));
+    let cook = TestCook::new(
+        "escape",
+        &dummy_brief(
+            &[
+                ("alpha", "escape:bravo"),
+                ("bravo", "quality:5,say:bravo-secret"),
+            ],
+            "",
+        ),
+    );
     fs_err::create_dir_all(cook.dir().join("work/bravo/out")).unwrap();
     let output = cook.run("cook");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let sealed = cook.dir().join("judging/_inbox/alpha/out");
-    for planted in ["passwd", "rootdir", "sibling", "sibling-result", "fifo", "socket"] {
-        assert!(fs_err::symlink_metadata(sealed.join(planted)).is_err(), "{planted} reached the sealed copy");
+    for planted in [
+        "passwd",
+        "rootdir",
+        "sibling",
+        "sibling-result",
+        "fifo",
+        "socket",
+    ] {
+        assert!(
+            fs_err::symlink_metadata(sealed.join(planted)).is_err(),
+            "{planted} reached the sealed copy"
+        );
     }
-    assert!(sealed.join("nested/ok.txt").is_file(), "ordinary files are sealed");
+    assert!(
+        sealed.join("nested/ok.txt").is_file(),
+        "ordinary files are sealed"
+    );
     let trace = cook.json("work/alpha/trace.json");
-    let skipped: Vec<&str> = trace["seal"]["skipped"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
-    for planted in ["passwd", "rootdir", "sibling", "sibling-result", "fifo", "socket"] {
-        assert!(skipped.contains(&planted), "{planted} is recorded as skipped: {skipped:?}");
+    let skipped: Vec<&str> = trace["seal"]["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    for planted in [
+        "passwd",
+        "rootdir",
+        "sibling",
+        "sibling-result",
+        "fifo",
+        "socket",
+    ] {
+        assert!(
+            skipped.contains(&planted),
+            "{planted} is recorded as skipped: {skipped:?}"
+        );
     }
     assert_eq!(cook.run("judge").status.code(), Some(0));
-    for entry in walkdir::WalkDir::new(cook.dir().join("judging")).follow_links(false).into_iter().flatten() {
-        assert!(!entry.path_is_symlink(), "no link anywhere under judging/: {}", entry.path().display());
+    for entry in walkdir::WalkDir::new(cook.dir().join("judging"))
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
+        assert!(
+            !entry.path_is_symlink(),
+            "no link anywhere under judging/: {}",
+            entry.path().display()
+        );
         if entry.file_type().is_file() && entry.path().to_string_lossy().contains("_work-") {
             let text = fs_err::read_to_string(entry.path()).unwrap_or_default();
-            assert!(!text.contains("root:x:0:0"), "host /etc/passwd leaked into {}", entry.path().display());
+            assert!(
+                !text.contains("root:x:0:0"),
+                "host /etc/passwd leaked into {}",
+                entry.path().display()
+            );
         }
     }
     let inbox_of_alpha: Value = cook.json("judging/_mapping.json");
-    assert!(inbox_of_alpha["judges"]["referee"]["labels"].as_object().unwrap().len() == 2);
+    assert!(
+        inbox_of_alpha["judges"]["referee"]["labels"]
+            .as_object()
+            .unwrap()
+            .len()
+            == 2
+    );
     assert!(cook.leftovers().is_empty());
 }

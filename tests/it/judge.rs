@@ -14,7 +14,13 @@ fn two_judges(participants: &[(&str, &str)]) -> String {
 
 #[test]
 fn labels_differ_between_judges_and_scores_reverse_map_to_the_right_participant() {
-    let participants = [("p1", "quality:1"), ("p2", "quality:2"), ("p3", "quality:3"), ("p4", "quality:4"), ("p5", "quality:5")];
+    let participants = [
+        ("p1", "quality:1"),
+        ("p2", "quality:2"),
+        ("p3", "quality:3"),
+        ("p4", "quality:4"),
+        ("p5", "quality:5"),
+    ];
     let cook = TestCook::new("labels", &two_judges(&participants));
     assert_eq!(cook.run("cook").status.code(), Some(0));
     let output = cook.run("judge");
@@ -22,21 +28,35 @@ fn labels_differ_between_judges_and_scores_reverse_map_to_the_right_participant(
     let mapping = cook.json("judging/_mapping.json");
     let referee = &mapping["judges"]["referee"]["labels"];
     let umpire = &mapping["judges"]["umpire"]["labels"];
-    assert_eq!(referee.as_object().unwrap().keys().collect::<Vec<_>>(), ["A", "B", "C", "D", "E"], "labels are A, B, C …");
+    assert_eq!(
+        referee.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["A", "B", "C", "D", "E"],
+        "labels are A, B, C …"
+    );
     assert_ne!(referee, umpire, "each judge gets its own shuffle (seed 7)");
     for judge in ["referee", "umpire"] {
         let scores = cook.json(&format!("judging/{judge}/scores_deanon.json"));
         for (name, model) in participants {
             let quality: i64 = model.trim_start_matches("quality:").parse().unwrap();
-            assert_eq!(scores[name]["dimensions"]["correctness"], quality, "{judge} scored {name} through its own mapping");
+            assert_eq!(
+                scores[name]["dimensions"]["correctness"], quality,
+                "{judge} scored {name} through its own mapping"
+            );
         }
     }
     // The same seed reproduces the same mapping.
     let first = mapping.clone();
     assert_eq!(cook.run("judge").status.code(), Some(0));
     assert_eq!(cook.json("judging/_mapping.json"), first);
-    assert!(cook.dir().join("judging/_previous").is_dir(), "earlier judge outputs are kept, not reused");
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.dir().join("judging/_previous").is_dir(),
+        "earlier judge outputs are kept, not reused"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
@@ -44,25 +64,56 @@ fn a_judge_never_sees_submissions_of_its_own_flavor() {
     let yaml = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: mine, flavor: dummy}\n  - {name: theirs, flavor: codex}\n\
 judges:\n  - {name: referee, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n";
     let cook = TestCook::new("selfjudge", yaml);
-    assert_eq!(cook.run_args(&["cook", cook.name(), "--participants", "mine"]).status.code(), Some(0));
+    assert_eq!(
+        cook.run_args(&["cook", cook.name(), "--participants", "mine"])
+            .status
+            .code(),
+        Some(0)
+    );
     // `theirs` was sealed by an earlier run of another flavor (codex has no image here).
     let sealed = cook.dir().join("judging/_inbox/theirs/out");
     fs_err::create_dir_all(&sealed).unwrap();
-    fs_err::write(sealed.join("RESULT.md"), "their answer\n\ndummy-quality: 4\n").unwrap();
-    fs_err::write(cook.dir().join("judging/_inbox/theirs/meta.json"), "{\"schema_version\": 1, \"exit_class\": \"ok\", \"round\": 1}").unwrap();
+    fs_err::write(
+        sealed.join("RESULT.md"),
+        "their answer\n\ndummy-quality: 4\n",
+    )
+    .unwrap();
+    fs_err::write(
+        cook.dir().join("judging/_inbox/theirs/meta.json"),
+        "{\"schema_version\": 1, \"exit_class\": \"ok\", \"round\": 1}",
+    )
+    .unwrap();
     let output = cook.run("judge");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
-    let submissions: Vec<_> = fs_err::read_dir(cook.dir().join("judging/_work-referee/submissions")).unwrap().collect();
-    assert_eq!(submissions.len(), 1, "only the other flavor's submission is in the inbox");
+    let submissions: Vec<_> =
+        fs_err::read_dir(cook.dir().join("judging/_work-referee/submissions"))
+            .unwrap()
+            .collect();
+    assert_eq!(
+        submissions.len(),
+        1,
+        "only the other flavor's submission is in the inbox"
+    );
     let mapping = cook.json("judging/_mapping.json");
     assert_eq!(mapping["judges"]["referee"]["labels"]["A"], "theirs");
-    assert_eq!(mapping["judges"]["referee"]["excluded"], serde_json::json!(["mine"]));
+    assert_eq!(
+        mapping["judges"]["referee"]["excluded"],
+        serde_json::json!(["mine"])
+    );
     assert_eq!(cook.run("report").status.code(), Some(0));
     let summary = cook.json("summary.json");
     assert_eq!(summary["anti_self_judge_policy"], "require_distinct_flavor");
     assert_eq!(summary["ranking"][0]["participant"], "theirs");
-    assert!(summary["unscored"].as_array().unwrap().contains(&Value::from("mine")));
-    assert!(cook.text("leaderboard.md").contains("anti-self-judge policy: require_distinct_flavor"));
+    assert!(
+        summary["unscored"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("mine"))
+    );
+    assert!(
+        cook.text("leaderboard.md")
+            .contains("anti-self-judge policy: require_distinct_flavor")
+    );
     assert!(cook.leftovers().is_empty());
 }
 
@@ -84,7 +135,15 @@ fn judge_failures_are_classified_and_bad_scores_are_not_counted() {
     let output = cook.run("judge");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let result = cook.json("JUDGE_RESULT.json");
-    let status_of = |name: &str| result["judges"].as_array().unwrap().iter().find(|j| j["name"] == name).unwrap()["status"].clone();
+    let status_of = |name: &str| {
+        result["judges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["name"] == name)
+            .unwrap()["status"]
+            .clone()
+    };
     assert_eq!(status_of("good"), "ok");
     assert_eq!(status_of("garbled"), "invalid_json");
     assert_eq!(status_of("mute"), "no_scores");
@@ -92,40 +151,96 @@ fn judge_failures_are_classified_and_bad_scores_are_not_counted() {
     assert_eq!(status_of("sleepy"), "timed_out");
     assert_eq!(status_of("limited"), "rate_limited");
     assert_eq!(status_of("inventive"), "ok");
-    assert!(!cook.dir().join("judging/garbled/scores_deanon.json").exists());
+    assert!(
+        !cook
+            .dir()
+            .join("judging/garbled/scores_deanon.json")
+            .exists()
+    );
     assert_eq!(cook.run("report").status.code(), Some(0));
     let summary = cook.json("summary.json");
     let rejected = summary["rejected_pairs"].as_array().unwrap();
-    assert!(rejected.iter().any(|r| r["judge"] == "inventive" && r["reason"].as_str().unwrap().contains("outside the scale")), "{rejected:?}");
-    assert!(rejected.iter().any(|r| r["judge"] == "inventive" && r["reason"].as_str().unwrap().contains("ZZ")), "{rejected:?}");
-    let judges_used: Vec<&str> = summary["judges_used"].as_array().unwrap().iter().map(|j| j.as_str().unwrap()).collect();
-    assert!(judges_used.contains(&"good") && !judges_used.contains(&"garbled"), "{judges_used:?}");
+    assert!(
+        rejected.iter().any(|r| r["judge"] == "inventive"
+            && r["reason"].as_str().unwrap().contains("outside the scale")),
+        "{rejected:?}"
+    );
+    assert!(
+        rejected
+            .iter()
+            .any(|r| r["judge"] == "inventive" && r["reason"].as_str().unwrap().contains("ZZ")),
+        "{rejected:?}"
+    );
+    let judges_used: Vec<&str> = summary["judges_used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_str().unwrap())
+        .collect();
+    assert!(
+        judges_used.contains(&"good") && !judges_used.contains(&"garbled"),
+        "{judges_used:?}"
+    );
     assert_eq!(summary["ranking"][0]["participant"], "a");
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn a_judge_container_mounts_no_mapping_and_no_participant_name() {
-    let cook = TestCook::new("judgemounts", &dummy_brief(&[("zephyr", "quality:3"), ("quokka", "quality:4")], "probe,sleep:4"));
+    let cook = TestCook::new(
+        "judgemounts",
+        &dummy_brief(
+            &[("zephyr", "quality:3"), ("quokka", "quality:4")],
+            "probe,sleep:4",
+        ),
+    );
     assert_eq!(cook.run("cook").status.code(), Some(0));
     let mut child = cook.command(&["judge", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("referee", "running", std::time::Duration::from_secs(60));
-    let names = multicooker::cook::names::Names::for_cook(cook.name(), &multicooker::state::root_id(cook.root()));
+    let names = multicooker::cook::names::Names::for_cook(
+        cook.name(),
+        &multicooker::state::root_id(cook.root()),
+    );
     let container = names.cell(multicooker::state::Role::Judge, "referee");
     let mounts = crate::common::block_on(async {
         let docker = bollard::Docker::connect_with_local_defaults().unwrap();
-        docker.inspect_container(&container, None).await.unwrap().mounts.unwrap_or_default()
+        docker
+            .inspect_container(&container, None)
+            .await
+            .unwrap()
+            .mounts
+            .unwrap_or_default()
     });
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     assert_eq!(mounts.len(), 7, "{mounts:?}");
     for mount in &mounts {
         let text = format!("{:?} {:?}", mount.source, mount.destination);
-        assert!(!text.contains("_mapping") && !text.contains("zephyr") && !text.contains("quokka") && !text.contains("_inbox"), "{text}");
+        assert!(
+            !text.contains("_mapping")
+                && !text.contains("zephyr")
+                && !text.contains("quokka")
+                && !text.contains("_inbox"),
+            "{text}"
+        );
         let writable = mount.rw.unwrap_or(true);
-        assert_eq!(writable, mount.destination.as_deref() == Some("/work/outbox"), "only the outbox is writable: {text}");
+        assert_eq!(
+            writable,
+            mount.destination.as_deref() == Some("/work/outbox"),
+            "only the outbox is writable: {text}"
+        );
     }
     let sandbox: Value = serde_json::from_str(&cook.text("judging/referee/SANDBOX.json")).unwrap();
-    assert!(sandbox["mounts"].as_array().unwrap().iter().any(|m| m["target"] == "/work/submissions"));
+    assert!(
+        sandbox["mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["target"] == "/work/submissions")
+    );
     assert!(cook.leftovers().is_empty());
 }

@@ -7,7 +7,10 @@ use crate::common::{TestCook, dummy_brief, show, signal};
 
 #[test]
 fn sigint_during_cook_cancels_and_leaves_nothing() {
-    let cook = TestCook::new("sigint-cook", &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""));
+    let cook = TestCook::new(
+        "sigint-cook",
+        &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""),
+    );
     let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("b", "running", Duration::from_secs(60));
@@ -18,12 +21,19 @@ fn sigint_during_cook_cancels_and_leaves_nothing() {
     assert_eq!(status["state"], "cancelled");
     assert_eq!(status["cells"]["a"]["state"], "cancelled");
     assert!(cook.text("events.jsonl").contains("\"cook.cancelled\""));
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn sigint_during_judge_cancels_and_leaves_nothing() {
-    let cook = TestCook::new("sigint-judge", &dummy_brief(&[("a", "quality:3")], "sleep:120"));
+    let cook = TestCook::new(
+        "sigint-judge",
+        &dummy_brief(&[("a", "quality:3")], "sleep:120"),
+    );
     assert_eq!(cook.run("cook").status.code(), Some(0));
     let child = cook.command(&["judge", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("referee", "running", Duration::from_secs(60));
@@ -31,24 +41,44 @@ fn sigint_during_judge_cancels_and_leaves_nothing() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", show(&output));
     assert_eq!(cook.json("status.json")["state"], "cancelled");
-    assert_eq!(cook.json("JUDGE_RESULT.json")["judges"][0]["status"], "cancelled");
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert_eq!(
+        cook.json("JUDGE_RESULT.json")["judges"][0]["status"],
+        "cancelled"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]
 fn after_sigkill_clean_all_reclaims_everything() {
-    let cook = TestCook::new("sigkill", &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""));
+    let cook = TestCook::new(
+        "sigkill",
+        &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""),
+    );
     let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("b", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");
     child.wait().unwrap();
     let left = cook.leftovers();
-    assert!(left.iter().any(|o| o.starts_with("container")), "a killed run leaves its containers: {left:?}");
+    assert!(
+        left.iter().any(|o| o.starts_with("container")),
+        "a killed run leaves its containers: {left:?}"
+    );
     let output = cook.run_args(&["clean", "--all"]);
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
-    assert!(cook.dir().join("status.json").is_file(), "clean never deletes results");
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+    assert!(
+        cook.dir().join("status.json").is_file(),
+        "clean never deletes results"
+    );
 }
 
 #[test]
@@ -58,9 +88,20 @@ fn a_stale_container_of_a_killed_run_is_replaced_by_the_next_cook() {
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");
     child.wait().unwrap();
-    fs_err::write(cook.dir().join("brief.yaml"), dummy_brief(&[("a", "quality:2")], "")).unwrap();
+    fs_err::write(
+        cook.dir().join("brief.yaml"),
+        dummy_brief(&[("a", "quality:2")], ""),
+    )
+    .unwrap();
     let output = cook.run("cook");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
-    assert!(cook.dir().join("attempts/round-1/a/attempt-1").is_dir(), "the killed run's files are kept");
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.dir().join("attempts/round-1/a/attempt-1").is_dir(),
+        "the killed run's files are kept"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }

@@ -13,12 +13,20 @@ use crate::script::Directive;
 pub fn perform(directive: &Directive, out: &Path) {
     match directive {
         Directive::Sleep(seconds) => std::thread::sleep(Duration::from_secs_f64(*seconds)),
-        Directive::RateLimit => println!("API Error: rate limit exceeded; please retry after 42 seconds"),
-        Directive::Say { text, stderr: false } => println!("{text}"),
+        Directive::RateLimit => {
+            println!("API Error: rate limit exceeded; please retry after 42 seconds")
+        }
+        Directive::Say {
+            text,
+            stderr: false,
+        } => println!("{text}"),
         Directive::Say { text, stderr: true } => eprintln!("{text}"),
         Directive::Escape(sibling) => escape(out, sibling.as_deref()),
         Directive::Big(bytes) => report("big", write_big(&out.join("big.bin"), *bytes)),
-        Directive::Sparse(bytes) => report("sparse", std::fs::File::create(out.join("sparse.bin")).and_then(|f| f.set_len(*bytes))),
+        Directive::Sparse(bytes) => report(
+            "sparse",
+            std::fs::File::create(out.join("sparse.bin")).and_then(|f| f.set_len(*bytes)),
+        ),
         Directive::Oom(bytes) => eat_memory(*bytes),
         Directive::ForkBomb => fork_bomb(),
         Directive::FillTmp => fill_tmp(),
@@ -39,7 +47,10 @@ fn report(what: &str, result: std::io::Result<()>) {
 
 /// Appends a line to PROBES.txt.
 fn record(out: &Path, line: &str) {
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(out.join("PROBES.txt"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out.join("PROBES.txt"));
     report("PROBES.txt", file.and_then(|mut f| writeln!(f, "{line}")));
 }
 
@@ -48,7 +59,9 @@ fn connect(target: &str) -> String {
         Ok(addresses) => addresses.collect::<Vec<_>>(),
         Err(error) => return format!("error cannot resolve: {error}"),
     };
-    let Some(address) = addresses.first() else { return "error no address".into() };
+    let Some(address) = addresses.first() else {
+        return "error no address".into();
+    };
     match TcpStream::connect_timeout(address, Duration::from_secs(2)) {
         Ok(_) => "ok".into(),
         Err(error) => format!("error {error}"),
@@ -88,10 +101,15 @@ unsafe extern "C" {
 
 fn make_fifo(path: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    let text = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let text =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
     // SAFETY: `text` is a valid NUL-terminated path that outlives the call.
     let rc = unsafe { mkfifo(text.as_ptr(), 0o644) };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Plants entries a careless host-side copy would follow or choke on.
@@ -100,17 +118,37 @@ fn escape(out: &Path, sibling: Option<&str>) {
     report("escape passwd", symlink("/etc/passwd", out.join("passwd")));
     report("escape rootdir", symlink("/", out.join("rootdir")));
     if let Some(sibling) = sibling {
-        report("escape sibling", symlink(format!("../../{sibling}/out"), out.join("sibling")));
-        report("escape sibling-result", symlink(format!("../../{sibling}/out/RESULT.md"), out.join("sibling-result")));
+        report(
+            "escape sibling",
+            symlink(format!("../../{sibling}/out"), out.join("sibling")),
+        );
+        report(
+            "escape sibling-result",
+            symlink(
+                format!("../../{sibling}/out/RESULT.md"),
+                out.join("sibling-result"),
+            ),
+        );
     }
     report("escape fifo", make_fifo(&out.join("fifo")));
     match std::os::unix::net::UnixListener::bind(out.join("socket")) {
         Ok(listener) => std::mem::forget(listener),
         Err(error) => eprintln!("mc-cell: escape socket: {error}"),
     }
-    report("escape nested", std::fs::create_dir_all(out.join("nested")).and_then(|()| std::fs::write(out.join("nested/ok.txt"), "fine\n")));
-    let target = if out.join("RESULT.md").is_file() { out.join("RESULT.md") } else { out.join("nested/ok.txt") };
-    report("escape hardlink", std::fs::hard_link(target, out.join("nested/hardlink-to-result")));
+    report(
+        "escape nested",
+        std::fs::create_dir_all(out.join("nested"))
+            .and_then(|()| std::fs::write(out.join("nested/ok.txt"), "fine\n")),
+    );
+    let target = if out.join("RESULT.md").is_file() {
+        out.join("RESULT.md")
+    } else {
+        out.join("nested/ok.txt")
+    };
+    report(
+        "escape hardlink",
+        std::fs::hard_link(target, out.join("nested/hardlink-to-result")),
+    );
 }
 
 fn write_big(path: &Path, bytes: u64) -> std::io::Result<()> {
@@ -146,7 +184,10 @@ fn fork_bomb() {
         if spawned >= 10_000 {
             break "stopped at 10000".to_owned();
         }
-        match std::process::Command::new("/proc/self/exe").args(["dummy-sleep", "30"]).spawn() {
+        match std::process::Command::new("/proc/self/exe")
+            .args(["dummy-sleep", "30"])
+            .spawn()
+        {
             Ok(child) => {
                 std::mem::forget(child);
                 spawned += 1;

@@ -106,7 +106,10 @@ fn write_string(out: &mut String, s: &str) {
 
 /// Parses JSON text.
 pub fn parse(text: &str) -> Result<Json, String> {
-    let mut parser = Parser { bytes: text.as_bytes(), pos: 0 };
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
     let value = parser.value(0)?;
     parser.skip_ws();
     if parser.pos != parser.bytes.len() {
@@ -122,7 +125,11 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {
-        while self.bytes.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
+        while self
+            .bytes
+            .get(self.pos)
+            .is_some_and(u8::is_ascii_whitespace)
+        {
             self.pos += 1;
         }
     }
@@ -218,10 +225,17 @@ impl Parser<'_> {
         let mut out = String::new();
         loop {
             let start = self.pos;
-            while self.bytes.get(self.pos).is_some_and(|b| *b != b'"' && *b != b'\\') {
+            while self
+                .bytes
+                .get(self.pos)
+                .is_some_and(|b| *b != b'"' && *b != b'\\')
+            {
                 self.pos += 1;
             }
-            out.push_str(std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|_| "invalid UTF-8".to_owned())?);
+            out.push_str(
+                std::str::from_utf8(&self.bytes[start..self.pos])
+                    .map_err(|_| "invalid UTF-8".to_owned())?,
+            );
             match self.bytes.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;
@@ -259,7 +273,8 @@ impl Parser<'_> {
                     if !(0xDC00..0xE000).contains(&low) {
                         return Err("bad surrogate pair".into());
                     }
-                    char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).ok_or("bad surrogate pair")?
+                    char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+                        .ok_or("bad surrogate pair")?
                 } else {
                     char::from_u32(high).ok_or("bad \\u escape")?
                 }
@@ -269,21 +284,34 @@ impl Parser<'_> {
     }
 
     fn hex4(&mut self) -> Result<u32, String> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or("short \\u escape")?;
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or("short \\u escape")?;
         self.pos += 4;
-        u32::from_str_radix(std::str::from_utf8(digits).map_err(|_| "bad \\u escape")?, 16).map_err(|_| "bad \\u escape".into())
+        u32::from_str_radix(
+            std::str::from_utf8(digits).map_err(|_| "bad \\u escape")?,
+            16,
+        )
+        .map_err(|_| "bad \\u escape".into())
     }
 
     fn number(&mut self) -> Result<Json, String> {
         let start = self.pos;
-        while self.bytes.get(self.pos).is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')) {
+        while self
+            .bytes
+            .get(self.pos)
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        {
             self.pos += 1;
         }
         let text = std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|_| "bad number")?;
         if let Ok(n) = text.parse::<i64>() {
             return Ok(Json::Int(n));
         }
-        text.parse::<f64>().map(Json::Float).map_err(|_| format!("bad number `{text}`"))
+        text.parse::<f64>()
+            .map(Json::Float)
+            .map_err(|_| format!("bad number `{text}`"))
     }
 }
 
@@ -294,15 +322,26 @@ mod tests {
     #[test]
     fn parses_nested_values_in_order() {
         let value = parse(r#" {"scale": [0, 5], "dimensions": [{"id": "a\"b", "weight": 40}], "x": -1.5, "n": null, "t": true} "#).unwrap();
-        assert_eq!(value.get("scale"), Some(&Json::Array(vec![Json::Int(0), Json::Int(5)])));
+        assert_eq!(
+            value.get("scale"),
+            Some(&Json::Array(vec![Json::Int(0), Json::Int(5)]))
+        );
         assert_eq!(value.get("x"), Some(&Json::Float(-1.5)));
-        let Json::Object(entries) = &value else { panic!() };
-        assert_eq!(entries.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["scale", "dimensions", "x", "n", "t"]);
+        let Json::Object(entries) = &value else {
+            panic!()
+        };
+        assert_eq!(
+            entries.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["scale", "dimensions", "x", "n", "t"]
+        );
     }
 
     #[test]
     fn unicode_escapes_and_surrogates() {
-        assert_eq!(parse(r#""\u00e9\ud83d\ude00\n""#).unwrap(), Json::Str("é😀\n".into()));
+        assert_eq!(
+            parse(r#""\u00e9\ud83d\ude00\n""#).unwrap(),
+            Json::Str("é😀\n".into())
+        );
         assert!(parse(r#""\ud83d""#).is_err());
     }
 
@@ -317,8 +356,15 @@ mod tests {
 
     #[test]
     fn writes_pretty_json() {
-        let value = Json::Object(vec![("A".into(), Json::Object(vec![("q".into(), Json::Int(3))])), ("s".into(), Json::Str("a\"\n".into())), ("e".into(), Json::Array(vec![]))]);
-        assert_eq!(value.pretty(), "{\n  \"A\": {\n    \"q\": 3\n  },\n  \"s\": \"a\\\"\\n\",\n  \"e\": []\n}\n");
+        let value = Json::Object(vec![
+            ("A".into(), Json::Object(vec![("q".into(), Json::Int(3))])),
+            ("s".into(), Json::Str("a\"\n".into())),
+            ("e".into(), Json::Array(vec![])),
+        ]);
+        assert_eq!(
+            value.pretty(),
+            "{\n  \"A\": {\n    \"q\": 3\n  },\n  \"s\": \"a\\\"\\n\",\n  \"e\": []\n}\n"
+        );
         assert_eq!(parse(&value.pretty()).unwrap(), value);
     }
 }

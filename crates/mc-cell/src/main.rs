@@ -15,7 +15,10 @@ fn main() -> ExitCode {
     match args.get(1).map(String::as_str) {
         Some("dummy") => dummy::run(),
         Some("dummy-sleep") => {
-            let seconds = args.get(2).and_then(|s| s.parse::<f64>().ok()).unwrap_or(30.0);
+            let seconds = args
+                .get(2)
+                .and_then(|s| s.parse::<f64>().ok())
+                .unwrap_or(30.0);
             std::thread::sleep(std::time::Duration::from_secs_f64(seconds.max(0.0)));
             ExitCode::SUCCESS
         }

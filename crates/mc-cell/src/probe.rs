@@ -6,7 +6,10 @@ use std::path::Path;
 use crate::json::Json;
 
 fn status_field(status: &str, key: &str) -> Option<String> {
-    status.lines().find_map(|l| l.strip_prefix(key)).map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
 }
 
 fn writable(dir: &str) -> bool {
@@ -17,7 +20,10 @@ fn writable(dir: &str) -> bool {
 }
 
 fn first_readable(paths: &[&str]) -> Json {
-    paths.iter().find_map(|p| std::fs::read_to_string(p).ok()).map_or(Json::Null, |t| Json::Str(t.trim().to_owned()))
+    paths
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map_or(Json::Null, |t| Json::Str(t.trim().to_owned()))
 }
 
 fn cpu() -> Json {
@@ -42,7 +48,10 @@ fn mounts() -> Json {
             Some(Json::Object(vec![
                 ("target".into(), Json::Str((*fields.get(4)?).to_owned())),
                 ("options".into(), Json::Str((*fields.get(5)?).to_owned())),
-                ("fstype".into(), Json::Str((*fields.get(dash + 1)?).to_owned())),
+                (
+                    "fstype".into(),
+                    Json::Str((*fields.get(dash + 1)?).to_owned()),
+                ),
             ]))
         })
         .collect();
@@ -52,33 +61,65 @@ fn mounts() -> Json {
 /// Writes SANDBOX.json.
 pub fn write_sandbox(path: &Path) -> std::io::Result<()> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let number = |key: &str| status_field(&status, key).and_then(|v| v.parse::<i64>().ok()).map_or(Json::Null, Json::Int);
-    let mut env_names: Vec<String> = std::env::vars_os().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+    let number = |key: &str| {
+        status_field(&status, key)
+            .and_then(|v| v.parse::<i64>().ok())
+            .map_or(Json::Null, Json::Int)
+    };
+    let mut env_names: Vec<String> = std::env::vars_os()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
     env_names.sort();
     let home = std::env::var("HOME").unwrap_or_default();
     let value = Json::Object(vec![
         ("uid".into(), number("Uid:")),
         ("gid".into(), number("Gid:")),
-        ("cap_eff".into(), status_field(&status, "CapEff:").map_or(Json::Null, Json::Str)),
+        (
+            "cap_eff".into(),
+            status_field(&status, "CapEff:").map_or(Json::Null, Json::Str),
+        ),
         ("no_new_privs".into(), number("NoNewPrivs:")),
         ("seccomp".into(), number("Seccomp:")),
         ("root_writable".into(), Json::Bool(writable("/"))),
         ("home".into(), Json::Str(home.clone())),
-        ("home_writable".into(), Json::Bool(!home.is_empty() && writable(&home))),
+        (
+            "home_writable".into(),
+            Json::Bool(!home.is_empty() && writable(&home)),
+        ),
         ("tmp_writable".into(), Json::Bool(writable("/tmp"))),
-        ("docker_socket".into(), Json::Bool(Path::new("/var/run/docker.sock").exists() || Path::new("/run/docker.sock").exists())),
+        (
+            "docker_socket".into(),
+            Json::Bool(
+                Path::new("/var/run/docker.sock").exists()
+                    || Path::new("/run/docker.sock").exists(),
+            ),
+        ),
         ("mounts".into(), mounts()),
-        ("memory_limit".into(), first_readable(&["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"])),
-        ("pids_limit".into(), first_readable(&["/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"])),
+        (
+            "memory_limit".into(),
+            first_readable(&[
+                "/sys/fs/cgroup/memory.max",
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            ]),
+        ),
+        (
+            "pids_limit".into(),
+            first_readable(&["/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"]),
+        ),
         ("cpu".into(), cpu()),
-        ("env_names".into(), Json::Array(env_names.into_iter().map(Json::Str).collect())),
+        (
+            "env_names".into(),
+            Json::Array(env_names.into_iter().map(Json::Str).collect()),
+        ),
     ]);
     std::fs::write(path, value.pretty())
 }
 
 /// Writes ENV.txt: `NAME=VALUE` lines, sorted.
 pub fn write_env(path: &Path) -> std::io::Result<()> {
-    let mut lines: Vec<String> = std::env::vars_os().map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy())).collect();
+    let mut lines: Vec<String> = std::env::vars_os()
+        .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+        .collect();
     lines.sort();
     std::fs::write(path, lines.join("\n") + "\n")
 }

@@ -66,7 +66,10 @@ impl fmt::Display for ScriptError {
 
 /// Parses a whole script.
 pub fn parse(text: &str) -> Result<Vec<Directive>, ScriptError> {
-    text.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).map(parse_one).collect()
+    text.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+        .map(parse_one)
+        .collect()
 }
 
 fn parse_one(token: &str) -> Result<Directive, ScriptError> {
@@ -74,15 +77,35 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         Some((n, a)) => (n, Some(a)),
         None => (token, None),
     };
-    let need = |what: &str| arg.filter(|a| !a.is_empty()).ok_or_else(|| ScriptError(format!("mc-cell: dummy directive `{name}` needs {what}")));
-    let bad = |what: &str| ScriptError(format!("mc-cell: bad argument in dummy directive `{token}`: expected {what}"));
+    let need = |what: &str| {
+        arg.filter(|a| !a.is_empty())
+            .ok_or_else(|| ScriptError(format!("mc-cell: dummy directive `{name}` needs {what}")))
+    };
+    let bad = |what: &str| {
+        ScriptError(format!(
+            "mc-cell: bad argument in dummy directive `{token}`: expected {what}"
+        ))
+    };
     let directive = match name {
         "quality" => Directive::Quality(need("a number")?.parse().map_err(|_| bad("an integer"))?),
-        "sleep" => Directive::Sleep(need("seconds")?.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0).ok_or_else(|| bad("seconds"))?),
-        "exit" => Directive::Exit(need("a code")?.parse().map_err(|_| bad("a code from 0 to 255"))?),
+        "sleep" => Directive::Sleep(
+            need("seconds")?
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| bad("seconds"))?,
+        ),
+        "exit" => Directive::Exit(
+            need("a code")?
+                .parse()
+                .map_err(|_| bad("a code from 0 to 255"))?,
+        ),
         "rate-limit" => Directive::RateLimit,
         "no-output" => Directive::NoOutput,
-        "say" | "warn" => Directive::Say { text: need("text")?.replace('_', " "), stderr: name == "warn" },
+        "say" | "warn" => Directive::Say {
+            text: need("text")?.replace('_', " "),
+            stderr: name == "warn",
+        },
         "escape" => Directive::Escape(arg.filter(|a| !a.is_empty()).map(str::to_owned)),
         "big" => Directive::Big(size(need("a size")?).ok_or_else(|| bad("a size like 10M"))?),
         "sparse" => Directive::Sparse(size(need("a size")?).ok_or_else(|| bad("a size like 10G"))?),
@@ -91,7 +114,10 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "fill-tmp" => Directive::FillTmp,
         "connect" => {
             let target = need("HOST:PORT")?;
-            target.rsplit_once(':').filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok()).ok_or_else(|| bad("HOST:PORT"))?;
+            target
+                .rsplit_once(':')
+                .filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+                .ok_or_else(|| bad("HOST:PORT"))?;
             Directive::Connect(target.to_owned())
         }
         "read" => Directive::Read(need("a path")?.to_owned()),
@@ -104,7 +130,11 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "out-of-scale" => Directive::OutOfScale,
         "missing-dim" => Directive::MissingDim,
         "inject" => Directive::Inject,
-        _ => return Err(ScriptError(format!("mc-cell: unknown dummy directive `{token}`"))),
+        _ => {
+            return Err(ScriptError(format!(
+                "mc-cell: unknown dummy directive `{token}`"
+            )));
+        }
     };
     Ok(directive)
 }
@@ -132,14 +162,18 @@ mod tests {
 
     #[test]
     fn scripts_parse_in_order() {
-        let script = parse("quality:4, sleep:0.5 exit:3,say:hello_there,big:2M,connect:host:80").unwrap();
+        let script =
+            parse("quality:4, sleep:0.5 exit:3,say:hello_there,big:2M,connect:host:80").unwrap();
         assert_eq!(
             script,
             [
                 Directive::Quality(4),
                 Directive::Sleep(0.5),
                 Directive::Exit(3),
-                Directive::Say { text: "hello there".into(), stderr: false },
+                Directive::Say {
+                    text: "hello there".into(),
+                    stderr: false
+                },
                 Directive::Big(2 << 20),
                 Directive::Connect("host:80".into()),
             ]
@@ -149,8 +183,16 @@ mod tests {
 
     #[test]
     fn mistakes_are_refused_before_anything_runs() {
-        assert_eq!(parse("sleep:1,explode").unwrap_err().0, "mc-cell: unknown dummy directive `explode`");
-        assert!(parse("exit:300").unwrap_err().0.contains("a code from 0 to 255"));
+        assert_eq!(
+            parse("sleep:1,explode").unwrap_err().0,
+            "mc-cell: unknown dummy directive `explode`"
+        );
+        assert!(
+            parse("exit:300")
+                .unwrap_err()
+                .0
+                .contains("a code from 0 to 255")
+        );
         assert!(parse("connect:nohost").is_err());
         assert!(parse("quality").unwrap_err().0.contains("needs a number"));
     }

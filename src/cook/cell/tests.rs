@@ -32,9 +32,14 @@ impl CellHooks for Recorder {
 fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
     let yaml = format!(
         "name: t\ntimeout_s: {timeout_s}\nparticipants:\n{}",
-        names.iter().map(|n| format!("  - {{name: {n}, flavor: dummy}}\n")).collect::<String>()
+        names
+            .iter()
+            .map(|n| format!("  - {{name: {n}, flavor: dummy}}\n"))
+            .collect::<String>()
     );
-    let brief = crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes()).unwrap().brief;
+    let brief = crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes())
+        .unwrap()
+        .brief;
     let paths = CookPaths::new(dir.join("251122-t"));
     let engine_names = Names::for_cook(paths.name(), "r00t");
     let context = PlanContext {
@@ -45,14 +50,38 @@ fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
         profile: Profile::Medium,
         run_id: "run",
     };
-    brief.participants.iter().map(|p| context.participant(p)).collect()
+    brief
+        .participants
+        .iter()
+        .map(|p| context.participant(p))
+        .collect()
 }
 
-async fn run(runtime: &Arc<FakeRuntime>, plans: Vec<CellPlan>, cancel: CancellationToken) -> Vec<(String, CellOutcome)> {
+async fn run(
+    runtime: &Arc<FakeRuntime>,
+    plans: Vec<CellPlan>,
+    cancel: CancellationToken,
+) -> Vec<(String, CellOutcome)> {
     let ledger = Arc::new(Ledger::new(false));
-    let hooks = Arc::new(Recorder { started: Mutex::new(Vec::new()) });
-    let outcomes = run_cells(runtime, &ledger, &hooks, plans, &RunOptions { cancel, max_parallel: 4, images: images_ready_now() }).await;
-    assert!(ledger.outstanding().is_empty(), "every cell is removed once it ends");
+    let hooks = Arc::new(Recorder {
+        started: Mutex::new(Vec::new()),
+    });
+    let outcomes = run_cells(
+        runtime,
+        &ledger,
+        &hooks,
+        plans,
+        &RunOptions {
+            cancel,
+            max_parallel: 4,
+            images: images_ready_now(),
+        },
+    )
+    .await;
+    assert!(
+        ledger.outstanding().is_empty(),
+        "every cell is removed once it ends"
+    );
     outcomes
 }
 
@@ -61,13 +90,52 @@ async fn each_cell_is_classified_and_one_failure_stops_no_other() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
     let prefix = "mc-251122-t-r00t-p-";
-    runtime.script(&format!("{prefix}ok"), FakeCell { runs_for: Duration::from_millis(5), ..FakeCell::default() });
-    runtime.script(&format!("{prefix}fails"), FakeCell { code: 3, ..FakeCell::default() });
-    runtime.script(&format!("{prefix}oom"), FakeCell { code: 137, oom_killed: true, ..FakeCell::default() });
-    runtime.script(&format!("{prefix}limited"), FakeCell { stdout: "rate limit exceeded, retry after 9".into(), ..FakeCell::default() });
-    runtime.script(&format!("{prefix}broken"), FakeCell { fail_create: true, ..FakeCell::default() });
-    let outcomes = run(&runtime, plans(tmp.path(), &["ok", "fails", "oom", "limited", "broken"], 60), CancellationToken::new()).await;
-    let states: Vec<(&str, CellState, Option<i64>)> = outcomes.iter().map(|(a, o)| (a.as_str(), o.state, o.exit_code)).collect();
+    runtime.script(
+        &format!("{prefix}ok"),
+        FakeCell {
+            runs_for: Duration::from_millis(5),
+            ..FakeCell::default()
+        },
+    );
+    runtime.script(
+        &format!("{prefix}fails"),
+        FakeCell {
+            code: 3,
+            ..FakeCell::default()
+        },
+    );
+    runtime.script(
+        &format!("{prefix}oom"),
+        FakeCell {
+            code: 137,
+            oom_killed: true,
+            ..FakeCell::default()
+        },
+    );
+    runtime.script(
+        &format!("{prefix}limited"),
+        FakeCell {
+            stdout: "rate limit exceeded, retry after 9".into(),
+            ..FakeCell::default()
+        },
+    );
+    runtime.script(
+        &format!("{prefix}broken"),
+        FakeCell {
+            fail_create: true,
+            ..FakeCell::default()
+        },
+    );
+    let outcomes = run(
+        &runtime,
+        plans(tmp.path(), &["ok", "fails", "oom", "limited", "broken"], 60),
+        CancellationToken::new(),
+    )
+    .await;
+    let states: Vec<(&str, CellState, Option<i64>)> = outcomes
+        .iter()
+        .map(|(a, o)| (a.as_str(), o.state, o.exit_code))
+        .collect();
     assert_eq!(
         states,
         [
@@ -79,27 +147,55 @@ async fn each_cell_is_classified_and_one_failure_stops_no_other() {
         ]
     );
     assert_eq!(outcomes[3].1.rate_limit.as_ref().unwrap().retry_after_s, 9);
-    assert!(outcomes[4].1.error.as_ref().unwrap().contains("scripted failure"));
+    assert!(
+        outcomes[4]
+            .1
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("scripted failure")
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_cell_past_its_timeout_is_killed_and_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
-    runtime.script("mc-251122-t-r00t-p-slow", FakeCell { runs_for: Duration::from_secs(3600), ..FakeCell::default() });
-    let outcomes = run(&runtime, plans(tmp.path(), &["slow"], 2), CancellationToken::new()).await;
+    runtime.script(
+        "mc-251122-t-r00t-p-slow",
+        FakeCell {
+            runs_for: Duration::from_secs(3600),
+            ..FakeCell::default()
+        },
+    );
+    let outcomes = run(
+        &runtime,
+        plans(tmp.path(), &["slow"], 2),
+        CancellationToken::new(),
+    )
+    .await;
     let outcome = &outcomes[0].1;
     assert_eq!(outcome.state, CellState::TimedOut);
     assert!(outcome.timed_out);
     assert_eq!(runtime.killed(), ["mc-251122-t-r00t-p-slow"]);
-    assert!(runtime.removed().contains(&"mc-251122-t-r00t-p-slow".to_owned()));
+    assert!(
+        runtime
+            .removed()
+            .contains(&"mc-251122-t-r00t-p-slow".to_owned())
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn cancelling_kills_running_cells_and_starts_no_new_one() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
-    runtime.script("mc-251122-t-r00t-p-a", FakeCell { runs_for: Duration::from_secs(600), ..FakeCell::default() });
+    runtime.script(
+        "mc-251122-t-r00t-p-a",
+        FakeCell {
+            runs_for: Duration::from_secs(600),
+            ..FakeCell::default()
+        },
+    );
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -113,5 +209,8 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
     let runtime = Arc::new(FakeRuntime::default());
     let outcomes = run(&runtime, plans(tmp.path(), &["b"], 60), cancel).await;
     assert_eq!(outcomes[0].1.state, CellState::Cancelled);
-    assert!(runtime.created().is_empty(), "a cancelled run creates nothing");
+    assert!(
+        runtime.created().is_empty(),
+        "a cancelled run creates nothing"
+    );
 }

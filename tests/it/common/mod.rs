@@ -2,7 +2,10 @@
 //! check every integration test ends with. Dropping a [`TestCook`] runs the binary's own
 //! `clean`, so one failing test cannot poison the next.
 
-#![allow(dead_code, reason = "each test file uses a different part of the context")]
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the context"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -18,13 +21,17 @@ static COUNTER: AtomicUsize = AtomicUsize::new(0);
 /// The default judging brief written by [`TestCook::new`].
 pub(crate) const JUDGE_BRIEF: &str = "Score each submission 0-5 on correctness and clarity.\n";
 
-/// A brief with dummy participants `(name, model)` and one dummy judge, policy allow_self.
+/// A brief with dummy participants `(name, model)` and one dummy judge, policy `allow_self`.
 pub(crate) fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> String {
     let mut yaml = String::from("name: test\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n");
     for (name, model) in participants {
-        yaml.push_str(&format!("  - {{name: {name}, flavor: dummy, model: \"{model}\"}}\n"));
+        yaml.push_str(&format!(
+            "  - {{name: {name}, flavor: dummy, model: \"{model}\"}}\n"
+        ));
     }
-    yaml.push_str(&format!("judges:\n  - {{name: referee, flavor: dummy, model: \"{judge_model}\"}}\n"));
+    yaml.push_str(&format!(
+        "judges:\n  - {{name: referee, flavor: dummy, model: \"{judge_model}\"}}\n"
+    ));
     yaml.push_str("rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n");
     yaml.push_str("judging: {policy: allow_self}\n");
     yaml
@@ -37,7 +44,7 @@ pub(crate) struct TestCook {
 }
 
 impl TestCook {
-    /// A cook folder with this brief.yaml, a BRIEF.md, a JUDGE_BRIEF.md and raw/.
+    /// A cook folder with this brief.yaml, a BRIEF.md, a `JUDGE_BRIEF.md` and raw/.
     pub(crate) fn new(tag: &str, brief_yaml: &str) -> Self {
         let cook = Self::empty(tag);
         let dir = cook.dir();
@@ -94,7 +101,9 @@ impl TestCook {
 
     /// Runs the binary with these arguments to completion.
     pub(crate) fn run_args(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("the multicooker binary runs")
+        self.command(args)
+            .output()
+            .expect("the multicooker binary runs")
     }
 
     /// Reads a JSON file of the cook.
@@ -114,7 +123,13 @@ impl TestCook {
         let selector = Selector::cook(&self.name).with(LABEL_ROOT, &root_id);
         block_on(async {
             let runtime = engine().await;
-            runtime.list(&selector).await.unwrap().iter().map(ToString::to_string).collect()
+            runtime
+                .list(&selector)
+                .await
+                .unwrap()
+                .iter()
+                .map(ToString::to_string)
+                .collect()
         })
     }
 
@@ -136,7 +151,11 @@ impl TestCook {
 
 impl Drop for TestCook {
     fn drop(&mut self) {
-        let _ = self.command(&["clean", &self.name.clone()]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let _ = self
+            .command(&["clean", &self.name.clone()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -144,13 +163,19 @@ impl Drop for TestCook {
 pub(crate) async fn engine() -> DockerRuntime {
     match DockerRuntime::connect().await {
         Ok(runtime) => runtime,
-        Err(e) => panic!("these tests need a running Docker engine ({e}); start it (`sudo systemctl start docker`) or set DOCKER_HOST"),
+        Err(e) => panic!(
+            "these tests need a running Docker engine ({e}); start it (`sudo systemctl start docker`) or set DOCKER_HOST"
+        ),
     }
 }
 
 /// Runs a future to completion on a fresh runtime.
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
 }
 
 /// stdout and stderr of an output, for assertion messages.
@@ -165,6 +190,9 @@ pub(crate) fn show(output: &Output) -> String {
 
 /// Sends a signal to a process (the test drives the real binary like a user's terminal would).
 pub(crate) fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
 }
