@@ -406,10 +406,10 @@ fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimensio
                 weight: u32::try_from(weight).unwrap_or(u32::MAX),
             }),
             (None, _) if map.get("id").is_none() => {
-                checker.problem(join(&field, "id"), "is required", None)
+                checker.problem(join(&field, "id"), "is required", None);
             }
             (None | Some(_), _) if map.get("weight").is_none() => {
-                checker.problem(join(&field, "weight"), "is required", None)
+                checker.problem(join(&field, "weight"), "is required", None);
             }
             _ => {}
         }

@@ -106,7 +106,7 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                     permit = semaphore.acquire_owned() => permit.ok(),
                     () = options.cancel.cancelled() => None,
                 };
-                let outcome = run_one(&*runtime, &ledger, &*hooks, &plan, &options).await;
+                let outcome = run_one(&*runtime, &ledger, &hooks, &plan, &options).await;
                 // Whatever happened, the cell and its network are gone before we report.
                 let _ = ledger
                     .release(&*runtime, &ObjectRef::cell(&plan.spec.name))
@@ -138,15 +138,31 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
 async fn run_one<R: Runtime, H: CellHooks>(
     runtime: &R,
     ledger: &Ledger,
-    hooks: &H,
+    hooks: &Arc<H>,
     plan: &CellPlan,
     options: &RunOptions,
+) -> CellOutcome {
+    let mut pending = Vec::new();
+    let outcome = run_until_exit(runtime, ledger, hooks, plan, options, &mut pending).await;
+    for handle in pending {
+        let _ = handle.await;
+    }
+    outcome
+}
+
+async fn run_until_exit<R: Runtime, H: CellHooks>(
+    runtime: &R,
+    ledger: &Ledger,
+    hooks: &Arc<H>,
+    plan: &CellPlan,
+    options: &RunOptions,
+    pending: &mut Vec<tokio::task::JoinHandle<()>>,
 ) -> CellOutcome {
     let cancel = &options.cancel;
     if cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
     }
-    hooks.starting(plan);
+    in_background(pending, hooks, plan, CellHooks::starting);
     ledger.record(ObjectRef::network(&plan.network.name));
     if let Err(e) = runtime.create_network(&plan.network).await {
         return not_started(CellState::StartFailed, Some(e.to_string()));
@@ -172,7 +188,10 @@ async fn run_one<R: Runtime, H: CellHooks>(
     if let Err(e) = runtime.start_cell(&plan.spec.name).await {
         return not_started(CellState::StartFailed, Some(e.to_string()));
     }
-    hooks.started(plan, &started_at);
+    let at = started_at.clone();
+    in_background(pending, hooks, plan, move |hooks, plan| {
+        hooks.started(plan, &at);
+    });
     let logs = tokio::spawn(pump_logs(
         runtime.cell_logs(&plan.spec.name),
         plan.stdout_log.clone(),
@@ -196,6 +215,18 @@ async fn run_one<R: Runtime, H: CellHooks>(
         rate_limit,
         error,
     }
+}
+
+/// Runs a state-writing hook on a blocking thread: its fsyncs must not stall the engine calls
+/// of other cells on the async workers. Order is kept: `finished` runs after both.
+fn in_background<H: CellHooks>(
+    pending: &mut Vec<tokio::task::JoinHandle<()>>,
+    hooks: &Arc<H>,
+    plan: &CellPlan,
+    hook: impl FnOnce(&H, &CellPlan) + Send + 'static,
+) {
+    let (hooks, plan) = (hooks.clone(), plan.clone());
+    pending.push(tokio::task::spawn_blocking(move || hook(&hooks, &plan)));
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use hooks::{ParticipantResult, done_phase};
 
-use crate::brief::{Brief, Profile};
+use crate::brief::{Actor, Brief, Profile};
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Ledger, Runtime, TeardownFailure};
@@ -96,62 +96,20 @@ pub async fn cook<R: Runtime>(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<CookOutcome, CookError> {
-    let actors: Vec<_> = brief
+    let actors: Vec<Actor> = brief
         .participants
         .iter()
         .filter(|p| selected.contains(&p.name))
         .cloned()
         .collect();
-    let brief_md =
-        fs_err::read_to_string(paths.brief_md()).map_err(|source| CookError::Prepare {
-            path: paths.brief_md(),
-            source,
-        })?;
-    for actor in &actors {
-        stale::set_aside_previous_output(paths, &actor.name, settings.user).map_err(|source| {
-            CookError::Prepare {
-                path: paths.work(&actor.name),
-                source,
-            }
-        })?;
-    }
-    let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
-    let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker"});
-    fsx::write_json_atomic(&paths.run_json(), &run_json)
-        .map_err(StateError::io("write", paths.run_json()))?;
-    let cells: IndexMap<String, Cell> = actors
-        .iter()
-        .map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor)))
-        .collect();
-    let status = Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?);
-    let events = EventLog::new(paths);
-    events.cook(
-        "cook.created",
-        Phase::Cook,
-        Some(json!({"participants": names})),
-    )?;
-    events.cook("phase.started", Phase::Cook, None)?;
-    status.set_state(Phase::Cook, CookState::Preflighting)?;
-    let prompt = participant_prompt(&brief_md);
-    for actor in &actors {
-        fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes()).map_err(|source| {
-            CookError::Prepare {
-                path: paths.prompt(&actor.name),
-                source,
-            }
-        })?;
-    }
-    fs_err::create_dir_all(paths.raw()).map_err(|source| CookError::Prepare {
-        path: paths.raw(),
-        source,
-    })?;
-
+    prepare_folder(paths, &actors, settings)?;
+    let (status, events) = open_run(paths, brief, &actors)?;
     let engine_names = Names::for_paths(paths);
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
     let specs = match images::image_specs(paths, &engine_names, &flavors, &settings.run_id) {
         Ok(specs) => specs,
         Err(error) => {
-            fail(&status, &events, &format!("{error}"))?;
+            fail(&status, &events, &error.to_string())?;
             return Err(error.into());
         }
     };
@@ -164,7 +122,6 @@ pub async fn cook<R: Runtime>(
         run_id: &settings.run_id,
     };
     let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
-
     let swept = stale::sweep_engine(&**runtime, paths, Role::Participant)
         .await
         .map_err(CookError::Engine)?;
@@ -173,6 +130,7 @@ pub async fn cook<R: Runtime>(
             "removed {swept} engine object(s) a killed earlier run left behind"
         ));
     }
+
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let ledger = Arc::new(Ledger::new(settings.keep));
@@ -200,22 +158,77 @@ pub async fn cook<R: Runtime>(
         return Err(CookError::Build(message.to_string()));
     }
     write_run_result(paths, &results)?;
-    let state = if settings.cancel.is_cancelled() {
-        CookState::Cancelled
-    } else {
-        CookState::Sealed
-    };
-    status.set_state(Phase::Cook, state)?;
-    if state == CookState::Cancelled {
-        events.cook("cook.cancelled", Phase::Cook, None)?;
-    } else {
-        events.cook("seal.finished", Phase::Cook, None)?;
-    }
+    let state = finish(&status, &events, settings.cancel.is_cancelled())?;
     Ok(CookOutcome {
         results,
         state,
         leftovers,
     })
+}
+
+/// Keeps earlier outputs aside and writes every participant's PROMPT.txt.
+fn prepare_folder(
+    paths: &CookPaths,
+    actors: &[Actor],
+    settings: &RunSettings,
+) -> Result<(), CookError> {
+    let prepare = |path: std::path::PathBuf| move |source| CookError::Prepare { path, source };
+    let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(prepare(paths.brief_md()))?;
+    let prompt = participant_prompt(&brief_md);
+    for actor in actors {
+        stale::set_aside_previous_output(paths, &actor.name, settings.user)
+            .map_err(prepare(paths.work(&actor.name)))?;
+        fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes())
+            .map_err(prepare(paths.prompt(&actor.name)))?;
+    }
+    fs_err::create_dir_all(paths.raw()).map_err(prepare(paths.raw()))
+}
+
+/// RUN.json, a fresh status.json and the opening events.
+fn open_run(
+    paths: &CookPaths,
+    brief: &Brief,
+    actors: &[Actor],
+) -> Result<(Arc<StatusStore>, EventLog), StateError> {
+    let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
+    let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker"});
+    fsx::write_json_atomic(&paths.run_json(), &run_json)
+        .map_err(StateError::io("write", paths.run_json()))?;
+    let cells: IndexMap<String, Cell> = actors
+        .iter()
+        .map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor)))
+        .collect();
+    let status = Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?);
+    let events = EventLog::new(paths);
+    events.cook(
+        "cook.created",
+        Phase::Cook,
+        Some(json!({"participants": names})),
+    )?;
+    events.cook("phase.started", Phase::Cook, None)?;
+    status.set_state(Phase::Cook, CookState::Preflighting)?;
+    Ok((status, events))
+}
+
+/// The final state: `sealed`, or `cancelled` after Ctrl-C.
+fn finish(
+    status: &StatusStore,
+    events: &EventLog,
+    cancelled: bool,
+) -> Result<CookState, StateError> {
+    let state = if cancelled {
+        CookState::Cancelled
+    } else {
+        CookState::Sealed
+    };
+    status.set_state(Phase::Cook, state)?;
+    let event = if cancelled {
+        "cook.cancelled"
+    } else {
+        "seal.finished"
+    };
+    events.cook(event, Phase::Cook, None)?;
+    Ok(state)
 }
 
 /// Moves the cook to `cooking` once images are built.

@@ -140,7 +140,7 @@ impl CellHooks for JudgeHooks {
         self.note_error(
             self.status
                 .update_cell(&plan.actor, Role::Judge, &plan.flavor, |c| {
-                    c.state = CellState::Starting
+                    c.state = CellState::Starting;
                 }),
         );
     }

@@ -337,18 +337,30 @@ impl Runtime for DockerRuntime {
                 e,
             )
         };
-        let mut found = Vec::new();
-        let containers = self
-            .docker
-            .list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
+        let containers_options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let (containers, networks, images, volumes) = futures_util::join!(
+            self.docker.list_containers(Some(containers_options)),
+            self.docker.list_networks(Some(
+                ListNetworksOptionsBuilder::default()
                     .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| fail("containers", &e))?;
-        for container in containers {
+                    .build()
+            )),
+            self.docker.list_images(Some(
+                ListImagesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build()
+            )),
+            self.docker.list_volumes(Some(
+                ListVolumesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build()
+            )),
+        );
+        let mut found = Vec::new();
+        for container in containers.map_err(|e| fail("containers", &e))? {
             let name = container
                 .names
                 .and_then(|n| n.into_iter().next())
@@ -356,31 +368,14 @@ impl Runtime for DockerRuntime {
                 .unwrap_or_default();
             found.push(ObjectRef::cell(name.trim_start_matches('/')));
         }
-        let networks = self
-            .docker
-            .list_networks(Some(
-                ListNetworksOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| fail("networks", &e))?;
         found.extend(
             networks
+                .map_err(|e| fail("networks", &e))?
                 .into_iter()
                 .filter_map(|n| n.name)
                 .map(|n| ObjectRef::network(&n)),
         );
-        let images = self
-            .docker
-            .list_images(Some(
-                ListImagesOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| fail("images", &e))?;
-        for image in images {
+        for image in images.map_err(|e| fail("images", &e))? {
             let name = image
                 .repo_tags
                 .into_iter()
@@ -388,25 +383,14 @@ impl Runtime for DockerRuntime {
                 .unwrap_or(image.id);
             found.push(ObjectRef::image(&name));
         }
-        let volumes = self
-            .docker
-            .list_volumes(Some(
-                ListVolumesOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| fail("volumes", &e))?;
-        found.extend(
-            volumes
-                .volumes
-                .unwrap_or_default()
-                .into_iter()
-                .map(|v| ObjectRef {
-                    kind: ObjectKind::Volume,
-                    name: v.name,
-                }),
-        );
+        let volumes = volumes
+            .map_err(|e| fail("volumes", &e))?
+            .volumes
+            .unwrap_or_default();
+        found.extend(volumes.into_iter().map(|v| ObjectRef {
+            kind: ObjectKind::Volume,
+            name: v.name,
+        }));
         Ok(found)
     }
 }

@@ -345,7 +345,7 @@ mod tests {
         fsx::write_json_atomic(&paths.status(), &other).unwrap();
         store
             .update_cell("a", Role::Participant, "dummy", |cell| {
-                cell.state = CellState::Running
+                cell.state = CellState::Running;
             })
             .unwrap();
         let now = read_status(&paths).unwrap();
