@@ -62,10 +62,11 @@ impl Checker {
     fn unknown_keys(&mut self, prefix: &str, map: &Map<String, Value>, allowed: &[&str]) {
         for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
             let hint = suggest(key, allowed.iter().copied()).map_or_else(
-                || format!("allowed fields: {}", allowed.join(", ")),
+                || format!("remove `{key}`"),
                 |s| format!("did you mean `{s}`?"),
             );
-            self.problem(join(prefix, key), "unknown field", Some(hint));
+            let problem = format!("unknown field (allowed: {})", allowed.join(", "));
+            self.problem(join(prefix, key), problem, Some(hint));
         }
     }
 

@@ -64,13 +64,16 @@ fn unknown_fields_name_the_field_and_the_allowed_ones() {
     let error = load_text(&text).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`cooks/x/brief.yaml`: field `timeuot`: unknown field"
+        "`cooks/x/brief.yaml`: field `timeuot`: unknown field (allowed: name, timeout_s, \
+         judge_timeout_s, participants, judges, rubric, judging, outputs, resources, consult)"
     );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");
     assert_eq!(
         problems(&text),
-        ["field `participants[0].modle`: unknown field"]
+        [
+            "field `participants[0].modle`: unknown field (allowed: name, flavor, timeout_s, model, resources)"
+        ]
     );
 }
 

@@ -58,6 +58,7 @@ impl TestCook {
 
     /// A unique cook name in a fresh root, with no folder yet.
     pub(crate) fn empty(tag: &str) -> Self {
+        build_base_image_once();
         let root = tempfile::Builder::new().prefix("mc-it-").tempdir().unwrap();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let name = format!("990101-{tag}-{}-{n}", std::process::id());
@@ -157,6 +158,25 @@ impl Drop for TestCook {
             .stderr(Stdio::null())
             .status();
     }
+}
+
+/// Builds the dummy flavor's shared base image once per test run (through the binary's own
+/// `doctor`), so parallel tests do not all build it at the same time.
+fn build_base_image_once() {
+    static BASE: std::sync::Once = std::sync::Once::new();
+    BASE.call_once(|| {
+        let root = tempfile::tempdir().unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_multicooker"))
+            .args(["doctor", "--no-progress", "--root"])
+            .arg(root.path())
+            .output()
+            .expect("the multicooker binary runs");
+        assert!(
+            output.status.success(),
+            "doctor must pass before the tests can run:\n{}",
+            show(&output)
+        );
+    });
 }
 
 /// Connects to the real engine, or fails saying how to fix it.

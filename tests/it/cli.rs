@@ -1,0 +1,60 @@
+//! What users read: `--help` and error messages, as insta snapshots (review with
+//! `cargo insta review`; CI never accepts new snapshots).
+
+use crate::common::{TestCook, dummy_brief};
+
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"/tmp/mc-it-[A-Za-z0-9]+", "[TMP]");
+    settings.add_filter(r"990101-[a-z-]+-\d+-\d+", "[COOK]");
+    settings
+}
+
+fn stderr_of(cook: &TestCook, args: &[&str]) -> String {
+    String::from_utf8_lossy(&cook.command(args).output().unwrap().stderr).into_owned()
+}
+
+#[test]
+fn help_explains_commands_and_exit_codes() {
+    let cook = TestCook::empty("help");
+    let output = cook
+        .command(&["--help"])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    insta::assert_snapshot!("main_help", String::from_utf8_lossy(&output.stdout));
+    let output = cook
+        .command(&["judge", "--help"])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    insta::assert_snapshot!("judge_help", String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
+fn error_messages_name_the_file_the_field_and_the_fix() {
+    let cases = [
+        (
+            "unknown_field",
+            dummy_brief(&[("a", "")], "").replacen(
+                "timeout_s: 60",
+                "timeout_s: 60\nparticpants: []",
+                1,
+            ),
+        ),
+        ("bad_name", dummy_brief(&[("a/b", "")], "")),
+        (
+            "several",
+            dummy_brief(&[("a", ""), ("A", "")], "").replace("weight: 40", "weight: 30"),
+        ),
+        ("bad_yaml", "name: [unclosed\n".to_owned()),
+    ];
+    for (name, yaml) in cases {
+        let cook = TestCook::new("errors", &yaml);
+        let text = stderr_of(&cook, &["cook", cook.name()]);
+        settings().bind(|| insta::assert_snapshot!(name, text));
+    }
+    let cook = TestCook::empty("errors");
+    let text = stderr_of(&cook, &["cook", "nonesuch"]);
+    settings().bind(|| insta::assert_snapshot!("missing_cook", text));
+}
