@@ -58,3 +58,24 @@ fn error_messages_name_the_file_the_field_and_the_fix() {
     let text = stderr_of(&cook, &["cook", "nonesuch"]);
     settings().bind(|| insta::assert_snapshot!("missing_cook", text));
 }
+
+/// The tool talks to the engine only through its API: no `docker` (or any other) subprocess,
+/// so no argument can be interpreted by a shell or a CLI (SECURITY.md).
+#[test]
+fn the_tool_never_spawns_a_subprocess() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for entry in walkdir::WalkDir::new(src)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+    {
+        let text = fs_err::read_to_string(entry.path()).unwrap();
+        for needle in ["process::Command", "Command::new", "tokio::process"] {
+            assert!(
+                !text.contains(needle),
+                "{} uses {needle}",
+                entry.path().display()
+            );
+        }
+    }
+}

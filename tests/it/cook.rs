@@ -192,3 +192,32 @@ fn the_hardening_baseline_holds_inside_the_cell() {
     assert!(fill.contains("fill-tmp: wrote"), "{fill}");
     assert!(cook.leftovers().is_empty());
 }
+
+#[test]
+fn hostile_cells_are_stopped_by_their_limits_without_harming_others() {
+    let participants = [
+        "{name: bomb, flavor: dummy, model: \"forkbomb\", resources: {pids_limit: 32}}",
+        "{name: hog, flavor: dummy, model: \"oom:1G\", resources: {mem_limit: 128m}}",
+        "{name: fine, flavor: dummy}",
+    ];
+    let list: String = participants.iter().map(|p| format!("  - {p}\n")).collect();
+    let cook = TestCook::new("limits", &brief(&list));
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    assert_eq!(result_of(&run, "hog")["status"], "oom_killed");
+    assert_eq!(result_of(&run, "fine")["status"], "ok");
+    let bomb = cook.text("logs/bomb/dummy.stdout.log");
+    let spawned: u64 = bomb
+        .split("spawned ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX);
+    assert!(spawned < 32, "the pids limit stopped the fork bomb: {bomb}");
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
