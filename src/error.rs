@@ -91,6 +91,8 @@ pub fn hint_for(error: &anyhow::Error) -> Option<String> {
             crate::brief::BriefError,
             crate::runtime::RuntimeError,
             crate::state::StateError,
+            crate::cook::RunError,
+            crate::flavor::FlavorError,
             crate::report::ReportError
         );
         None

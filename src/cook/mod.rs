@@ -31,9 +31,9 @@ use cell::{RunOptions, run_cells};
 use names::Names;
 use plan::{CellUser, PlanContext, participant_prompt};
 
-/// Errors that stop a cook before its cells can run.
+/// Errors that stop a cook or a judging run before its cells can run.
 #[derive(Debug, thiserror::Error)]
-pub enum CookError {
+pub enum RunError {
     /// Writing cook state failed.
     #[error(transparent)]
     State(#[from] StateError),
@@ -55,6 +55,20 @@ pub enum CookError {
     /// An image failed to build; no cell ran.
     #[error("image build failed: {0}")]
     Build(String),
+}
+
+impl crate::error::Hint for RunError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            Self::State(e) => e.hint(),
+            Self::Flavor(e) => e.hint(),
+            Self::Engine(e) => e.hint(),
+            Self::Build(_) => {
+                Some("run `multicooker doctor` to check that every flavor's image builds".into())
+            }
+            Self::Prepare { .. } => None,
+        }
+    }
 }
 
 /// Settings shared by every command that runs cells.
@@ -95,7 +109,7 @@ pub async fn cook<R: Runtime>(
     selected: &[String],
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
-) -> Result<CookOutcome, CookError> {
+) -> Result<CookOutcome, RunError> {
     let actors: Vec<Actor> = brief
         .participants
         .iter()
@@ -124,7 +138,7 @@ pub async fn cook<R: Runtime>(
     let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
     let swept = stale::sweep_engine(&**runtime, paths, Role::Participant)
         .await
-        .map_err(CookError::Engine)?;
+        .map_err(RunError::Engine)?;
     if swept > 0 {
         progress.note(&format!(
             "removed {swept} engine object(s) a killed earlier run left behind"
@@ -155,7 +169,7 @@ pub async fn cook<R: Runtime>(
 
     if let Err(message) = build {
         fail(&status, &events, &format!("build failed: {message}"))?;
-        return Err(CookError::Build(message.to_string()));
+        return Err(RunError::Build(message.to_string()));
     }
     write_run_result(paths, &results)?;
     let state = finish(&status, &events, settings.cancel.is_cancelled())?;
@@ -171,8 +185,8 @@ fn prepare_folder(
     paths: &CookPaths,
     actors: &[Actor],
     settings: &RunSettings,
-) -> Result<(), CookError> {
-    let prepare = |path: std::path::PathBuf| move |source| CookError::Prepare { path, source };
+) -> Result<(), RunError> {
+    let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
     let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(prepare(paths.brief_md()))?;
     let prompt = participant_prompt(&brief_md);
     for actor in actors {

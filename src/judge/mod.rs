@@ -20,7 +20,7 @@ use crate::brief::{Actor, Brief, JudgingPolicy};
 use crate::cook::cell::{RunOptions, run_cells};
 use crate::cook::names::Names;
 use crate::cook::plan::{PlanContext, read_only};
-use crate::cook::{RunSettings, images};
+use crate::cook::{RunError, RunSettings, images};
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Ledger, Runtime, TeardownFailure};
@@ -30,32 +30,6 @@ use crate::state::{
 use inbox::Assignment;
 use labels::Shuffler;
 use scores::Rejected;
-
-/// Errors that stop judging before any judge runs.
-#[derive(Debug, thiserror::Error)]
-pub enum JudgeError {
-    /// Writing cook state failed.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// An inbox could not be built.
-    #[error("cannot prepare the judges' inboxes under `{}`", .path.display())]
-    Prepare {
-        /// The folder.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A flavor has no image.
-    #[error(transparent)]
-    Flavor(#[from] crate::flavor::FlavorError),
-    /// The engine failed outside any one cell.
-    #[error(transparent)]
-    Engine(crate::runtime::RuntimeError),
-    /// An image failed to build; no judge ran.
-    #[error("image build failed: {0}")]
-    Build(String),
-}
 
 /// One judge's entry in `JUDGE_RESULT.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -142,8 +116,8 @@ pub async fn judge<R: Runtime>(
     seed: u64,
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
-) -> Result<JudgeOutcome, JudgeError> {
-    let prepare = |source| JudgeError::Prepare {
+) -> Result<JudgeOutcome, RunError> {
+    let prepare = |source| RunError::Prepare {
         path: paths.judging(),
         source,
     };
@@ -198,7 +172,7 @@ pub async fn judge<R: Runtime>(
 
     let swept = crate::cook::stale::sweep_engine(&**runtime, paths, Role::Judge)
         .await
-        .map_err(JudgeError::Engine)?;
+        .map_err(RunError::Engine)?;
     if swept > 0 {
         progress.note(&format!(
             "removed {swept} engine object(s) a killed earlier run left behind"
@@ -223,7 +197,7 @@ pub async fn judge<R: Runtime>(
     let leftovers = ledger.teardown(&**runtime).await;
     if let Err(message) = build {
         status.set_state(Phase::Judge, CookState::Failed)?;
-        return Err(JudgeError::Build(message.to_string()));
+        return Err(RunError::Build(message.to_string()));
     }
 
     let results = merge_results(judges, &assignments, ran, &hooks);

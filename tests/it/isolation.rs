@@ -10,7 +10,7 @@ use multicooker::runtime::{CellSpec, LABEL_ROOT, Labels, Limits, Mount, ObjectRe
 use multicooker::state::{Role, root_id};
 use serde_json::Value;
 
-use crate::common::{TestCook, block_on, dummy_brief, engine, show};
+use crate::common::{TestCook, block_on, dummy_brief, engine, mounts_of, show};
 
 /// Runs a probe cell with the cook's image on `network`, returns its PROBES.txt.
 async fn probe_from(
@@ -143,15 +143,7 @@ fn a_participant_mounts_only_its_own_output() {
     let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
-    let mounts = block_on(async {
-        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
-        docker
-            .inspect_container(&names.cell(Role::Participant, "alpha"), None)
-            .await
-            .unwrap()
-            .mounts
-            .unwrap_or_default()
-    });
+    let mounts = mounts_of(&names.cell(Role::Participant, "alpha"));
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
     let described: Vec<String> = mounts
         .iter()

@@ -201,20 +201,8 @@ fn a_judge_container_mounts_no_mapping_and_no_participant_name() {
     assert_eq!(cook.run("cook").status.code(), Some(0));
     let mut child = cook.command(&["judge", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("referee", "running", std::time::Duration::from_secs(60));
-    let names = multicooker::cook::names::Names::for_cook(
-        cook.name(),
-        &multicooker::state::root_id(cook.root()),
-    );
-    let container = names.cell(multicooker::state::Role::Judge, "referee");
-    let mounts = crate::common::block_on(async {
-        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
-        docker
-            .inspect_container(&container, None)
-            .await
-            .unwrap()
-            .mounts
-            .unwrap_or_default()
-    });
+    let container = crate::common::cell_name(&cook, multicooker::state::Role::Judge, "referee");
+    let mounts = crate::common::mounts_of(&container);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     assert_eq!(mounts.len(), 7, "{mounts:?}");

@@ -189,6 +189,25 @@ pub(crate) async fn engine() -> DockerRuntime {
     }
 }
 
+/// The mounts of a running container, as the engine reports them.
+pub(crate) fn mounts_of(container: &str) -> Vec<bollard::models::MountPoint> {
+    block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        docker
+            .inspect_container(container, None)
+            .await
+            .unwrap()
+            .mounts
+            .unwrap_or_default()
+    })
+}
+
+/// The engine name of a cook's cell.
+pub(crate) fn cell_name(cook: &TestCook, role: multicooker::state::Role, actor: &str) -> String {
+    let root_id = multicooker::state::root_id(cook.root());
+    multicooker::cook::names::Names::for_cook(cook.name(), &root_id).cell(role, actor)
+}
+
 /// Runs a future to completion on a fresh runtime.
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
