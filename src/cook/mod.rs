@@ -116,17 +116,12 @@ pub async fn cook<R: Runtime>(
         .filter(|p| selected.contains(&p.name))
         .cloned()
         .collect();
-    prepare_folder(paths, &actors, settings)?;
-    let (status, events) = open_run(paths, brief, &actors)?;
     let engine_names = Names::for_paths(paths);
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
-    let specs = match images::image_specs(paths, &engine_names, &flavors, &settings.run_id) {
-        Ok(specs) => specs,
-        Err(error) => {
-            fail(&status, &events, &error.to_string())?;
-            return Err(error.into());
-        }
-    };
+    // Checked before anything is written: a flavor without an image changes nothing.
+    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    prepare_folder(paths, &actors, settings)?;
+    let (status, events) = open_run(paths, brief, &actors)?;
     let context = PlanContext {
         paths,
         names: &engine_names,

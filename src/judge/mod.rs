@@ -117,24 +117,22 @@ pub async fn judge<R: Runtime>(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, RunError> {
-    let prepare = |source| RunError::Prepare {
-        path: paths.judging(),
-        source,
-    };
     let available: Vec<String> = brief
         .participants
         .iter()
         .filter(|p| paths.sealed(&p.name).join("out").is_dir())
         .map(|p| p.name.clone())
         .collect();
-    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
-    inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
     let assignments = assign(brief, judges, &available, seed);
-    inbox::write_mapping(&paths.mapping(), seed, &assignments).map_err(prepare)?;
-    for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
-        inbox::build_work(paths, brief, assignment, settings.user).map_err(prepare)?;
-    }
-
+    let running: Vec<&Assignment> = assignments
+        .iter()
+        .filter(|a| !a.mapping.is_empty())
+        .collect();
+    let engine_names = Names::for_paths(paths);
+    let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
+    // Checked before anything is written: a flavor without an image changes nothing.
+    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    prepare_inboxes(paths, brief, &assignments, seed, settings)?;
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
     status.update(|s| {
@@ -148,14 +146,6 @@ pub async fn judge<R: Runtime>(
         }
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
-
-    let engine_names = Names::for_paths(paths);
-    let running: Vec<&Assignment> = assignments
-        .iter()
-        .filter(|a| !a.mapping.is_empty())
-        .collect();
-    let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
-    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
     let context = PlanContext {
         paths,
         names: &engine_names,
@@ -219,6 +209,27 @@ pub async fn judge<R: Runtime>(
         seed,
         leftovers,
     })
+}
+
+/// Keeps earlier judge outputs aside, writes the mapping (host only) and every inbox.
+fn prepare_inboxes(
+    paths: &CookPaths,
+    brief: &Brief,
+    assignments: &[Assignment],
+    seed: u64,
+    settings: &RunSettings,
+) -> Result<(), RunError> {
+    let prepare = |source| RunError::Prepare {
+        path: paths.judging(),
+        source,
+    };
+    let names: Vec<String> = assignments.iter().map(|a| a.judge.clone()).collect();
+    inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
+    inbox::write_mapping(&paths.mapping(), seed, assignments).map_err(prepare)?;
+    for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
+        inbox::build_work(paths, brief, assignment, settings.user).map_err(prepare)?;
+    }
+    Ok(())
 }
 
 /// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
