@@ -167,7 +167,11 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
     if let Err(e) = runtime.create_network(&plan.network).await {
         return not_started(CellState::StartFailed, Some(e.to_string()));
     }
-    if let Err(e) = options.images.clone().await {
+    let images = tokio::select! {
+        built = options.images.clone() => built,
+        () = cancel.cancelled() => return not_started(CellState::Cancelled, None),
+    };
+    if let Err(e) = images {
         return not_started(
             CellState::StartFailed,
             Some(format!("image build failed: {e}")),
