@@ -8,6 +8,7 @@ pub mod cell;
 mod hooks;
 pub mod images;
 pub mod names;
+pub mod phase;
 pub mod plan;
 pub mod seal;
 pub mod stale;
@@ -23,11 +24,10 @@ pub use hooks::{ParticipantResult, done_phase};
 use crate::brief::{Actor, Brief, Profile};
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{Ledger, Runtime, TeardownFailure};
+use crate::runtime::{Runtime, TeardownFailure};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
-use cell::{RunOptions, run_cells};
 use names::Names;
 use plan::{CellUser, PlanContext, participant_prompt};
 
@@ -90,6 +90,25 @@ pub struct RunSettings {
     pub cancel: CancellationToken,
 }
 
+impl RunSettings {
+    /// The planning context of one command run.
+    pub fn plan_context<'a>(
+        &'a self,
+        paths: &'a CookPaths,
+        names: &'a Names,
+        brief: &'a Brief,
+    ) -> PlanContext<'a> {
+        PlanContext {
+            paths,
+            names,
+            brief,
+            user: self.user,
+            profile: self.profile,
+            run_id: &self.run_id,
+        }
+    }
+}
+
 /// What a cook run produced.
 #[derive(Debug)]
 pub struct CookOutcome {
@@ -122,47 +141,33 @@ pub async fn cook<R: Runtime>(
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
     prepare_folder(paths, &actors, settings)?;
     let (status, events) = open_run(paths, brief, &actors)?;
-    let context = PlanContext {
-        paths,
-        names: &engine_names,
-        brief,
-        user: settings.user,
-        profile: settings.profile,
-        run_id: &settings.run_id,
-    };
+    let context = settings.plan_context(paths, &engine_names, brief);
     let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
-    let swept = stale::sweep_engine(&**runtime, paths, Role::Participant)
-        .await
-        .map_err(RunError::Engine)?;
-    if swept > 0 {
-        progress.note(&format!(
-            "removed {swept} engine object(s) a killed earlier run left behind"
-        ));
-    }
-
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
-    let ledger = Arc::new(Ledger::new(settings.keep));
-    let ready = images::start_builds(runtime, &ledger, specs);
-    let watcher = tokio::spawn(watch_build(ready.clone(), status.clone(), events.clone()));
-    let hooks = Arc::new(hooks::CookHooks::new(
+    let (built_status, built_events) = (status.clone(), events.clone());
+    let hooks = hooks::CookHooks::new(
         paths,
         brief,
         status.clone(),
-        progress,
+        progress.clone(),
         settings.seal_max_bytes,
-    ));
-    let options = RunOptions {
-        cancel: settings.cancel.clone(),
-        max_parallel: settings.max_parallel,
-        images: ready.clone(),
+    );
+    let cells = phase::Cells {
+        role: Role::Participant,
+        images: specs,
+        plans,
+        hooks: Arc::new(hooks),
+        on_built: Box::new(move || {
+            let _ = built_events.cook("image.build.finished", Phase::Cook, None);
+            let _ = built_status.set_state(Phase::Cook, CookState::Cooking);
+        }),
     };
-    let results = run_cells(runtime, &ledger, &hooks, plans, &options).await;
-    let build = ready.await;
-    let _ = watcher.await;
-    let leftovers = ledger.teardown(&**runtime).await;
-
-    if let Err(message) = build {
+    let run = phase::run_phase(runtime, paths, cells, settings, &*progress)
+        .await
+        .map_err(RunError::Engine)?;
+    let (results, leftovers) = (run.outputs, run.leftovers);
+    if let Err(message) = run.build {
         fail(&status, &events, &format!("build failed: {message}"))?;
         return Err(RunError::Build(message.to_string()));
     }
@@ -238,19 +243,6 @@ fn finish(
     };
     events.cook(event, Phase::Cook, None)?;
     Ok(state)
-}
-
-/// Moves the cook to `cooking` once images are built.
-async fn watch_build(
-    ready: cell::ImagesReady,
-    status: Arc<StatusStore>,
-    events: EventLog,
-) -> Result<(), StateError> {
-    if ready.await.is_ok() {
-        events.cook("image.build.finished", Phase::Cook, None)?;
-        status.set_state(Phase::Cook, CookState::Cooking)?;
-    }
-    Ok(())
 }
 
 fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), StateError> {

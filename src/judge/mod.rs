@@ -17,13 +17,13 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::brief::{Actor, Brief, JudgingPolicy};
-use crate::cook::cell::{RunOptions, run_cells};
 use crate::cook::names::Names;
+use crate::cook::phase::{Cells, run_phase};
 use crate::cook::plan::{PlanContext, read_only};
 use crate::cook::{RunError, RunSettings, images};
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{Ledger, Runtime, TeardownFailure};
+use crate::runtime::{Runtime, TeardownFailure};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
@@ -146,50 +146,35 @@ pub async fn judge<R: Runtime>(
         }
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
-    let context = PlanContext {
-        paths,
-        names: &engine_names,
-        brief,
-        user: settings.user,
-        profile: settings.profile,
-        run_id: &settings.run_id,
-    };
+    let context = settings.plan_context(paths, &engine_names, brief);
     let plans = running
         .iter()
         .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
         .map(|judge| judge_plan(&context, judge))
         .collect();
 
-    let swept = crate::cook::stale::sweep_engine(&**runtime, paths, Role::Judge)
-        .await
-        .map_err(RunError::Engine)?;
-    if swept > 0 {
-        progress.note(&format!(
-            "removed {swept} engine object(s) a killed earlier run left behind"
-        ));
-    }
-    let ledger = Arc::new(Ledger::new(settings.keep));
-    let ready = images::start_builds(runtime, &ledger, specs);
     let hooks = Arc::new(hooks::JudgeHooks::new(
         paths,
         brief,
         &assignments,
         status.clone(),
-        progress,
+        progress.clone(),
     ));
-    let options = RunOptions {
-        cancel: settings.cancel.clone(),
-        max_parallel: settings.max_parallel,
-        images: ready.clone(),
+    let cells = Cells {
+        role: Role::Judge,
+        images: specs,
+        plans,
+        hooks: hooks.clone(),
+        on_built: Box::new(|| ()),
     };
-    let ran = run_cells(runtime, &ledger, &hooks, plans, &options).await;
-    let build = ready.await;
-    let leftovers = ledger.teardown(&**runtime).await;
-    if let Err(message) = build {
+    let run = run_phase(runtime, paths, cells, settings, &*progress)
+        .await
+        .map_err(RunError::Engine)?;
+    let (ran, leftovers) = (run.outputs, run.leftovers);
+    if let Err(message) = run.build {
         status.set_state(Phase::Judge, CookState::Failed)?;
         return Err(RunError::Build(message.to_string()));
     }
-
     let results = merge_results(judges, &assignments, ran, &hooks);
     let judge_result = json!({"finished_at": now_iso(), "policy": brief.judging.policy, "seed": seed, "judges": results});
     fsx::write_json_atomic(&paths.judge_result(), &judge_result)

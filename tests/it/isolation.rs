@@ -167,6 +167,16 @@ fn a_participant_mounts_only_its_own_output() {
     assert!(cook.leftovers().is_empty());
 }
 
+/// What the dummy's `escape` directive plants in its output.
+const PLANTED: [&str; 6] = [
+    "passwd",
+    "rootdir",
+    "sibling",
+    "sibling-result",
+    "fifo",
+    "socket",
+];
+
 #[test]
 fn planted_symlinks_and_special_files_are_never_followed_into_an_inbox() {
     let cook = TestCook::new(
@@ -183,14 +193,7 @@ fn planted_symlinks_and_special_files_are_never_followed_into_an_inbox() {
     let output = cook.run("cook");
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let sealed = cook.dir().join("judging/_inbox/alpha/out");
-    for planted in [
-        "passwd",
-        "rootdir",
-        "sibling",
-        "sibling-result",
-        "fifo",
-        "socket",
-    ] {
+    for planted in PLANTED {
         assert!(
             fs_err::symlink_metadata(sealed.join(planted)).is_err(),
             "{planted} reached the sealed copy"
@@ -207,14 +210,7 @@ fn planted_symlinks_and_special_files_are_never_followed_into_an_inbox() {
         .iter()
         .map(|s| s["path"].as_str().unwrap())
         .collect();
-    for planted in [
-        "passwd",
-        "rootdir",
-        "sibling",
-        "sibling-result",
-        "fifo",
-        "socket",
-    ] {
+    for planted in PLANTED {
         assert!(
             skipped.contains(&planted),
             "{planted} is recorded as skipped: {skipped:?}"
