@@ -144,11 +144,13 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> f64 {
         .collect();
     let start = Instant::now();
     join_all(specs.iter().map(|spec| async move {
+        let network = spec.network.clone().expect("floor cells have a network");
         runtime
             .create_network(&NetworkSpec {
-                name: spec.network.clone(),
+                name: network.clone(),
                 labels: spec.labels.clone(),
-                internal: false,
+                internal: true,
+                isolated: false,
             })
             .await
             .expect("network");
@@ -160,7 +162,7 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> f64 {
             .await
             .expect("remove");
         runtime
-            .remove(&ObjectRef::network(&spec.network))
+            .remove(&ObjectRef::network(&network))
             .await
             .expect("network removal");
     }))
@@ -181,7 +183,7 @@ fn floor_cell(work: &Path, names: &Names, labels: &Labels, image: &str, i: usize
     CellSpec {
         name: name.clone(),
         image: image.to_owned(),
-        network: name,
+        network: Some(name),
         labels: labels.clone(),
         user: "1000:1000".into(),
         env: vec![("HOME".into(), "/home/mc".into())],

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy,
-    Outputs, Profile, RequiredOutput, Resources, Rubric,
+    Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 pub use names::{check_actor_name, suggest};
-pub use parse::parse_bytes;
+pub use parse::{normalize_target, parse_bytes};
 
 use crate::error::Hint;
 
@@ -153,7 +153,8 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, BriefError> {
         message,
     };
     let text = std::str::from_utf8(bytes).map_err(|e| syntax(format!("not UTF-8 ({e})")))?;
-    let options = serde_saphyr::options! { with_snippet: false };
+    // Only `true`/`false` are booleans (YAML 1.2): a participant named `n` or `no` stays a name.
+    let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
     let value: serde_json::Value = if text.trim().is_empty() {
         serde_json::Value::Null
     } else {

@@ -31,6 +31,8 @@ pub struct Brief {
     pub outputs: Outputs,
     /// Cook-wide resource limits.
     pub resources: Resources,
+    /// The cook-wide network policy (participants; judges use only `mode`).
+    pub network: Network,
     /// The `consult` section, kept for the `consult` command.
     pub consult: Option<serde_json::Value>,
 }
@@ -39,6 +41,11 @@ impl Brief {
     /// The participant with this name.
     pub fn participant(&self, name: &str) -> Option<&Actor> {
         self.participants.iter().find(|p| p.name == name)
+    }
+
+    /// The network policy of one cell: its own, else the brief's.
+    pub fn network_for<'a>(&'a self, actor: &'a Actor) -> &'a Network {
+        actor.network.as_ref().unwrap_or(&self.network)
     }
 
     /// The timeout of one cell in seconds.
@@ -64,6 +71,57 @@ pub struct Actor {
     pub model: Option<String>,
     /// Overrides the brief's resources for this cell.
     pub resources: Resources,
+    /// Overrides the brief's network policy for this cell.
+    pub network: Option<Network>,
+}
+
+/// How a cell may reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkMode {
+    /// No network at all (only loopback).
+    None,
+    /// An internal network whose only way out is a proxy allowing the flavor's model API
+    /// hosts plus `allow` (the default).
+    #[default]
+    Allowlist,
+    /// Unrestricted egress (the reference's behaviour).
+    Open,
+}
+
+impl NetworkMode {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 3] = ["none", "allowlist", "open"];
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "none" => Some(Self::None),
+            "allowlist" => Some(Self::Allowlist),
+            "open" => Some(Self::Open),
+            _ => None,
+        }
+    }
+
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Allowlist => "allowlist",
+            Self::Open => "open",
+        }
+    }
+}
+
+/// `network:` of the brief or of one actor.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Network {
+    /// The mode.
+    pub mode: NetworkMode,
+    /// Extra `host:port` targets participants may reach (judges only get their vendor's API).
+    pub allow: Vec<String>,
+    /// Let allowed names resolve to private addresses (for test doubles on local networks).
+    pub allow_private: bool,
 }
 
 /// The rubric judges score against.

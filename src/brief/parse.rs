@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy,
-    Outputs, Profile, RequiredOutput, Resources, Rubric,
+    Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 use super::names::{check_actor_name, suggest};
 use super::{KNOWN_FLAVORS, Problem};
@@ -21,9 +21,18 @@ const TOP_KEYS: &[&str] = &[
     "judging",
     "outputs",
     "resources",
+    "network",
     "consult",
 ];
-const ACTOR_KEYS: &[&str] = &["name", "flavor", "timeout_s", "model", "resources"];
+const ACTOR_KEYS: &[&str] = &[
+    "name",
+    "flavor",
+    "timeout_s",
+    "model",
+    "resources",
+    "network",
+];
+const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private"];
 const RUBRIC_KEYS: &[&str] = &["scale", "dimensions"];
 const DIMENSION_KEYS: &[&str] = &["id", "weight"];
 const JUDGING_KEYS: &[&str] = &["policy", "strict_schema"];
@@ -155,6 +164,11 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         .filter(|v| !v.is_null())
         .map_or_else(Outputs::default, |v| check_outputs(v, checker));
     let resources = check_resources("resources", map.get("resources"), checker);
+    let network = map
+        .get("network")
+        .filter(|v| !v.is_null())
+        .and_then(|v| check_network("network", v, checker))
+        .unwrap_or_default();
     if !checker.problems.is_empty() {
         return None;
     }
@@ -168,6 +182,7 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         judging,
         outputs,
         resources,
+        network,
         consult: map.get("consult").cloned(),
     };
     warn_about_self_judging(&brief, checker);
@@ -238,7 +253,11 @@ fn check_actors(
     items
         .iter()
         .enumerate()
-        .filter_map(|(i, item)| check_actor(&format!("{list}[{i}]"), item, checker))
+        .filter_map(|(i, item)| {
+            let actor = check_actor(&format!("{list}[{i}]"), item, checker)?;
+            check_judge_network(list, i, &actor, checker);
+            Some(actor)
+        })
         .collect()
 }
 
@@ -290,12 +309,18 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
         .string(&join(field, "model"), map.get("model"))
         .filter(|m| !m.is_empty());
     let resources = check_resources(&join(field, "resources"), map.get("resources"), checker);
+    let network_field = join(field, "network");
+    let network = map
+        .get("network")
+        .filter(|v| !v.is_null())
+        .and_then(|v| check_network(&network_field, v, checker));
     Some(Actor {
         name,
         flavor,
         timeout_s,
         model,
         resources,
+        network,
     })
 }
 
@@ -325,6 +350,98 @@ fn check_unique_names(participants: &[Actor], judges: &[Actor], checker: &mut Ch
             seen.push((field, key));
         }
     }
+}
+
+/// A judge never needs the internet: `open` is refused, and its allowlist is its vendor's API.
+fn check_judge_network(list: &str, index: usize, actor: &Actor, checker: &mut Checker) {
+    if list != "judges" {
+        return;
+    }
+    if let Some(network) = &actor.network {
+        if network.mode == NetworkMode::Open {
+            checker.problem(
+                format!("judges[{index}].network"),
+                "judges may not have open egress",
+                Some("use `none`, or `allowlist`, which gives a judge its vendor's API and nothing else".into()),
+            );
+        } else if !network.allow.is_empty() {
+            checker.problem(
+                format!("judges[{index}].network.allow"),
+                "judges reach only their vendor's API",
+                Some("remove `allow` from the judge".into()),
+            );
+        }
+    }
+}
+
+/// `network: none|allowlist|open` or `network: {mode, allow: [host:port], allow_private}`.
+fn check_network(field: &str, value: &Value, checker: &mut Checker) -> Option<Network> {
+    let mode_of = |text: &str, checker: &mut Checker, field: &str| {
+        let mode = NetworkMode::parse(text);
+        if mode.is_none() {
+            checker.problem(
+                field,
+                format!("unknown network mode `{text}`"),
+                Some(format!("use one of: {}", NetworkMode::NAMES.join(", "))),
+            );
+        }
+        mode
+    };
+    if let Some(text) = value.as_str() {
+        return mode_of(text, checker, field).map(|mode| Network {
+            mode,
+            ..Network::default()
+        });
+    }
+    let map = checker.mapping(field, value)?;
+    checker.unknown_keys(field, map, NETWORK_KEYS);
+    let mut network = Network::default();
+    if let Some(text) = checker.string(&join(field, "mode"), map.get("mode")) {
+        network.mode = mode_of(&text, checker, &join(field, "mode"))?;
+    }
+    if let Some(list) = map.get("allow").filter(|v| !v.is_null()) {
+        let Some(items) = list.as_array() else {
+            checker.problem(
+                join(field, "allow"),
+                format!("must be a list, not {}", kind(list)),
+                None,
+            );
+            return None;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let entry = format!("{field}.allow[{i}]");
+            match item.as_str().and_then(normalize_target) {
+                Some(target) => network.allow.push(target),
+                None => checker.problem(
+                    entry,
+                    format!("{} is not `host:port`", show(item)),
+                    Some("for example `registry.npmjs.org:443`".into()),
+                ),
+            }
+        }
+    }
+    match map.get("allow_private") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => network.allow_private = *b,
+        Some(other) => checker.problem(
+            join(field, "allow_private"),
+            format!("must be true or false, not {}", show(other)),
+            None,
+        ),
+    }
+    Some(network)
+}
+
+/// `host:port`, lower-cased, with a plain host name or IP and a port from 1 to 65535.
+pub fn normalize_target(text: &str) -> Option<String> {
+    let (host, port) = text.trim().rsplit_once(':')?;
+    let port: u16 = port.parse().ok().filter(|p| *p > 0)?;
+    let host = host.to_ascii_lowercase();
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    plain.then(|| format!("{host}:{port}"))
 }
 
 fn check_rubric(value: &Value, checker: &mut Checker) -> Option<Rubric> {

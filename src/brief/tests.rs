@@ -65,14 +65,14 @@ fn unknown_fields_name_the_field_and_the_allowed_ones() {
     assert_eq!(
         error.to_string(),
         "`cooks/x/brief.yaml`: field `timeuot`: unknown field (allowed: name, timeout_s, \
-         judge_timeout_s, participants, judges, rubric, judging, outputs, resources, consult)"
+         judge_timeout_s, participants, judges, rubric, judging, outputs, resources, network, consult)"
     );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");
     assert_eq!(
         problems(&text),
         [
-            "field `participants[0].modle`: unknown field (allowed: name, flavor, timeout_s, model, resources)"
+            "field `participants[0].modle`: unknown field (allowed: name, flavor, timeout_s, model, resources, network)"
         ]
     );
 }
@@ -217,4 +217,53 @@ fn sizes_parse_like_docker() {
     assert_eq!(parse_bytes("1024"), Some(1024));
     assert_eq!(parse_bytes("xg"), None);
     assert_eq!(parse_bytes("2gb"), Some(2 << 30));
+}
+
+#[test]
+fn network_defaults_to_allowlist_and_takes_shorthand_or_mapping() {
+    let brief = load_text(GOOD).unwrap().brief;
+    assert_eq!(brief.network.mode, NetworkMode::Allowlist);
+    let text = GOOD.replace(
+        "timeout_s: 60",
+        "timeout_s: 60\nnetwork: {mode: allowlist, allow: [Registry.NPMjs.org:443], allow_private: true}",
+    ).replace("model: quality:4", "model: quality:4\n    network: open");
+    let brief = load_text(&text).unwrap().brief;
+    assert_eq!(brief.network.allow, ["registry.npmjs.org:443"]);
+    assert!(brief.network.allow_private);
+    assert_eq!(
+        brief.network_for(&brief.participants[0]).mode,
+        NetworkMode::Open
+    );
+    assert_eq!(
+        brief.network_for(&brief.participants[1]).allow,
+        ["registry.npmjs.org:443"]
+    );
+}
+
+#[test]
+fn bad_network_settings_are_refused() {
+    let text = GOOD.replace("timeout_s: 60", "timeout_s: 60\nnetwork: wide-open");
+    assert_eq!(
+        problems(&text),
+        ["field `network`: unknown network mode `wide-open`"]
+    );
+    let text = GOOD.replace(
+        "timeout_s: 60",
+        "timeout_s: 60\nnetwork: {allow: [\"evil.com\", \"a b:1\"]}",
+    );
+    assert_eq!(
+        problems(&text),
+        [
+            "field `network.allow[0]`: `\"evil.com\"` is not `host:port`",
+            "field `network.allow[1]`: `\"a b:1\"` is not `host:port`"
+        ]
+    );
+    let text = GOOD.replace(
+        "{name: judge, flavor: dummy}",
+        "{name: judge, flavor: dummy, network: open}",
+    );
+    assert_eq!(
+        problems(&text),
+        ["field `judges[0].network`: judges may not have open egress"]
+    );
 }

@@ -14,7 +14,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::plan::CellPlan;
+use super::egress::{self, EgressContext};
+use super::plan::{CellPlan, Egress};
 use crate::flavor::{RateLimit, detect_rate_limit};
 use crate::runtime::{CellExit, Ledger, LogChunk, ObjectRef, Runtime};
 use crate::state::{CellState, now_iso};
@@ -47,6 +48,8 @@ pub struct CellOutcome {
     pub rate_limit: Option<RateLimit>,
     /// Why it could not start, or an engine error while it ran.
     pub error: Option<String>,
+    /// The egress canary's report, for cells behind a proxy.
+    pub canary: Option<serde_json::Value>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -79,6 +82,8 @@ pub struct RunOptions {
     pub max_parallel: usize,
     /// Cells create their networks while images build, then wait for this.
     pub images: ImagesReady,
+    /// Proxy image and egress network, when some cell runs behind a proxy.
+    pub egress: Option<Arc<EgressContext>>,
 }
 
 /// Runs every plan (networks must exist already) and returns the hooks' outputs in plan order.
@@ -107,13 +112,11 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                     () = options.cancel.cancelled() => None,
                 };
                 let outcome = run_one(&*runtime, &ledger, &hooks, &plan, &options).await;
-                // Whatever happened, the cell and its network are gone before we report.
-                let _ = ledger
-                    .release(&*runtime, &ObjectRef::cell(&plan.spec.name))
-                    .await;
-                let _ = ledger
-                    .release(&*runtime, &ObjectRef::network(&plan.network.name))
-                    .await;
+                // Whatever happened, the cell, its proxy and its network are gone before we
+                // report (the proxy before the network it is attached to).
+                for object in cell_objects(&plan) {
+                    let _ = ledger.release(&*runtime, &object).await;
+                }
                 outcome
             };
             let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
@@ -163,9 +166,11 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         return not_started(CellState::Cancelled, None);
     }
     in_background(pending, hooks, plan, CellHooks::starting);
-    ledger.record(ObjectRef::network(&plan.network.name));
-    if let Err(e) = runtime.create_network(&plan.network).await {
-        return not_started(CellState::StartFailed, Some(e.to_string()));
+    if let Some(network) = &plan.network {
+        ledger.record(ObjectRef::network(&network.name));
+        if let Err(e) = runtime.create_network(network).await {
+            return not_started(CellState::StartFailed, Some(e.to_string()));
+        }
     }
     let images = tokio::select! {
         built = options.images.clone() => built,
@@ -177,6 +182,10 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
             Some(format!("image build failed: {e}")),
         );
     }
+    let canary = match guard_egress(runtime, ledger, plan, options).await {
+        Ok(canary) => canary,
+        Err(outcome) => return *outcome,
+    };
     ledger.record(ObjectRef::cell(&plan.spec.name));
     if cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
@@ -218,7 +227,55 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         oom_killed: ended.exit.is_some_and(|e| e.oom_killed),
         rate_limit,
         error,
+        canary,
     }
+}
+
+/// For a cell behind a proxy: starts the proxy and runs the canary before the cell's clock
+/// starts. A failure stops the cell with the reason, as `start_failed`.
+async fn guard_egress<R: Runtime>(
+    runtime: &R,
+    ledger: &Ledger,
+    plan: &CellPlan,
+    options: &RunOptions,
+) -> Result<Option<serde_json::Value>, Box<CellOutcome>> {
+    if !matches!(plan.egress, Egress::Proxy { .. }) {
+        return Ok(None);
+    }
+    let fail = |why: String, canary: Option<serde_json::Value>| {
+        let mut outcome = not_started(CellState::StartFailed, Some(why));
+        outcome.canary = canary;
+        Box::new(outcome)
+    };
+    let Some(context) = &options.egress else {
+        return Err(fail(
+            "no egress proxy is available for this run".into(),
+            None,
+        ));
+    };
+    egress::start_proxy(runtime, ledger, plan, context)
+        .await
+        .map_err(|e| fail(format!("egress proxy failed: {e}"), None))?;
+    let canary = egress::run_canary(runtime, ledger, plan, context).await;
+    if canary.passed {
+        Ok(Some(canary.report))
+    } else {
+        Err(fail(
+            format!("egress canary failed: {}", egress::failure_reason(&canary)),
+            Some(canary.report),
+        ))
+    }
+}
+
+/// Everything a cell may have created, in removal order.
+fn cell_objects(plan: &CellPlan) -> Vec<ObjectRef> {
+    let mut objects = vec![ObjectRef::cell(&plan.spec.name)];
+    if matches!(plan.egress, Egress::Proxy { .. }) {
+        objects.push(ObjectRef::cell(&egress::canary_name(&plan.spec.name)));
+        objects.push(ObjectRef::cell(&super::plan::proxy_name(&plan.spec.name)));
+    }
+    objects.extend(plan.network.as_ref().map(|n| ObjectRef::network(&n.name)));
+    objects
 }
 
 /// Runs a state-writing hook on a blocking thread: its fsyncs must not stall the engine calls
@@ -304,6 +361,7 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         oom_killed: false,
         rate_limit: None,
         error,
+        canary: None,
     }
 }
 

@@ -55,6 +55,8 @@ pub struct ParticipantResult {
     pub error: Option<String>,
     /// What sealing copied and skipped.
     pub seal: Option<CopyReport>,
+    /// Egress mode, allowed targets and the canary's report.
+    pub egress: serde_json::Value,
 }
 
 /// Hooks of the cook phase.
@@ -196,6 +198,7 @@ impl CellHooks for CookHooks {
             oom_killed: outcome.oom_killed,
             error: outcome.error.clone(),
             seal: seal_report,
+            egress: egress_record(plan, outcome.canary.as_ref()),
         };
         self.record(plan, &result);
         result
@@ -266,6 +269,11 @@ impl CookHooks {
             ),
         );
     }
+}
+
+/// A cell's egress, as recorded in results: mode, allowed targets, canary report.
+pub fn egress_record(plan: &CellPlan, canary: Option<&serde_json::Value>) -> serde_json::Value {
+    json!({"mode": plan.egress.mode(), "allow": plan.egress.allowed(), "canary": canary})
 }
 
 /// The progress line of a finished cell.

@@ -5,6 +5,7 @@
 //! through [`Progress`]) and never reads command-line arguments.
 
 pub mod cell;
+pub mod egress;
 mod hooks;
 pub mod images;
 pub mod names;
@@ -19,7 +20,7 @@ use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-pub use hooks::{ParticipantResult, done_phase};
+pub use hooks::{ParticipantResult, done_phase, egress_record};
 
 use crate::brief::{Actor, Brief, Profile};
 use crate::fsx;

@@ -6,11 +6,15 @@ use std::sync::Arc;
 
 use super::RunSettings;
 use super::cell::{CellHooks, RunOptions, run_cells};
+use super::egress::{CANARY_DIRECT_ENV, EGRESS_NETWORK_ENV, EgressContext};
 use super::images::{self, FlavorImages};
-use super::plan::CellPlan;
+use super::names::Names;
+use super::plan::{CellPlan, Egress};
 use super::stale::sweep_engine;
 use crate::progress::Progress;
-use crate::runtime::{Ledger, Runtime, RuntimeError, TeardownFailure};
+use crate::runtime::{
+    LABEL_ROOT, Labels, Ledger, NetworkSpec, ObjectRef, Runtime, RuntimeError, TeardownFailure,
+};
 use crate::state::{CookPaths, Role};
 
 /// What a phase produced.
@@ -53,6 +57,13 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         ));
     }
     let ledger = Arc::new(Ledger::new(settings.keep));
+    let egress = match prepare_egress(runtime, &ledger, paths, &phase.plans).await {
+        Ok(egress) => egress,
+        Err(error) => {
+            let _ = ledger.teardown(&**runtime).await;
+            return Err(error);
+        }
+    };
     let ready = images::start_builds(runtime, &ledger, phase.images);
     let when_ready = ready.clone();
     let on_built = phase.on_built;
@@ -65,6 +76,7 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         cancel: settings.cancel.clone(),
         max_parallel: settings.max_parallel,
         images: ready.clone(),
+        egress,
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
     let build = ready.await;
@@ -75,4 +87,52 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         build,
         leftovers,
     })
+}
+
+/// When some cell runs behind a proxy: the proxy image (built once, like any base image) and
+/// the cook's egress network, whose members cannot reach each other.
+async fn prepare_egress<R: Runtime>(
+    runtime: &Arc<R>,
+    ledger: &Ledger,
+    paths: &CookPaths,
+    plans: &[CellPlan],
+) -> Result<Option<Arc<EgressContext>>, RuntimeError> {
+    if !plans
+        .iter()
+        .any(|p| matches!(p.egress, Egress::Proxy { .. }))
+    {
+        return Ok(None);
+    }
+    let tools = images::base_specs(&["dummy".to_owned()])
+        .map_err(|e| RuntimeError::Build {
+            image: "multicooker-base-dummy".into(),
+            message: e.to_string(),
+        })?
+        .remove(0);
+    images::ensure_base(&**runtime, &tools).await?;
+    // The operator may name an existing egress network (e.g. one with a corporate route).
+    let name = if let Some(existing) = std::env::var(EGRESS_NETWORK_ENV)
+        .ok()
+        .filter(|n| !n.is_empty())
+    {
+        existing
+    } else {
+        let name = format!("{}-egress", Names::for_paths(paths).project());
+        let labels = Labels::new(paths.name(), "network").with(LABEL_ROOT, &paths.root_id());
+        ledger.record(ObjectRef::network(&name));
+        let spec = NetworkSpec {
+            name: name.clone(),
+            labels,
+            internal: false,
+            isolated: true,
+        };
+        runtime.create_network(&spec).await?;
+        name
+    };
+    let direct = std::env::var(CANARY_DIRECT_ENV).unwrap_or_else(|_| "1.1.1.1:443".to_owned());
+    Ok(Some(Arc::new(EgressContext {
+        tools_image: tools.tag,
+        network: name,
+        direct,
+    })))
 }

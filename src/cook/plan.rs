@@ -9,8 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::brief::{Actor, Brief, Profile, Resources};
-use crate::flavor::CELL_HOME;
+use crate::brief::{Actor, Brief, NetworkMode, Profile, Resources};
+use crate::flavor::{CELL_HOME, api_hosts};
 use crate::runtime::{
     CellSpec, LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Limits, Mount, NetworkSpec,
     Tmpfs,
@@ -146,8 +146,10 @@ pub struct CellPlan {
     pub flavor: String,
     /// The cell itself.
     pub spec: CellSpec,
-    /// The cell's own network.
-    pub network: NetworkSpec,
+    /// The cell's own network (none in `network: none` mode).
+    pub network: Option<NetworkSpec>,
+    /// How the cell reaches the outside.
+    pub egress: Egress,
     /// Killed after this long.
     pub timeout: Duration,
     /// Where its standard output goes.
@@ -155,6 +157,74 @@ pub struct CellPlan {
     /// Where its standard error goes.
     pub stderr_log: PathBuf,
 }
+
+/// How a cell reaches the network, from its brief policy and its flavor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Egress {
+    /// No network at all (only loopback).
+    None,
+    /// Its own bridge network with a route out.
+    Open,
+    /// Its own internal network and nothing allowed, so no proxy runs.
+    Closed,
+    /// Its own internal network and a proxy allowing exactly these targets.
+    Proxy {
+        /// `host:port` targets.
+        allow: Vec<String>,
+        /// Allowed names may resolve to private addresses.
+        allow_private: bool,
+    },
+}
+
+impl Egress {
+    /// The egress of one cell: judges get only their vendor's API, participants also the
+    /// brief's `allow` list.
+    pub fn of(brief: &Brief, actor: &Actor, role: Role) -> Self {
+        let network = brief.network_for(actor);
+        match network.mode {
+            NetworkMode::None => Self::None,
+            NetworkMode::Open => Self::Open,
+            NetworkMode::Allowlist => {
+                let mut allow: Vec<String> = api_hosts(&actor.flavor)
+                    .iter()
+                    .map(|h| (*h).to_owned())
+                    .collect();
+                if role == Role::Participant {
+                    allow.extend(network.allow.iter().cloned());
+                }
+                allow.dedup();
+                if allow.is_empty() {
+                    Self::Closed
+                } else {
+                    Self::Proxy {
+                        allow,
+                        allow_private: network.allow_private,
+                    }
+                }
+            }
+        }
+    }
+
+    /// The name recorded in results: `none`, `open`, `allowlist`.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Open => "open",
+            Self::Closed | Self::Proxy { .. } => "allowlist",
+        }
+    }
+
+    /// The allowed targets (empty unless a proxy runs).
+    pub fn allowed(&self) -> &[String] {
+        match self {
+            Self::Proxy { allow, .. } => allow,
+            _ => &[],
+        }
+    }
+}
+
+/// Port the egress proxy listens on.
+pub const PROXY_PORT: u16 = 3128;
 
 /// Shared inputs of every plan in one command run.
 #[derive(Debug, Clone)]
@@ -197,11 +267,20 @@ impl PlanContext<'_> {
         if let Some(model) = &actor.model {
             env.push(("MULTICOOKER_MODEL".to_owned(), model.clone()));
         }
+        let egress = Egress::of(self.brief, actor, role);
+        if !egress.allowed().is_empty() {
+            let proxy = format!("http://{}:{PROXY_PORT}", proxy_name(&name));
+            for key in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+                env.push((key.to_owned(), proxy.clone()));
+            }
+            env.push(("NO_PROXY".to_owned(), "localhost,127.0.0.1".to_owned()));
+        }
+        let network_name = (egress != Egress::None).then(|| self.names.network(role, &actor.name));
         let owner = Some((self.user.uid, self.user.gid));
         let spec = CellSpec {
             name: name.clone(),
             image: self.names.image(&actor.flavor),
-            network: self.names.network(role, &actor.name),
+            network: network_name.clone(),
             labels,
             user: self.user.spec(),
             env,
@@ -229,11 +308,13 @@ impl PlanContext<'_> {
             actor: actor.name.clone(),
             role,
             flavor: actor.flavor.clone(),
-            network: NetworkSpec {
-                name: spec.network.clone(),
+            network: network_name.map(|name| NetworkSpec {
+                name,
                 labels: network_labels,
-                internal: false,
-            },
+                internal: egress != Egress::Open,
+                isolated: false,
+            }),
+            egress,
             spec,
             timeout: Duration::from_secs(self.brief.timeout_for(actor, judge)),
             stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
@@ -259,6 +340,11 @@ impl PlanContext<'_> {
         ];
         plan
     }
+}
+
+/// The name of a cell's egress proxy.
+pub fn proxy_name(cell: &str) -> String {
+    format!("{cell}-proxy")
 }
 
 /// A read-only bind mount.
@@ -380,6 +466,80 @@ mod tests {
                 .iter()
                 .all(|(k, _)| k.starts_with("MULTICOOKER_")
                     || ["HOME", "PATH", "LANG"].contains(&k.as_str()))
+        );
+    }
+}
+
+#[cfg(test)]
+mod egress_tests {
+    use super::*;
+
+    fn brief(yaml: &str) -> Brief {
+        crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes())
+            .unwrap()
+            .brief
+    }
+
+    #[test]
+    fn judges_get_only_their_vendor_api_and_participants_also_the_brief_list() {
+        let brief = brief(
+            "name: t\nnetwork: {allow: [\"registry.npmjs.org:443\"]}\nparticipants:\n  - {name: a, flavor: codex}\n  - {name: d, flavor: dummy}\n\
+judges:\n  - {name: j, flavor: grok}\nrubric: {dimensions: [{id: c, weight: 100}]}\n",
+        );
+        let participant = Egress::of(&brief, &brief.participants[0], Role::Participant);
+        assert_eq!(
+            participant.allowed(),
+            [
+                "api.openai.com:443",
+                "chatgpt.com:443",
+                "auth.openai.com:443",
+                "registry.npmjs.org:443"
+            ]
+        );
+        assert_eq!(
+            Egress::of(&brief, &brief.judges[0], Role::Judge).allowed(),
+            ["api.x.ai:443", "auth.x.ai:443"]
+        );
+        assert_eq!(
+            Egress::of(&brief, &brief.participants[1], Role::Participant).allowed(),
+            ["registry.npmjs.org:443"]
+        );
+    }
+
+    #[test]
+    fn a_dummy_cell_with_nothing_allowed_is_closed_and_none_has_no_network() {
+        let brief = brief(
+            "name: t\nparticipants:\n  - {name: d, flavor: dummy}\n  - {name: n, flavor: dummy, network: none}\n",
+        );
+        assert_eq!(
+            Egress::of(&brief, &brief.participants[0], Role::Participant),
+            Egress::Closed
+        );
+        assert_eq!(
+            Egress::of(&brief, &brief.participants[1], Role::Participant),
+            Egress::None
+        );
+        let paths = CookPaths::new("/cooks/251122-t".into());
+        let names = Names::for_paths(&paths);
+        let user = CellUser::resolve(Some("1000:1000")).unwrap();
+        let context = PlanContext {
+            paths: &paths,
+            names: &names,
+            brief: &brief,
+            user,
+            profile: Profile::Medium,
+            run_id: "r",
+        };
+        let closed = context.participant(&brief.participants[0]);
+        assert!(
+            closed.network.as_ref().unwrap().internal,
+            "allowlist cells are on an internal network"
+        );
+        assert!(
+            context
+                .participant(&brief.participants[1])
+                .network
+                .is_none()
         );
     }
 }

@@ -71,6 +71,49 @@ pub struct BuildContext {
     pub digest: String,
 }
 
+/// The hosts a flavor's CLI needs (its model API and sign-in), as `host:port`. These are the
+/// only targets a judge's proxy allows, and the start of every participant's allowlist.
+/// Taken from each vendor's documentation (FLAVORS.md); check them against a real login.
+pub fn api_hosts(flavor: &str) -> &'static [&'static str] {
+    const CLAUDE: &[&str] = &[
+        "api.anthropic.com:443",
+        "claude.ai:443",
+        "platform.claude.com:443",
+        "console.anthropic.com:443",
+    ];
+    const CODEX: &[&str] = &[
+        "api.openai.com:443",
+        "chatgpt.com:443",
+        "auth.openai.com:443",
+    ];
+    const AGY: &[&str] = &[
+        "generativelanguage.googleapis.com:443",
+        "cloudcode-pa.googleapis.com:443",
+        "oauth2.googleapis.com:443",
+        "www.googleapis.com:443",
+    ];
+    const GROK: &[&str] = &["api.x.ai:443", "auth.x.ai:443"];
+    const TRIAD: &[&str] = &[
+        "api.anthropic.com:443",
+        "claude.ai:443",
+        "platform.claude.com:443",
+        "console.anthropic.com:443",
+        "api.openai.com:443",
+        "chatgpt.com:443",
+        "auth.openai.com:443",
+        "api.x.ai:443",
+        "auth.x.ai:443",
+    ];
+    match flavor {
+        "claude" => CLAUDE,
+        "codex" => CODEX,
+        "agy" => AGY,
+        "grok" => GROK,
+        "triad" => TRIAD,
+        _ => &[],
+    }
+}
+
 /// The tag of a flavor's shared base image for a context digest.
 pub fn base_tag(flavor: &str, digest: &str) -> String {
     format!("multicooker-base-{flavor}:{digest}")

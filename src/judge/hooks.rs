@@ -75,6 +75,7 @@ impl JudgeHooks {
             submissions: 0,
             excluded,
             rejected: Vec::new(),
+            egress: serde_json::Value::Null,
         };
         self.note_error(
             self.status
@@ -227,6 +228,7 @@ impl CellHooks for JudgeHooks {
             submissions: assignment.map_or(0, |a| a.mapping.len()),
             excluded: assignment.map(|a| a.excluded.clone()).unwrap_or_default(),
             rejected,
+            egress: crate::cook::egress_record(plan, outcome.canary.as_ref()),
         };
         self.record(plan, &outcome, &result);
         result

@@ -65,6 +65,8 @@ pub struct JudgeResult {
     pub excluded: Vec<String>,
     /// Entries dropped while reverse-mapping.
     pub rejected: Vec<Rejected>,
+    /// Egress mode, allowed targets and the canary's report.
+    pub egress: serde_json::Value,
 }
 
 /// What a judge run produced.

@@ -213,6 +213,17 @@ impl Runtime for DockerRuntime {
         }
     }
 
+    async fn connect_network(&self, network: &str, cell: &str) -> Result<(), RuntimeError> {
+        let request = bollard::models::NetworkConnectRequest {
+            container: cell.to_owned(),
+            ..Default::default()
+        };
+        self.docker
+            .connect_network(network, request)
+            .await
+            .map_err(|e| operation("connect", ObjectRef::network(network), &e))
+    }
+
     async fn start_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.docker
             .start_container(name, None)
@@ -479,7 +490,7 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
     )]
     let nano_cpus = (spec.limits.cpus * 1e9).round() as i64;
     HostConfig {
-        network_mode: Some(spec.network.clone()),
+        network_mode: Some(spec.network.clone().unwrap_or_else(|| "none".to_owned())),
         mounts: Some(mounts),
         tmpfs: Some(tmpfs),
         readonly_rootfs: Some(true),
@@ -591,7 +602,7 @@ mod tests {
         CellSpec {
             name: "mc-x-p-alpha".into(),
             image: "mc-x-dummy:latest".into(),
-            network: "mc-x-p-alpha".into(),
+            network: Some("mc-x-p-alpha".into()),
             labels: Labels::new("x", "participant"),
             user: "1000:1000".into(),
             env: vec![("HOME".into(), "/home/mc".into())],

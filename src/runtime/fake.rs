@@ -122,6 +122,9 @@ impl Runtime for FakeRuntime {
         state.specs.insert(spec.name.clone(), spec.clone());
         Ok(())
     }
+    async fn connect_network(&self, _network: &str, _cell: &str) -> Result<(), RuntimeError> {
+        Ok(())
+    }
     async fn start_cell(&self, _name: &str) -> Result<(), RuntimeError> {
         Ok(())
     }

@@ -144,6 +144,12 @@ pub trait Runtime: Send + Sync + 'static {
     /// Creates a cell with the hardening baseline applied (an existing namesake is replaced).
     fn create_cell(&self, spec: &CellSpec)
     -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    /// Attaches a created cell to one more network.
+    fn connect_network(
+        &self,
+        network: &str,
+        cell: &str,
+    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Starts a created cell.
     fn start_cell(&self, name: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// Waits, through the engine's wait API, until the cell has exited.

@@ -26,6 +26,8 @@ pub struct NetworkSpec {
     pub labels: Labels,
     /// No route out (egress only through a proxy).
     pub internal: bool,
+    /// Members cannot talk to each other (an egress network shared by proxies).
+    pub isolated: bool,
 }
 
 /// A bind mount of a host path.
@@ -72,8 +74,8 @@ pub struct CellSpec {
     pub name: String,
     /// Image to run.
     pub image: String,
-    /// The cell's own network.
-    pub network: String,
+    /// The cell's own network; `None` means no network at all (only loopback).
+    pub network: Option<String>,
     /// Labels.
     pub labels: Labels,
     /// `uid:gid`, never root.

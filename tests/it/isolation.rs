@@ -29,7 +29,7 @@ async fn probe_from(
     let spec = CellSpec {
         name: name.clone(),
         image: names.image("dummy"),
-        network: network.to_owned(),
+        network: Some(network.to_owned()),
         labels: Labels::new(cook.name(), "participant").with(LABEL_ROOT, &root_id(cook.root())),
         user: "1000:1000".into(),
         env: vec![

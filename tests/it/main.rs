@@ -5,6 +5,7 @@ mod brief_errors;
 mod cli;
 mod common;
 mod cook;
+mod egress;
 mod hello;
 mod isolation;
 mod judge;

@@ -32,6 +32,9 @@ pub fn perform(directive: &Directive, out: &Path) {
         Directive::FillTmp => fill_tmp(),
         Directive::Connect(target) => record(out, &format!("connect {target} {}", connect(target))),
         Directive::Read(path) => record(out, &format!("read {path} {}", read(path))),
+        Directive::ViaProxy(target) => {
+            record(out, &format!("via-proxy {target} {}", via_proxy(target)))
+        }
         Directive::Listen(port) => listen(*port),
         Directive::Probe => report("probe", probe::write_sandbox(&out.join("SANDBOX.json"))),
         Directive::Env => report("env", probe::write_env(&out.join("ENV.txt"))),
@@ -66,6 +69,46 @@ fn connect(target: &str) -> String {
         Ok(_) => "ok".into(),
         Err(error) => format!("error {error}"),
     }
+}
+
+/// `CONNECT target` through `$HTTPS_PROXY`; on 200, the first line the target sends.
+fn via_proxy(target: &str) -> String {
+    use std::io::{BufRead, BufReader};
+    let Ok(proxy) = std::env::var("HTTPS_PROXY") else {
+        return "error no HTTPS_PROXY".into();
+    };
+    let address = proxy
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut stream = match address.to_socket_addrs().ok().and_then(|mut a| a.next()) {
+        Some(a) => match TcpStream::connect_timeout(&a, Duration::from_secs(5)) {
+            Ok(stream) => stream,
+            Err(error) => return format!("error proxy unreachable: {error}"),
+        },
+        None => return format!("error cannot resolve proxy {address}"),
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    if let Err(error) = write!(
+        stream,
+        "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n"
+    ) {
+        return format!("error {error}");
+    }
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    if reader.read_line(&mut status).is_err() || status.len() < 12 {
+        return "error no answer".into();
+    }
+    let code = status[9..12].to_owned();
+    if code != "200" {
+        return code;
+    }
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim().is_empty() {
+        line.clear();
+    }
+    format!("200 {}", line.trim())
 }
 
 fn read(path: &str) -> String {

@@ -1,11 +1,14 @@
 //! mc-cell: the program multicooker runs inside its own images. std only, no dependencies,
 //! compiled statically by multicooker's build.rs so it runs in a `FROM scratch` image with no
-//! registry. Today it is the `dummy` flavor: a scriptable stand-in for an LLM coding CLI.
+//! registry. It is the `dummy` flavor (a scriptable stand-in for an LLM coding CLI), the egress
+//! proxy that stands beside allowlisted cells, and the canary that checks it.
 
+mod canary;
 mod dummy;
 mod hostile;
 mod json;
 mod probe;
+mod proxy;
 mod script;
 
 use std::process::ExitCode;
@@ -14,6 +17,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("dummy") => dummy::run(),
+        Some("proxy") => proxy::run(&args[2..]),
+        Some("canary") => canary::run(&args[2..]),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -23,7 +28,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
-            eprintln!("usage: mc-cell dummy   (the dummy flavor; scripted by MULTICOOKER_MODEL)");
+            eprintln!(
+                "usage: mc-cell dummy | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+            );
             ExitCode::from(2)
         }
     }

@@ -32,6 +32,8 @@ pub enum Directive {
     FillTmp,
     /// `connect:HOST:PORT`: try a TCP connection, record the result.
     Connect(String),
+    /// `via-proxy:HOST:PORT`: `CONNECT` through `$HTTPS_PROXY`, record the status and banner.
+    ViaProxy(String),
     /// `read:PATH`: try to read a file or list a folder, record the result.
     Read(String),
     /// `listen:PORT`: answer TCP connections on PORT in the background.
@@ -119,6 +121,14 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
                 .filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
                 .ok_or_else(|| bad("HOST:PORT"))?;
             Directive::Connect(target.to_owned())
+        }
+        "via-proxy" => {
+            let target = need("HOST:PORT")?;
+            target
+                .rsplit_once(':')
+                .filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+                .ok_or_else(|| bad("HOST:PORT"))?;
+            Directive::ViaProxy(target.to_owned())
         }
         "read" => Directive::Read(need("a path")?.to_owned()),
         "listen" => Directive::Listen(need("a port")?.parse().map_err(|_| bad("a port"))?),

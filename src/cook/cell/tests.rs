@@ -75,6 +75,7 @@ async fn run(
             cancel,
             max_parallel: 4,
             images: images_ready_now(),
+            egress: None,
         },
     )
     .await;

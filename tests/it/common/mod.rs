@@ -46,14 +46,19 @@ pub(crate) struct TestCook {
 impl TestCook {
     /// A cook folder with this brief.yaml, a BRIEF.md, a `JUDGE_BRIEF.md` and raw/.
     pub(crate) fn new(tag: &str, brief_yaml: &str) -> Self {
-        let cook = Self::empty(tag);
-        let dir = cook.dir();
+        let cook = Self::empty(tag).with_files(brief_yaml);
+        fs_err::write(cook.dir().join("raw/notes.md"), "reference notes\n").unwrap();
+        cook
+    }
+
+    /// Writes the cook folder (as [`TestCook::new`] does) for a cook made with [`TestCook::empty`].
+    pub(crate) fn with_files(self, brief_yaml: &str) -> Self {
+        let dir = self.dir();
         fs_err::create_dir_all(dir.join("raw")).unwrap();
-        fs_err::write(dir.join("raw/notes.md"), "reference notes\n").unwrap();
         fs_err::write(dir.join("brief.yaml"), brief_yaml).unwrap();
         fs_err::write(dir.join("BRIEF.md"), "# Brief\n\nSay hello.\n").unwrap();
         fs_err::write(dir.join("JUDGE_BRIEF.md"), JUDGE_BRIEF).unwrap();
-        cook
+        self
     }
 
     /// A unique cook name in a fresh root, with no folder yet.
