@@ -223,6 +223,16 @@ participants:\n  - {{name: reach, flavor: dummy, model: \"{}\"}}\n  - {{name: si
             "{what} must be unreachable: {line}"
         );
     }
+    assert_egress_recorded(&cook, fakeapi, decoy);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+/// `RUN_RESULT.json` records the mode and a passed canary, and the proxy logged its decisions.
+fn assert_egress_recorded(cook: &TestCook, fakeapi: &str, decoy: &str) {
     let run = cook.json("RUN_RESULT.json");
     let reach = run["participants"]
         .as_array()
@@ -254,11 +264,6 @@ participants:\n  - {{name: reach, flavor: dummy, model: \"{}\"}}\n  - {{name: si
         .find(|p| p["name"] == "sibling")
         .unwrap();
     assert_eq!(sibling_result["egress"]["canary"]["passed"], true);
-    assert!(
-        cook.leftovers().is_empty(),
-        "left behind: {:?}",
-        cook.leftovers()
-    );
 }
 
 #[test]
