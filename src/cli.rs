@@ -153,6 +153,9 @@ pub struct CookArgs {
     /// Cells running at once (default: all).
     #[arg(long, value_name = "N")]
     pub max_parallel: Option<usize>,
+    /// Do not run the sandbox probe beside the cells (see `doctor --sandbox`).
+    #[arg(long)]
+    pub skip_sandbox_check: bool,
 }
 
 /// `judge`.
@@ -200,6 +203,11 @@ pub struct DoctorArgs {
     /// Skip building images.
     #[arg(long)]
     pub no_build: bool,
+    /// Run a probe cell with exactly a participant's settings and check, from inside, every
+    /// property of the sandbox (non-root, no capabilities, seccomp, read-only root, limits,
+    /// mounts, egress).
+    #[arg(long)]
+    pub sandbox: bool,
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,

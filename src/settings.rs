@@ -86,6 +86,7 @@ pub fn run_settings(
         run_id: run_id(),
         seal_max_bytes,
         cancel,
+        sandbox_check: true,
     })
 }
 

@@ -30,7 +30,8 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         &paths.brief_yaml(),
     )?;
     let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    let mut settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    settings.sandbox_check = !args.skip_sandbox_check;
     session.printer.info(&format!(
         "cooking `{}`: {} participant(s), timeout {}s",
         paths.name(),

@@ -6,11 +6,15 @@ use serde_json::json;
 
 use super::{connect, open_cook};
 use crate::brief::KNOWN_FLAVORS;
+use crate::brief::NetworkMode;
 use crate::cli::DoctorArgs;
 use crate::cook::images::{base_specs, ensure_base};
 use crate::cook::plan::CellUser;
+use crate::cook::plan::DEFAULT_PIDS;
+use crate::cook::sandbox::{ProbeSettings, probe};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
+use crate::runtime::Limits;
 use crate::runtime::Runtime;
 use crate::settings::{self, Session};
 
@@ -48,6 +52,9 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             check_user(&mut checks);
             for flavor in flavors {
                 check_flavor(&*runtime, &flavor, args.no_build, &mut checks).await;
+            }
+            if args.sandbox {
+                check_sandbox(&runtime, &session, &mut checks).await;
             }
         }
         Err(error) => {
@@ -154,5 +161,51 @@ async fn check_flavor<R: Runtime>(runtime: &R, flavor: &str, no_build: bool, che
             ),
         ),
         Err(error) => checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+    }
+}
+
+/// Runs a probe cell with a participant's default settings and adds one line per property.
+async fn check_sandbox<R: Runtime>(
+    runtime: &std::sync::Arc<R>,
+    session: &Session,
+    checks: &mut Checks,
+) {
+    let Ok(user) = CellUser::resolve(
+        std::env::var(crate::cli::env::HARDENING_USER)
+            .ok()
+            .as_deref(),
+    ) else {
+        return;
+    };
+    let root = crate::state::root_id(&session.root);
+    let settings = ProbeSettings {
+        cook: "doctor".to_owned(),
+        project: format!("mc-doctor-{}", &root[..6]),
+        root_id: root,
+        user,
+        limits: Limits {
+            memory_bytes: 2 << 30,
+            memory_swap_bytes: 2 << 30,
+            cpus: 1.0,
+            pids: DEFAULT_PIDS,
+        },
+        network: NetworkMode::Allowlist,
+    };
+    match probe(runtime, &settings).await {
+        Ok(report) => {
+            for check in report.checks {
+                let line = if check.ok {
+                    format!("sandbox: {} ({})", check.property, check.seen)
+                } else {
+                    format!(
+                        "sandbox: {} (saw {}); fix: {}",
+                        check.property, check.seen, check.fix
+                    )
+                };
+                checks.add(if check.ok { "OK" } else { "FAIL" }, line);
+            }
+            checks.add("WARN", "sandbox: host services listening on 0.0.0.0 are reachable through a cell's bridge gateway; close them with `iptables -I INPUT -i mc-+ -j DROP` (see SECURITY.md)");
+        }
+        Err(error) => checks.add("FAIL", format!("sandbox: the probe could not run: {error}")),
     }
 }

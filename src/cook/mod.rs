@@ -11,6 +11,7 @@ pub mod images;
 pub mod names;
 pub mod phase;
 pub mod plan;
+pub mod sandbox;
 pub mod seal;
 pub mod stale;
 
@@ -25,7 +26,7 @@ pub use hooks::{ParticipantResult, done_phase, egress_record};
 use crate::brief::{Actor, Brief, Profile};
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{Runtime, TeardownFailure};
+use crate::runtime::{Runtime, RuntimeError, TeardownFailure};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
@@ -56,6 +57,9 @@ pub enum RunError {
     /// An image failed to build; no cell ran.
     #[error("image build failed: {0}")]
     Build(String),
+    /// The sandbox probe found a property that does not hold; the cook was stopped.
+    #[error("the sandbox check failed: {}", .0.join("; "))]
+    Sandbox(Vec<String>),
 }
 
 impl crate::error::Hint for RunError {
@@ -68,6 +72,9 @@ impl crate::error::Hint for RunError {
                 Some("run `multicooker doctor` to check that every flavor's image builds".into())
             }
             Self::Prepare { .. } => None,
+            Self::Sandbox(_) => Some(
+                "fix the engine as each line says and run `multicooker doctor --sandbox`; `cook --skip-sandbox-check` runs anyway, at your own risk".into(),
+            ),
         }
     }
 }
@@ -89,6 +96,8 @@ pub struct RunSettings {
     pub seal_max_bytes: u64,
     /// Cancelled by Ctrl-C.
     pub cancel: CancellationToken,
+    /// Run the sandbox probe beside the cells (`cook --skip-sandbox-check` turns it off).
+    pub sandbox_check: bool,
 }
 
 impl RunSettings {
@@ -164,7 +173,23 @@ pub async fn cook<R: Runtime>(
             let _ = built_status.set_state(Phase::Cook, CookState::Cooking);
         }),
     };
-    let run = phase::run_phase(runtime, paths, cells, settings, &*progress)
+    // The sandbox probe runs beside the cells; if a property does not hold it stops them.
+    let phase_settings = RunSettings {
+        cancel: settings.cancel.child_token(),
+        ..settings.clone()
+    };
+    let probe = settings.sandbox_check.then(|| {
+        let probe_settings = probe_settings(paths, brief, &actors, settings);
+        let (runtime, stop) = (runtime.clone(), phase_settings.cancel.clone());
+        tokio::spawn(async move {
+            let report = sandbox::probe(&runtime, &probe_settings).await;
+            if !report.as_ref().is_ok_and(|r| r.passed) {
+                stop.cancel();
+            }
+            report
+        })
+    });
+    let run = phase::run_phase(runtime, paths, cells, &phase_settings, &*progress)
         .await
         .map_err(RunError::Engine)?;
     let (results, leftovers) = (run.outputs, run.leftovers);
@@ -172,7 +197,36 @@ pub async fn cook<R: Runtime>(
         fail(&status, &events, &format!("build failed: {message}"))?;
         return Err(RunError::Build(message.to_string()));
     }
-    write_run_result(paths, &results)?;
+    let sandbox = match probe {
+        Some(handle) => Some(handle.await.map_err(|e| RuntimeError::Build {
+            image: "sandbox probe".into(),
+            message: e.to_string(),
+        })),
+        None => None,
+    };
+    let sandbox = match sandbox {
+        Some(Ok(Ok(report))) => Some(report),
+        Some(Ok(Err(e)) | Err(e)) => Some(sandbox::SandboxReport {
+            passed: false,
+            checks: vec![sandbox::Check {
+                property: "the sandbox probe runs",
+                ok: false,
+                seen: e.to_string(),
+                fix: "run `multicooker doctor --sandbox` to see why",
+            }],
+        }),
+        None => None,
+    };
+    write_run_result(paths, &results, sandbox.as_ref())?;
+    if let Some(report) = sandbox.as_ref().filter(|r| !r.passed) {
+        let failures = report.failures();
+        fail(
+            &status,
+            &events,
+            &format!("sandbox check failed: {}", failures.join("; ")),
+        )?;
+        return Err(RunError::Sandbox(failures));
+    }
     let state = finish(&status, &events, settings.cancel.is_cancelled())?;
     Ok(CookOutcome {
         results,
@@ -251,10 +305,43 @@ fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), Sta
     events.cook("cook.failed", Phase::Cook, Some(json!({"reason": reason})))
 }
 
-fn write_run_result(paths: &CookPaths, results: &[ParticipantResult]) -> Result<(), StateError> {
-    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results});
+fn write_run_result(
+    paths: &CookPaths,
+    results: &[ParticipantResult],
+    sandbox: Option<&sandbox::SandboxReport>,
+) -> Result<(), StateError> {
+    let sandbox = sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r));
+    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results, "sandbox_check": sandbox});
     fsx::write_json_atomic(&paths.run_result(), &value)
         .map_err(StateError::io("write", paths.run_result()))
+}
+
+/// What the sandbox probe is compared with: the first participant's limits and the brief's
+/// network mode.
+fn probe_settings(
+    paths: &CookPaths,
+    brief: &Brief,
+    actors: &[Actor],
+    settings: &RunSettings,
+) -> sandbox::ProbeSettings {
+    let limits = actors.first().map_or(
+        crate::runtime::Limits {
+            memory_bytes: 2 << 30,
+            memory_swap_bytes: 2 << 30,
+            cpus: 1.0,
+            pids: plan::DEFAULT_PIDS,
+        },
+        |actor| plan::limits_for(actor, brief, settings.profile),
+    );
+    sandbox::ProbeSettings {
+        cook: paths.name().to_owned(),
+        root_id: paths.root_id(),
+        // Unique per run: the stale sweep at the start of this run must not touch it.
+        project: format!("{}-{}", Names::for_paths(paths).project(), settings.run_id),
+        user: settings.user,
+        limits,
+        network: brief.network.mode,
+    }
 }
 
 /// The machine's name, for RUN.json.

@@ -50,7 +50,7 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
     settings: &RunSettings,
     progress: &dyn Progress,
 ) -> Result<PhaseRun<H::Output>, RuntimeError> {
-    let swept = sweep_engine(&**runtime, paths, phase.role).await?;
+    let swept = sweep_engine(&**runtime, paths, phase.role, &settings.run_id).await?;
     if swept > 0 {
         progress.note(&format!(
             "removed {swept} engine object(s) a killed earlier run left behind"

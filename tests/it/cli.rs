@@ -79,3 +79,28 @@ fn the_tool_never_spawns_a_subprocess() {
         }
     }
 }
+
+#[test]
+fn doctor_sandbox_checks_every_property_from_inside_a_cell() {
+    let cook = TestCook::empty("doctor");
+    let output = cook
+        .command(&["doctor", "--sandbox", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        crate::common::show(&output)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sandbox: Vec<&serde_json::Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"].as_str().unwrap().starts_with("sandbox: "))
+        .collect();
+    let ok = sandbox.iter().filter(|c| c["level"] == "OK").count();
+    assert_eq!(ok, 12, "every property holds: {sandbox:#?}");
+    assert!(cook.leftovers().is_empty());
+}

@@ -35,6 +35,11 @@ fn hello_example_runs_end_to_end_to_a_three_row_leaderboard() {
     assert_eq!(summary["ranking"].as_array().unwrap().len(), 3);
     assert_eq!(summary["anti_self_judge_policy"], "allow_self");
     assert_eq!(cook.json("status.json")["state"], "reported");
+    let sandbox = &cook.json("RUN_RESULT.json")["sandbox_check"];
+    assert_eq!(
+        sandbox["passed"], true,
+        "the cook's sandbox probe ran and passed: {sandbox}"
+    );
     assert!(
         cook.leftovers().is_empty(),
         "left behind: {:?}",

@@ -1,0 +1,448 @@
+//! The sandbox checks itself: a probe cell with exactly a participant's settings (user,
+//! capabilities, seccomp, read-only root, tmpfs, limits, mounts, network) reports from inside
+//! what it sees, and each property is compared with what multicooker asked for. `doctor
+//! --sandbox` prints the result; `cook` runs the probe beside its cells once per run and stops
+//! the cook if a property does not hold.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::images::{base_specs, ensure_base};
+use super::plan::CellUser;
+use crate::brief::NetworkMode;
+use crate::flavor::CELL_HOME;
+use crate::runtime::{
+    CellSpec, LABEL_ROOT, Labels, Ledger, Limits, Mount, NetworkSpec, ObjectRef, Runtime,
+    RuntimeError, Tmpfs,
+};
+
+/// Mount targets a participant cell is given (besides what the engine itself provides).
+const DOCUMENTED: &[&str] = &[
+    "/work/BRIEF.md",
+    "/work/raw",
+    "/work/PROMPT.txt",
+    "/work/out",
+    CELL_HOME,
+    "/tmp",
+];
+/// Files the engine bind-mounts into every container.
+const ENGINE_FILES: &[&str] = &["/etc/resolv.conf", "/etc/hostname", "/etc/hosts"];
+
+/// One property of the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// What is checked.
+    pub property: &'static str,
+    /// It holds.
+    pub ok: bool,
+    /// What the probe saw.
+    pub seen: String,
+    /// How to fix it when it does not hold.
+    pub fix: &'static str,
+}
+
+/// The probe's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxReport {
+    /// Every property holds.
+    pub passed: bool,
+    /// Each property.
+    pub checks: Vec<Check>,
+}
+
+impl SandboxReport {
+    /// The failing properties, one line each with the fix.
+    pub fn failures(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| format!("{} (saw {}): {}", c.property, c.seen, c.fix))
+            .collect()
+    }
+}
+
+/// What the probe cell is asked to be.
+#[derive(Debug, Clone)]
+pub struct ProbeSettings {
+    /// Cook label for its objects.
+    pub cook: String,
+    /// Root label for its objects.
+    pub root_id: String,
+    /// Object name prefix (the cook's project).
+    pub project: String,
+    /// The identity cells run as.
+    pub user: CellUser,
+    /// The limits a participant gets.
+    pub limits: Limits,
+    /// The network mode participants get.
+    pub network: NetworkMode,
+}
+
+/// Runs the probe cell and checks every property.
+pub async fn probe<R: Runtime>(
+    runtime: &Arc<R>,
+    settings: &ProbeSettings,
+) -> Result<SandboxReport, RuntimeError> {
+    let tools = base_specs(&["dummy".to_owned()])
+        .map_err(|e| RuntimeError::Build {
+            image: "multicooker-base-dummy".into(),
+            message: e.to_string(),
+        })?
+        .remove(0);
+    ensure_base(&**runtime, &tools).await?;
+    let work = tempfile::Builder::new()
+        .prefix("mc-sandbox-")
+        .tempdir()
+        .map_err(|e| probe_io(&e))?;
+    prepare_folder(work.path(), settings.user).map_err(|e| probe_io(&e))?;
+    let ledger = Ledger::new(false);
+    let result = run_probe(&**runtime, &ledger, settings, &tools.tag, work.path()).await;
+    let leftovers = ledger.teardown(&**runtime).await;
+    if let Some(failure) = leftovers.into_iter().next() {
+        return Err(failure.error);
+    }
+    result?;
+    let sandbox = read_json(&work.path().join("out/SANDBOX.json"));
+    let probes = std::fs::read_to_string(work.path().join("out/PROBES.txt")).unwrap_or_default();
+    Ok(evaluate(&sandbox, &probes, settings))
+}
+
+fn probe_io(error: &std::io::Error) -> RuntimeError {
+    RuntimeError::Build {
+        image: "sandbox probe".into(),
+        message: format!("cannot prepare its folder: {error}"),
+    }
+}
+
+fn prepare_folder(dir: &Path, user: CellUser) -> std::io::Result<()> {
+    fs_err::write(dir.join("BRIEF.md"), "sandbox probe\n")?;
+    fs_err::write(dir.join("PROMPT.txt"), "sandbox probe\n")?;
+    fs_err::create_dir_all(dir.join("raw"))?;
+    user.prepare_writable(&dir.join("out"))
+}
+
+async fn run_probe<R: Runtime>(
+    runtime: &R,
+    ledger: &Ledger,
+    settings: &ProbeSettings,
+    image: &str,
+    dir: &Path,
+) -> Result<(), RuntimeError> {
+    let name = format!("{}-sandbox-probe", settings.project);
+    let labels = Labels::new(&settings.cook, "probe").with(LABEL_ROOT, &settings.root_id);
+    let network = (settings.network != NetworkMode::None).then(|| name.clone());
+    if let Some(network) = &network {
+        ledger.record(ObjectRef::network(network));
+        let spec = NetworkSpec {
+            name: network.clone(),
+            labels: labels.clone(),
+            internal: settings.network != NetworkMode::Open,
+            isolated: false,
+        };
+        runtime.create_network(&spec).await?;
+    }
+    let owner = Some((settings.user.uid, settings.user.gid));
+    let read_only = |file: &str, target: &str| Mount {
+        source: dir.join(file),
+        target: target.to_owned(),
+        read_only: true,
+    };
+    let spec = CellSpec {
+        name: name.clone(),
+        image: image.to_owned(),
+        network,
+        labels,
+        user: settings.user.spec(),
+        env: vec![
+            ("HOME".to_owned(), CELL_HOME.to_owned()),
+            (
+                "MULTICOOKER_MODEL".to_owned(),
+                "probe,connect:1.1.1.1:443".to_owned(),
+            ),
+        ],
+        mounts: vec![
+            read_only("BRIEF.md", "/work/BRIEF.md"),
+            read_only("raw", "/work/raw"),
+            read_only("PROMPT.txt", "/work/PROMPT.txt"),
+            Mount {
+                source: dir.join("out"),
+                target: "/work/out".to_owned(),
+                read_only: false,
+            },
+        ],
+        tmpfs: vec![
+            Tmpfs {
+                target: CELL_HOME.to_owned(),
+                size_bytes: 64 << 20,
+                mode: 0o700,
+                owner,
+            },
+            Tmpfs {
+                target: "/tmp".to_owned(),
+                size_bytes: 64 << 20,
+                mode: 0o1777,
+                owner: None,
+            },
+        ],
+        limits: settings.limits,
+        workdir: "/work".to_owned(),
+        command: Some(vec!["dummy".to_owned()]),
+    };
+    ledger.record(ObjectRef::cell(&name));
+    runtime.create_cell(&spec).await?;
+    runtime.start_cell(&name).await?;
+    match tokio::time::timeout(Duration::from_secs(60), runtime.wait_cell(&name)).await {
+        Ok(result) => result.map(drop),
+        Err(_) => runtime.kill_cell(&name).await,
+    }
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "nothing".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Compares what the probe saw with what was asked for.
+pub fn evaluate(
+    sandbox: &serde_json::Value,
+    probes: &str,
+    settings: &ProbeSettings,
+) -> SandboxReport {
+    let mut checks = identity_checks(sandbox);
+    checks.extend(resource_checks(sandbox, probes, settings));
+    let passed = checks.iter().all(|c| c.ok);
+    SandboxReport { passed, checks }
+}
+
+fn check(property: &'static str, ok: bool, seen: String, fix: &'static str) -> Check {
+    Check {
+        property,
+        ok,
+        seen,
+        fix,
+    }
+}
+
+/// Who the cell is and what it may do.
+fn identity_checks(sandbox: &serde_json::Value) -> Vec<Check> {
+    let uid = sandbox["uid"].as_i64();
+    let caps = sandbox["cap_eff"]
+        .as_str()
+        .and_then(|c| u64::from_str_radix(c, 16).ok());
+    let tmpfs = format!(
+        "home {}, tmp {}",
+        sandbox["home_writable"], sandbox["tmp_writable"]
+    );
+    vec![
+        check(
+            "runs as a non-root user",
+            uid.is_some_and(|u| u != 0),
+            text(&sandbox["uid"]),
+            "set MULTICOOKER_HARDENING_USER to a non-root uid:gid",
+        ),
+        check(
+            "has no capabilities (CapEff = 0)",
+            caps == Some(0),
+            text(&sandbox["cap_eff"]),
+            "the engine must honour cap_drop ALL; check its version and any daemon default capabilities",
+        ),
+        check(
+            "no-new-privileges is set",
+            sandbox["no_new_privs"] == 1,
+            text(&sandbox["no_new_privs"]),
+            "the engine must honour no-new-privileges (API 1.41+ for containers)",
+        ),
+        check(
+            "seccomp filters system calls (mode 2)",
+            sandbox["seccomp"] == 2,
+            text(&sandbox["seccomp"]),
+            "run the engine with its default seccomp profile (not seccomp=unconfined)",
+        ),
+        check(
+            "the root file system is read-only",
+            sandbox["root_writable"] == false,
+            text(&sandbox["root_writable"]),
+            "the engine must honour ReadonlyRootfs",
+        ),
+        check(
+            "HOME and /tmp are writable tmpfs",
+            sandbox["home_writable"] == true && sandbox["tmp_writable"] == true,
+            tmpfs,
+            "the engine must support tmpfs mounts with uid/gid options",
+        ),
+        check(
+            "no Docker socket inside",
+            sandbox["docker_socket"] == false,
+            text(&sandbox["docker_socket"]),
+            "never mount /var/run/docker.sock; check the image",
+        ),
+    ]
+}
+
+/// Limits, mounts and egress.
+fn resource_checks(
+    sandbox: &serde_json::Value,
+    probes: &str,
+    settings: &ProbeSettings,
+) -> Vec<Check> {
+    let memory = text(&sandbox["memory_limit"]);
+    let pids = text(&sandbox["pids_limit"]);
+    let cpu = text(&sandbox["cpu"]);
+    let extra = extra_mounts(sandbox);
+    let mounts = if extra.is_empty() {
+        "only documented mounts".to_owned()
+    } else {
+        extra.join(", ")
+    };
+    let blocked = probes
+        .lines()
+        .any(|l| l.starts_with("connect 1.1.1.1:443 error"));
+    let seen = probes
+        .lines()
+        .find(|l| l.starts_with("connect "))
+        .unwrap_or("no probe")
+        .to_owned();
+    vec![
+        check(
+            "the memory limit is in force",
+            memory == settings.limits.memory_bytes.to_string(),
+            memory,
+            "the engine's cgroups must support memory limits (check `docker info` warnings)",
+        ),
+        check(
+            "the process limit is in force",
+            pids == settings.limits.pids.to_string(),
+            pids,
+            "the engine's cgroups must support pids limits",
+        ),
+        check(
+            "the CPU limit is in force",
+            cpu_matches(&cpu, settings.limits.cpus),
+            cpu,
+            "the engine's cgroups must support CPU quotas",
+        ),
+        check(
+            "no host paths beyond the documented mounts",
+            extra.is_empty(),
+            mounts,
+            "remove the extra mounts (check daemon defaults and the image's VOLUMEs)",
+        ),
+        check(
+            "egress is as configured",
+            settings.network == NetworkMode::Open || blocked,
+            seen,
+            "allowlist and none cells must have no route out; check that the engine creates internal networks",
+        ),
+    ]
+}
+
+fn cpu_matches(seen: &str, cpus: f64) -> bool {
+    let numbers: Vec<f64> = seen
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    match numbers.as_slice() {
+        [quota, period] if *period > 0.0 => ((quota / period) - cpus).abs() < 0.01,
+        _ => false,
+    }
+}
+
+fn extra_mounts(sandbox: &serde_json::Value) -> Vec<String> {
+    let allowed: BTreeSet<&str> = DOCUMENTED.iter().chain(ENGINE_FILES).copied().collect();
+    let engine_owned = |t: &str| {
+        t == "/"
+            || ["/proc", "/sys", "/dev"]
+                .iter()
+                .any(|p| t == *p || t.starts_with(&format!("{p}/")))
+    };
+    sandbox["mounts"]
+        .as_array()
+        .map(|mounts| {
+            mounts
+                .iter()
+                .filter_map(|m| m["target"].as_str())
+                .filter(|t| !allowed.contains(t) && !engine_owned(t))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ProbeSettings {
+        ProbeSettings {
+            cook: "c".into(),
+            root_id: "r".into(),
+            project: "mc-c".into(),
+            user: CellUser::resolve(Some("1000:1000")).unwrap(),
+            limits: Limits {
+                memory_bytes: 1 << 30,
+                memory_swap_bytes: 1 << 30,
+                cpus: 0.5,
+                pids: 512,
+            },
+            network: NetworkMode::Allowlist,
+        }
+    }
+
+    fn sane() -> serde_json::Value {
+        serde_json::json!({
+            "uid": 1000, "cap_eff": "0000000000000000", "no_new_privs": 1, "seccomp": 2,
+            "root_writable": false, "home_writable": true, "tmp_writable": true, "docker_socket": false,
+            "memory_limit": "1073741824", "pids_limit": "512", "cpu": "50000 100000",
+            "mounts": [{"target": "/"}, {"target": "/proc"}, {"target": "/work/out"}, {"target": "/etc/hosts"}, {"target": "/sys/fs/cgroup/memory"}]
+        })
+    }
+
+    #[test]
+    fn a_sane_sandbox_passes_every_check() {
+        let report = evaluate(
+            &sane(),
+            "connect 1.1.1.1:443 error connection timed out\n",
+            &settings(),
+        );
+        assert!(report.passed, "{:?}", report.failures());
+        assert_eq!(report.checks.len(), 12);
+    }
+
+    #[test]
+    fn each_missing_property_is_a_failing_line_with_its_fix() {
+        let mut sandbox = sane();
+        sandbox["uid"] = 0.into();
+        sandbox["cap_eff"] = "00000000a80425fb".into();
+        sandbox["mounts"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"target": "/var/run/docker.sock"}));
+        let report = evaluate(&sandbox, "connect 1.1.1.1:443 ok\n", &settings());
+        let failures = report.failures();
+        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert!(
+            failures[0]
+                .starts_with("runs as a non-root user (saw 0): set MULTICOOKER_HARDENING_USER")
+        );
+        assert!(failures.iter().any(|f| f.contains("/var/run/docker.sock")));
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("egress is as configured"))
+        );
+    }
+}
