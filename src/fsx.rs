@@ -521,6 +521,63 @@ mod tests {
     }
 
     #[test]
+    fn device_files_are_skipped_and_odd_names_are_copied() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("out");
+        fs_err::create_dir_all(&src).unwrap();
+        let device = std::ffi::CString::new(src.join("null").to_str().unwrap()).unwrap();
+        #[expect(unsafe_code, reason = "test fixture: std has no mknod")]
+        // SAFETY: `device` is a valid NUL-terminated path; (1, 3) is /dev/null's number.
+        let rc =
+            unsafe { libc::mknod(device.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 3)) };
+        assert_eq!(
+            rc,
+            0,
+            "creating a device file needs root (CI runs as root): {}",
+            io::Error::last_os_error()
+        );
+        let odd = std::ffi::OsStr::from_bytes(b"caf\xe9-\xff.txt");
+        fs_err::write(src.join(odd), "latin-1 name").unwrap();
+        let dest = tmp.path().join("d");
+        let report = copy_tree_no_follow(&src, &dest, &options()).unwrap();
+        assert_eq!(
+            fs_err::read_to_string(dest.join(odd)).unwrap(),
+            "latin-1 name"
+        );
+        assert!(fs_err::symlink_metadata(dest.join("null")).is_err());
+        assert_eq!(
+            report.skipped,
+            vec![Skipped {
+                path: "null".into(),
+                skip: Skip::Special {
+                    kind: "char_device"
+                }
+            }]
+        );
+    }
+
+    #[test]
+    fn a_hundred_thousand_files_are_sealed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("out");
+        for dir in 0..100 {
+            let sub = src.join(format!("d{dir}"));
+            fs_err::create_dir_all(&sub).unwrap();
+            for file in 0..1000 {
+                std::fs::write(sub.join(format!("f{file}")), b"x").unwrap();
+            }
+        }
+        let options = CopyOptions {
+            read_only: true,
+            ..options()
+        };
+        let report = copy_tree_no_follow(&src, &tmp.path().join("d"), &options).unwrap();
+        assert_eq!((report.files, report.bytes), (100_000, 100_000));
+        assert!(report.skipped.is_empty());
+    }
+
+    #[test]
     fn copy_stops_at_the_size_cap_and_records_it() {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("out");

@@ -11,6 +11,8 @@ pub mod cook;
 pub mod error;
 pub mod flavor;
 pub mod fsx;
+#[cfg(test)]
+mod fuzz;
 pub mod judge;
 pub mod output;
 pub mod progress;

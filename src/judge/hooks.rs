@@ -105,8 +105,17 @@ impl JudgeHooks {
             max_bytes: OUTBOX_MAX_BYTES,
             read_only: false,
         };
-        fsx::copy_tree_no_follow(&outbox, &dest, &options)
+        let copied = fsx::copy_tree_no_follow(&outbox, &dest, &options)
             .map_err(|e| Unusable::NoScores(format!("cannot copy the outbox: {e}")))?;
+        if let Some(skipped) = copied.skipped.iter().find(|s| s.path == "scores.json") {
+            return Err(Unusable::InvalidJson(match &skipped.skip {
+                fsx::Skip::SizeCap => format!(
+                    "outbox/scores.json is larger than the {} MiB an outbox may hold",
+                    OUTBOX_MAX_BYTES >> 20
+                ),
+                other => format!("outbox/scores.json was not read: {other:?}"),
+            }));
+        }
         let scores_path = dest.join("scores.json");
         if !scores_path.is_file() {
             return Err(Unusable::NoScores(

@@ -62,6 +62,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         rejected: tally.rejected,
         run_totals: totals(input.run_entries.iter().map(|e| e.usage)),
         usage_totals: input.usage_totals.clone(),
+        injection_flags: input.injection_flags.clone(),
     }
 }
 

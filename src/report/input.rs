@@ -39,6 +39,8 @@ pub struct ReportInput {
     pub skipped: Vec<SkippedJudge>,
     /// Result files that were present but unusable, for the command to print.
     pub warnings: Vec<String>,
+    /// Lines of submissions and reviews that look aimed at the grader.
+    pub injection_flags: Vec<super::injection::InjectionFlag>,
 }
 
 /// One participant entry of the latest round's result file.
@@ -174,6 +176,7 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             Err(reason) => input.skipped.push(SkippedJudge { judge, reason }),
         }
     }
+    input.injection_flags = super::injection::scan(paths, brief);
     Ok(input)
 }
 

@@ -110,6 +110,19 @@ fn left_out(report: &Report, lines: &mut Vec<String>) {
             unscored.join(", ")
         ));
     }
+    if !report.injection_flags.is_empty() {
+        lines.push(String::new());
+        lines.push("Possible prompt injection (text aimed at the grader; shown for review, scores unchanged):".into());
+        lines.extend(report.injection_flags.iter().map(|f| {
+            format!(
+                "- {}, `{}` line {}: {}",
+                f.source,
+                f.path,
+                f.line,
+                f.text.replace('|', "\\|")
+            )
+        }));
+    }
 }
 
 fn judge_metrics(report: &Report, lines: &mut Vec<String>) {

@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod format;
+pub mod injection;
 mod input;
 mod leaderboard;
 mod model;

@@ -39,6 +39,8 @@ pub struct Report {
     pub judge_totals: Option<Usage>,
     /// `RUN_RESULT.json` `usage_totals`, unchanged.
     pub usage_totals: Option<Value>,
+    /// Lines that look aimed at the grader (shown, never scored).
+    pub injection_flags: Vec<super::injection::InjectionFlag>,
 }
 
 impl Report {

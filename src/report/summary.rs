@@ -23,6 +23,7 @@ pub fn render_summary(report: &Report) -> Value {
         "excluded_pairs": if scored { excluded_pairs(report) } else { Vec::new() },
         "rejected_pairs": rejected_pairs(report),
         "unscored": report.unscored(),
+        "injection_flags": report.injection_flags,
         "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
     });
     if let Value::Object(map) = &mut summary {

@@ -16,6 +16,8 @@ pub enum Directive {
     RateLimit,
     /// `no-output`: write no result.
     NoOutput,
+    /// `note:TEXT` (participant): a line appended to RESULT.md; `_` becomes a space.
+    Note(String),
     /// `say:TEXT` (stdout) or `warn:TEXT` (stderr); `_` becomes a space.
     Say { text: String, stderr: bool },
     /// `escape[:SIBLING]`: plant symlinks, a FIFO, a socket and a hard link in the output.
@@ -54,6 +56,8 @@ pub enum Directive {
     MissingDim,
     /// Judge only: text aimed at the grader in review.md.
     Inject,
+    /// Judge only: a sparse 1 GiB scores.json.
+    HugeScores,
 }
 
 /// A script that could not be parsed.
@@ -104,6 +108,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         ),
         "rate-limit" => Directive::RateLimit,
         "no-output" => Directive::NoOutput,
+        "note" => Directive::Note(need("text")?.replace('_', " ")),
         "say" | "warn" => Directive::Say {
             text: need("text")?.replace('_', " "),
             stderr: name == "warn",
@@ -140,6 +145,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "out-of-scale" => Directive::OutOfScale,
         "missing-dim" => Directive::MissingDim,
         "inject" => Directive::Inject,
+        "huge-scores" => Directive::HugeScores,
         _ => {
             return Err(ScriptError(format!(
                 "mc-cell: unknown dummy directive `{token}`"
