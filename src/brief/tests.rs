@@ -267,3 +267,14 @@ fn bad_network_settings_are_refused() {
         ["field `judges[0].network`: judges may not have open egress"]
     );
 }
+
+#[test]
+fn a_huge_brief_is_refused_before_parsing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("brief.yaml");
+    let file = fs_err::File::create(&path).unwrap();
+    file.set_len(MAX_BRIEF_BYTES + 1).unwrap();
+    let error = load(&path).unwrap_err();
+    assert!(matches!(error, BriefError::TooLarge { .. }), "{error}");
+    assert!(error.to_string().contains("may be at most 1048576 bytes"));
+}

@@ -234,6 +234,8 @@ impl CookHooks {
                 c.duration_s = Some(result.duration_s);
                 c.missing.clone_from(&result.missing_outputs);
                 c.extra.insert("exit_code".into(), json!(result.exit_code));
+                c.extra
+                    .insert("egress".into(), egress_summary(&result.egress));
             },
         ));
         if let Some(retry) = result
@@ -269,6 +271,12 @@ impl CookHooks {
             ),
         );
     }
+}
+
+/// The short form status.json keeps: the mode and whether the canary passed.
+pub fn egress_summary(egress: &serde_json::Value) -> serde_json::Value {
+    let canary = &egress["canary"];
+    json!({"mode": egress["mode"], "canary": if canary.is_null() { json!(null) } else { canary["passed"].clone() }})
 }
 
 /// A cell's egress, as recorded in results: mode, allowed targets, canary report.

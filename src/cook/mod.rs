@@ -21,7 +21,7 @@ use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-pub use hooks::{ParticipantResult, done_phase, egress_record};
+pub use hooks::{ParticipantResult, done_phase, egress_record, egress_summary};
 
 use crate::brief::{Actor, Brief, Profile};
 use crate::fsx;
@@ -179,15 +179,11 @@ pub async fn cook<R: Runtime>(
         ..settings.clone()
     };
     let probe = settings.sandbox_check.then(|| {
-        let probe_settings = probe_settings(paths, brief, &actors, settings);
-        let (runtime, stop) = (runtime.clone(), phase_settings.cancel.clone());
-        tokio::spawn(async move {
-            let report = sandbox::probe(&runtime, &probe_settings).await;
-            if !report.as_ref().is_ok_and(|r| r.passed) {
-                stop.cancel();
-            }
-            report
-        })
+        spawn_probe(
+            runtime,
+            probe_settings(paths, brief, &actors, settings),
+            phase_settings.cancel.clone(),
+        )
     });
     let run = phase::run_phase(runtime, paths, cells, &phase_settings, &*progress)
         .await
@@ -198,26 +194,18 @@ pub async fn cook<R: Runtime>(
         return Err(RunError::Build(message.to_string()));
     }
     let sandbox = match probe {
-        Some(handle) => Some(handle.await.map_err(|e| RuntimeError::Build {
-            image: "sandbox probe".into(),
-            message: e.to_string(),
-        })),
-        None => None,
-    };
-    let sandbox = match sandbox {
-        Some(Ok(Ok(report))) => Some(report),
-        Some(Ok(Err(e)) | Err(e)) => Some(sandbox::SandboxReport {
-            passed: false,
-            checks: vec![sandbox::Check {
-                property: "the sandbox probe runs",
-                ok: false,
-                seen: e.to_string(),
-                fix: "run `multicooker doctor --sandbox` to see why",
-            }],
-        }),
+        Some(handle) => Some(settle_probe(handle).await),
         None => None,
     };
     write_run_result(paths, &results, sandbox.as_ref())?;
+    if let Some(report) = &sandbox {
+        status.update(|s| {
+            s.extra.insert(
+                "sandbox_check".into(),
+                json!({"passed": report.passed, "failures": report.failures()}),
+            );
+        })?;
+    }
     if let Some(report) = sandbox.as_ref().filter(|r| !r.passed) {
         let failures = report.failures();
         fail(
@@ -314,6 +302,42 @@ fn write_run_result(
     let value = json!({"finished_at": now_iso(), "round": 1, "participants": results, "sandbox_check": sandbox});
     fsx::write_json_atomic(&paths.run_result(), &value)
         .map_err(StateError::io("write", paths.run_result()))
+}
+
+type ProbeHandle = tokio::task::JoinHandle<Result<sandbox::SandboxReport, RuntimeError>>;
+
+/// Starts the sandbox probe; a failing property cancels `stop` (the cells' token).
+fn spawn_probe<R: Runtime>(
+    runtime: &Arc<R>,
+    settings: sandbox::ProbeSettings,
+    stop: CancellationToken,
+) -> ProbeHandle {
+    let runtime = runtime.clone();
+    tokio::spawn(async move {
+        let report = sandbox::probe(&runtime, &settings).await;
+        if !report.as_ref().is_ok_and(|r| r.passed) {
+            stop.cancel();
+        }
+        report
+    })
+}
+
+/// The probe's report; a probe that could not run counts as a failed check.
+async fn settle_probe(handle: ProbeHandle) -> sandbox::SandboxReport {
+    let error = match handle.await {
+        Ok(Ok(report)) => return report,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    sandbox::SandboxReport {
+        passed: false,
+        checks: vec![sandbox::Check {
+            property: "the sandbox probe runs",
+            ok: false,
+            seen: error,
+            fix: "run `multicooker doctor --sandbox` to see why",
+        }],
+    }
 }
 
 /// What the sandbox probe is compared with: the first participant's limits and the brief's

@@ -260,6 +260,8 @@ impl JudgeHooks {
                     c.exit_class = Some(result.status.clone());
                     c.finished_at = Some(outcome.finished_at.clone());
                     c.duration_s = Some(outcome.duration_s);
+                    c.extra
+                        .insert("egress".into(), crate::cook::egress_summary(&result.egress));
                 }),
         );
         let payload = if result.ok {

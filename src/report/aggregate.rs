@@ -63,6 +63,16 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         run_totals: totals(input.run_entries.iter().map(|e| e.usage)),
         usage_totals: input.usage_totals.clone(),
         injection_flags: input.injection_flags.clone(),
+        egress: brief
+            .participants
+            .iter()
+            .filter_map(|p| {
+                let entry = input.run_entries.iter().find(|e| e.name == p.name)?;
+                let (mode, canary) = entry.egress.clone()?;
+                Some((p.name.clone(), mode, canary))
+            })
+            .collect(),
+        sandbox_passed: input.sandbox_passed,
     }
 }
 

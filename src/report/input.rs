@@ -39,6 +39,8 @@ pub struct ReportInput {
     pub skipped: Vec<SkippedJudge>,
     /// Result files that were present but unusable, for the command to print.
     pub warnings: Vec<String>,
+    /// `RUN_RESULT.json` `sandbox_check.passed` (`None`: skipped or not recorded).
+    pub sandbox_passed: Option<bool>,
     /// Lines of submissions and reviews that look aimed at the grader.
     pub injection_flags: Vec<super::injection::InjectionFlag>,
 }
@@ -54,6 +56,8 @@ pub struct RunEntry {
     pub duration_s: Option<f64>,
     /// Its token usage, when the entry has a `usage` object.
     pub usage: Option<Usage>,
+    /// Its egress mode and canary verdict, when recorded (`egress`).
+    pub egress: Option<(String, Option<bool>)>,
 }
 
 /// The two usage figures the report shows.
@@ -150,6 +154,10 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(1);
         input.run_entries = run_entries(&run);
+        input.sandbox_passed = run
+            .get("sandbox_check")
+            .and_then(|c| c.get("passed"))
+            .and_then(Value::as_bool);
     }
     if let Some((round, path)) = latest_refine(paths.dir())? {
         input.round = round;
@@ -230,6 +238,15 @@ fn run_entries(result: &Value) -> Vec<RunEntry> {
                 status: text(entry, "status"),
                 duration_s: entry.get("duration_s").and_then(Value::as_f64),
                 usage: Usage::from_value(entry.get("usage")),
+                egress: entry.get("egress").and_then(|e| {
+                    let mode = e.get("mode")?.as_str()?.to_owned();
+                    Some((
+                        mode,
+                        e.get("canary")
+                            .and_then(|c| c.get("passed"))
+                            .and_then(Value::as_bool),
+                    ))
+                }),
             })
         })
         .collect()

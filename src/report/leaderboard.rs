@@ -33,10 +33,48 @@ fn header(report: &Report) -> Vec<String> {
             "Round: {} · anti-self-judge policy: {}",
             report.round, report.policy
         ),
+        format!(
+            "Egress: {} · sandbox check: {}",
+            egress_line(report),
+            match report.sandbox_passed {
+                Some(true) => "passed",
+                Some(false) => "FAILED",
+                None => "not run",
+            }
+        ),
         String::new(),
         score_line,
         String::new(),
     ]
+}
+
+/// One phrase per egress mode: `allowlist (ada, cleo; canary passed)`, `open (bob)`.
+fn egress_line(report: &Report) -> String {
+    if report.egress.is_empty() {
+        return "not recorded".to_owned();
+    }
+    let mut modes: Vec<&str> = Vec::new();
+    for (_, mode, _) in &report.egress {
+        if !modes.contains(&mode.as_str()) {
+            modes.push(mode);
+        }
+    }
+    modes
+        .iter()
+        .map(|mode| {
+            let members: Vec<&(String, String, Option<bool>)> =
+                report.egress.iter().filter(|(_, m, _)| m == mode).collect();
+            let names: Vec<&str> = members.iter().map(|(n, _, _)| n.as_str()).collect();
+            let canaries: Vec<bool> = members.iter().filter_map(|(_, _, c)| *c).collect();
+            let canary = match (canaries.is_empty(), canaries.iter().all(|c| *c)) {
+                (true, _) => String::new(),
+                (false, true) => "; canary passed".to_owned(),
+                (false, false) => "; canary FAILED for some".to_owned(),
+            };
+            format!("{mode} ({}{canary})", names.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn ranking_table(report: &Report, lines: &mut Vec<String>) {

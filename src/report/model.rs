@@ -39,6 +39,10 @@ pub struct Report {
     pub judge_totals: Option<Usage>,
     /// `RUN_RESULT.json` `usage_totals`, unchanged.
     pub usage_totals: Option<Value>,
+    /// Each participant's egress: (name, mode, canary passed) in brief order.
+    pub egress: Vec<(String, String, Option<bool>)>,
+    /// Whether the cook's sandbox probe passed (`None`: skipped or not recorded).
+    pub sandbox_passed: Option<bool>,
     /// Lines that look aimed at the grader (shown, never scored).
     pub injection_flags: Vec<super::injection::InjectionFlag>,
 }

@@ -24,6 +24,8 @@ pub fn render_summary(report: &Report) -> Value {
         "rejected_pairs": rejected_pairs(report),
         "unscored": report.unscored(),
         "injection_flags": report.injection_flags,
+        "egress": report.egress.iter().map(|(name, mode, canary)| json!({"participant": name, "mode": mode, "canary_passed": canary})).collect::<Vec<_>>(),
+        "sandbox_check_passed": report.sandbox_passed,
         "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
     });
     if let Value::Object(map) = &mut summary {
