@@ -65,7 +65,7 @@ fn connect(target: &str) -> String {
     let Some(address) = addresses.first() else {
         return "error no address".into();
     };
-    match TcpStream::connect_timeout(address, Duration::from_secs(2)) {
+    match TcpStream::connect_timeout(address, Duration::from_secs(1)) {
         Ok(_) => "ok".into(),
         Err(error) => format!("error {error}"),
     }
