@@ -8,6 +8,7 @@ pub mod brief;
 pub mod cli;
 pub mod commands;
 pub mod cook;
+pub mod creds;
 pub mod error;
 pub mod flavor;
 pub mod fsx;

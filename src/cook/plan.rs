@@ -59,6 +59,22 @@ impl CellUser {
         format!("{}:{}", self.uid, self.gid)
     }
 
+    /// Makes `path` belong to the cell user, so a 0600/0700 file or folder is readable by the
+    /// cell alone: chown when running as root; nothing when cells run as the host user; an
+    /// error otherwise (nobody else may read it).
+    pub fn give(&self, path: &Path) -> std::io::Result<()> {
+        if self.host_uid == 0 {
+            std::os::unix::fs::chown(path, Some(self.uid), Some(self.gid))
+        } else if self.host_uid == self.uid {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("cells run as uid {} but multicooker runs as uid {}, so it cannot hand them private files", self.uid, self.host_uid),
+            ))
+        }
+    }
+
     /// Creates `dir` (empty) and makes it writable by the cell user only: chown when running
     /// as root, nothing when the cell runs as the host user, world-writable as a last resort.
     pub fn prepare_writable(&self, dir: &Path) -> std::io::Result<()> {

@@ -1,0 +1,257 @@
+//! Credentials: each flavor's subscription login, snapshotted from the host at every cook and
+//! judge run, checked before launch, and staged per cell in `.auth/<cell>/<flavor>/` (folder
+//! 0700, files 0600, readable by the cell's uid only), which is mounted read-only at
+//! `/run/mc-auth` into that one cell. The cell's entrypoint seeds its tmpfs HOME from it, so
+//! nothing is ever written back to the host. Secrets are collected for log redaction.
+//!
+//! This module never writes the host's own login files.
+
+mod sources;
+mod store;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use sources::{HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login};
+pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
+
+use crate::cook::plan::CellUser;
+use crate::error::Hint;
+
+/// Margin a login must outlive a cell by.
+pub const EXPIRY_MARGIN_S: i64 = 300;
+/// Where a cell finds its staged login.
+pub const STAGING_TARGET: &str = "/run/mc-auth";
+
+/// Why a flavor cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum CredsError {
+    /// The login file is absent.
+    #[error("no {flavor} login at `{}`", .path.display())]
+    Missing {
+        /// The flavor.
+        flavor: String,
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// The login file cannot be read.
+    #[error("cannot read the {flavor} login `{}`", .path.display())]
+    Unreadable {
+        /// The flavor.
+        flavor: String,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The login is not what the CLI writes.
+    #[error("the {flavor} login `{}` {problem}", .path.display())]
+    Invalid {
+        /// The flavor.
+        flavor: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The login has expired, or expires before the cells could finish.
+    #[error("the {flavor} login {when}")]
+    Expires {
+        /// The flavor.
+        flavor: String,
+        /// `expired at …` or `expires in N min, before the Ns timeout ends`.
+        when: String,
+    },
+    /// The token store failed.
+    #[error("the token store ({store}) failed: {message}")]
+    Store {
+        /// Which store.
+        store: String,
+        /// Its message.
+        message: String,
+    },
+    /// Staging a login for a cell failed.
+    #[error("cannot stage the {flavor} login in `{}`", .path.display())]
+    Stage {
+        /// The flavor.
+        flavor: String,
+        /// The staging folder.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Hint for CredsError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            Self::Missing { flavor, .. } | Self::Expires { flavor, .. } | Self::Invalid { flavor, .. } => {
+                Some(format!("log in on the host with `{}`, then run this again", login_command(flavor)))
+            }
+            Self::Unreadable { .. } => Some("check the file's permissions".into()),
+            Self::Store { .. } => Some(format!("set {TOKEN_STORE_ENV}=file:<folder> to keep tokens in 0600 files instead")),
+            Self::Stage { .. } => Some("run multicooker as root, or as the user cells run as (MULTICOOKER_HARDENING_USER)".into()),
+        }
+    }
+}
+
+/// The CLIs a flavor runs: a composite runs several.
+pub fn members(flavor: &str) -> &'static [&'static str] {
+    match flavor {
+        "claude" => &["claude"],
+        "codex" => &["codex"],
+        "agy" => &["agy"],
+        "grok" => &["grok"],
+        "triad" => &["claude", "codex", "grok"],
+        _ => &[],
+    }
+}
+
+/// The logins of every flavor one command run needs.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    logins: BTreeMap<String, Login>,
+}
+
+impl Credentials {
+    /// Snapshots the logins of `flavors` (each with the longest timeout among its cells) and
+    /// checks they outlive the cells.
+    pub fn snapshot(flavors: &[(String, u64)], home: &Path, store: &dyn TokenStore) -> Result<Self, CredsError> {
+        let mut logins = BTreeMap::new();
+        let now = jiff::Timestamp::now();
+        for (flavor, timeout_s) in flavors {
+            for member in members(flavor) {
+                if logins.contains_key(*member) {
+                    continue;
+                }
+                let long_lived = if *member == "claude" { store.get("claude")? } else { None };
+                if let Some(login) = read_login(member, home, long_lived)? {
+                    check_expiry(&login, now, *timeout_s)?;
+                    logins.insert((*member).to_owned(), login);
+                }
+            }
+        }
+        Ok(Self { logins })
+    }
+
+    /// Every secret string, for redaction.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> =
+            self.logins.values().flat_map(|l| l.secrets.iter().cloned()).filter(|s| s.len() >= 6).collect();
+        secrets.sort();
+        secrets.dedup();
+        secrets
+    }
+
+    /// True when a flavor's cells must run one at a time (their login ships a refresh token).
+    pub fn serial(&self, flavor: &str) -> bool {
+        members(flavor).iter().any(|m| self.logins.get(*m).is_some_and(|l| l.ships_refresh_token))
+    }
+
+    /// Where each member's login came from, for the run record.
+    pub fn sources(&self) -> BTreeMap<String, String> {
+        self.logins.iter().map(|(k, v)| (k.clone(), v.source.clone())).collect()
+    }
+
+    /// Writes the logins of `flavor` into `dir` (`.auth/<cell>/`) for one cell; returns false
+    /// when the flavor needs none.
+    pub fn stage(&self, dir: &Path, flavor: &str, user: CellUser) -> Result<bool, CredsError> {
+        let wanted: Vec<&Login> = members(flavor).iter().filter_map(|m| self.logins.get(*m)).collect();
+        if wanted.is_empty() {
+            return Ok(false);
+        }
+        for login in wanted {
+            let folder = dir.join(&login.flavor);
+            write_private(&folder, &login.files, user)
+                .map_err(|source| CredsError::Stage { flavor: login.flavor.clone(), path: folder.clone(), source })?;
+        }
+        set_private(dir, 0o700, user).map_err(|source| CredsError::Stage { flavor: flavor.to_owned(), path: dir.to_path_buf(), source })?;
+        Ok(true)
+    }
+}
+
+fn check_expiry(login: &Login, now: jiff::Timestamp, timeout_s: u64) -> Result<(), CredsError> {
+    let Some(expires_at) = login.expires_at else { return Ok(()) };
+    let left = expires_at.as_second() - now.as_second();
+    if left <= 0 {
+        return Err(CredsError::Expires { flavor: login.flavor.clone(), when: format!("expired at {expires_at}") });
+    }
+    let needed = i64::try_from(timeout_s).unwrap_or(i64::MAX).saturating_add(EXPIRY_MARGIN_S);
+    if left < needed && !login.ships_refresh_token {
+        return Err(CredsError::Expires {
+            flavor: login.flavor.clone(),
+            when: format!(
+                "expires in {} min, before the cells' {timeout_s}s timeout ends (cells never get the rotating refresh token)",
+                left / 60
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn write_private(folder: &Path, files: &[StagedFile], user: CellUser) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use fs_err::os::unix::fs::OpenOptionsExt as _;
+    fs_err::create_dir_all(folder)?;
+    for file in files {
+        let path = folder.join(&file.name);
+        let mut out = fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
+        out.write_all(&file.bytes)?;
+        set_private(&path, 0o600, user)?;
+    }
+    set_private(folder, 0o700, user)
+}
+
+/// Mode `mode`, owned by the cell's uid (when we may chown) so only the cell can read it.
+fn set_private(path: &Path, mode: u32, user: CellUser) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    user.give(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn login(expires_in_s: i64, refresh: bool) -> Login {
+        Login {
+            flavor: "codex".into(),
+            source: "test".into(),
+            files: vec![],
+            secrets: vec![],
+            expires_at: Some(jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + expires_in_s).unwrap()),
+            ships_refresh_token: refresh,
+        }
+    }
+
+    #[test]
+    fn a_login_must_outlive_the_cells() {
+        let now = jiff::Timestamp::now();
+        assert!(check_expiry(&login(7200, false), now, 1800).is_ok());
+        let error = check_expiry(&login(1000, false), now, 1800).unwrap_err();
+        assert!(error.to_string().contains("before the cells' 1800s timeout ends"), "{error}");
+        assert!(check_expiry(&login(1000, true), now, 1800).is_ok(), "a shipped refresh token may renew it");
+        assert!(check_expiry(&login(-5, true), now, 1800).unwrap_err().to_string().contains("expired at"));
+    }
+
+    #[test]
+    fn staged_logins_are_private_to_the_cell() {
+        use std::os::unix::fs::MetadataExt;
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(".grok/auth.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{"s": {"key": "xai-access", "auth_mode": "oidc", "expires_at": "2099-01-01T00:00:00Z"}}"#).unwrap();
+        let store = store::FileStore::new(home.path().join("tokens"));
+        let creds = Credentials::snapshot(&[("grok".into(), 60), ("dummy".into(), 60)], home.path(), &store).unwrap();
+        let user = CellUser::resolve(Some("1000:1000")).unwrap();
+        let dir = home.path().join(".auth/alpha");
+        assert!(creds.stage(&dir, "grok", user).unwrap());
+        assert!(!creds.stage(&home.path().join(".auth/beta"), "dummy", user).unwrap());
+        let meta = std::fs::metadata(dir.join("grok/auth.json")).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(dir.join("grok")).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(creds.secrets(), ["xai-access"]);
+    }
+}
