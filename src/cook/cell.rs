@@ -84,6 +84,10 @@ pub struct RunOptions {
     pub images: ImagesReady,
     /// Proxy image and egress network, when some cell runs behind a proxy.
     pub egress: Option<Arc<EgressContext>>,
+    /// Secret strings never written to a log.
+    pub secrets: Arc<Vec<String>>,
+    /// Flavors whose cells run one at a time (their login ships a refresh token).
+    pub serial: Vec<String>,
 }
 
 /// Runs every plan (networks must exist already) and returns the hooks' outputs in plan order.
@@ -95,9 +99,16 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
     options: &RunOptions,
 ) -> Vec<H::Output> {
     let semaphore = Arc::new(Semaphore::new(options.max_parallel.max(1)));
+    // One extra permit pool per serial flavor: its cells run one at a time.
+    let serial: std::collections::HashMap<String, Arc<Semaphore>> = options
+        .serial
+        .iter()
+        .map(|f| (f.clone(), Arc::new(Semaphore::new(1))))
+        .collect();
     let mut set = JoinSet::new();
     let count = plans.len();
     for (index, plan) in plans.into_iter().enumerate() {
+        let flavor_permit = serial.get(&plan.flavor).cloned();
         let (runtime, ledger, hooks, semaphore, options) = (
             runtime.clone(),
             ledger.clone(),
@@ -107,6 +118,13 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
         );
         set.spawn(async move {
             let outcome = {
+                let _flavor_permit = match &flavor_permit {
+                    Some(permits) => tokio::select! {
+                        permit = permits.clone().acquire_owned() => permit.ok(),
+                        () = options.cancel.cancelled() => None,
+                    },
+                    None => None,
+                };
                 let _permit = tokio::select! {
                     permit = semaphore.acquire_owned() => permit.ok(),
                     () = options.cancel.cancelled() => None,
@@ -117,6 +135,17 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                 for object in cell_objects(&plan) {
                     let _ = ledger.release(&*runtime, &object).await;
                 }
+                // Its login snapshot lives no longer than the cell.
+                for mount in plan
+                    .spec
+                    .mounts
+                    .iter()
+                    .filter(|m| m.target == crate::creds::STAGING_TARGET)
+                {
+                    let _ = crate::fsx::remove_tree(&mount.source);
+                }
+                redact_file(&plan.stdout_log, &options.secrets);
+                redact_file(&plan.stderr_log, &options.secrets);
                 outcome
             };
             let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
@@ -209,6 +238,7 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         runtime.cell_logs(&plan.spec.name),
         plan.stdout_log.clone(),
         plan.stderr_log.clone(),
+        options.secrets.clone(),
     ));
     let ended = wait_or_kill(runtime, plan, cancel).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
@@ -373,13 +403,14 @@ async fn pump_logs(
     >,
     stdout: std::path::PathBuf,
     stderr: std::path::PathBuf,
+    secrets: Arc<Vec<String>>,
 ) -> std::io::Result<()> {
     let mut out = CappedLog::create(&stdout).await?;
     let mut err = CappedLog::create(&stderr).await?;
     while let Some(chunk) = stream.next().await {
         match chunk {
-            Ok(LogChunk::Stdout(bytes)) => out.write(&bytes).await?,
-            Ok(LogChunk::Stderr(bytes)) => err.write(&bytes).await?,
+            Ok(LogChunk::Stdout(bytes)) => out.write(&redact(&bytes, &secrets)).await?,
+            Ok(LogChunk::Stderr(bytes)) => err.write(&redact(&bytes, &secrets)).await?,
             Err(e) => {
                 err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes())
                     .await?;
@@ -389,6 +420,38 @@ async fn pump_logs(
     }
     out.file.flush().await?;
     err.file.flush().await
+}
+
+/// Replaces every secret in `bytes` with `[REDACTED]`.
+pub fn redact(bytes: &[u8], secrets: &[String]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        let needle = secret.as_bytes();
+        let mut cleaned = Vec::with_capacity(out.len());
+        let mut rest = out.as_slice();
+        while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+            cleaned.extend_from_slice(&rest[..at]);
+            cleaned.extend_from_slice(b"[REDACTED]");
+            rest = &rest[at + needle.len()..];
+        }
+        cleaned.extend_from_slice(rest);
+        out = cleaned;
+    }
+    out
+}
+
+/// Redacts a finished log file in place (a secret split across two stream chunks escapes the
+/// live pass, never this one).
+fn redact_file(path: &Path, secrets: &[String]) {
+    if secrets.is_empty() {
+        return;
+    }
+    if let Ok(bytes) = std::fs::read(path) {
+        let cleaned = redact(&bytes, secrets);
+        if cleaned != bytes {
+            let _ = crate::fsx::write_atomic(path, &cleaned);
+        }
+    }
 }
 
 struct CappedLog {

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 pub use hooks::{ParticipantResult, done_phase, egress_record, egress_summary};
 
 use crate::brief::{Actor, Brief, Profile};
+use crate::creds::Credentials;
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Runtime, RuntimeError, TeardownFailure};
@@ -57,6 +58,9 @@ pub enum RunError {
     /// An image failed to build; no cell ran.
     #[error("image build failed: {0}")]
     Build(String),
+    /// A login is missing, malformed or expiring.
+    #[error(transparent)]
+    Creds(#[from] crate::creds::CredsError),
     /// The sandbox probe found a property that does not hold; the cook was stopped.
     #[error("the sandbox check failed: {}", .0.join("; "))]
     Sandbox(Vec<String>),
@@ -72,6 +76,7 @@ impl crate::error::Hint for RunError {
                 Some("run `multicooker doctor` to check that every flavor's image builds".into())
             }
             Self::Prepare { .. } => None,
+            Self::Creds(e) => e.hint(),
             Self::Sandbox(_) => Some(
                 "fix the engine as each line says and run `multicooker doctor --sandbox`; `cook --skip-sandbox-check` runs anyway, at your own risk".into(),
             ),
@@ -149,10 +154,14 @@ pub async fn cook<R: Runtime>(
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
     // Checked before anything is written: a flavor without an image changes nothing.
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    let cells_of: Vec<(&Actor, bool)> = actors.iter().map(|a| (a, false)).collect();
+    let logins = snapshot_logins(brief, &cells_of)?;
     prepare_folder(paths, &actors, settings)?;
+    stage_logins(paths, &logins, &cells_of, settings.user)?;
     let (status, events) = open_run(paths, brief, &actors)?;
     let context = settings.plan_context(paths, &engine_names, brief);
-    let plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
+    let mut plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
+    attach_logins(paths, &mut plans);
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let (built_status, built_events) = (status.clone(), events.clone());
@@ -167,6 +176,8 @@ pub async fn cook<R: Runtime>(
         role: Role::Participant,
         images: specs,
         plans,
+        secrets: Arc::new(logins.secrets()),
+        serial: serial_flavors(&logins, &flavors),
         hooks: Arc::new(hooks),
         on_built: Box::new(move || {
             let _ = built_events.cook("image.build.finished", Phase::Cook, None);
@@ -221,6 +232,93 @@ pub async fn cook<R: Runtime>(
         state,
         leftovers,
     })
+}
+
+/// Reads the logins the cells' flavors need from the host and checks they outlive the cells.
+/// Nothing is written: a missing or expiring login stops the command before it starts.
+pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, bool)]) -> Result<Credentials, RunError> {
+    let mut flavors: Vec<(String, u64)> = Vec::new();
+    for (actor, judge) in cells {
+        let timeout = brief.timeout_for(actor, *judge);
+        match flavors.iter_mut().find(|(f, _)| *f == actor.flavor) {
+            Some((_, longest)) => *longest = (*longest).max(timeout),
+            None => flavors.push((actor.flavor.clone(), timeout)),
+        }
+    }
+    Ok(Credentials::snapshot(
+        &flavors,
+        &crate::creds::host_home(),
+        &*crate::creds::token_store(),
+    )?)
+}
+
+/// One private copy of its flavor's login per cell, in `.auth/<cell>/`.
+pub fn stage_logins(
+    paths: &CookPaths,
+    logins: &Credentials,
+    cells: &[(&Actor, bool)],
+    user: CellUser,
+) -> Result<(), RunError> {
+    for (actor, _) in cells {
+        let dir = paths.auth(&actor.name);
+        fsx::remove_tree(&dir).map_err(|source| RunError::Prepare {
+            path: dir.clone(),
+            source,
+        })?;
+        logins.stage(&dir, &actor.flavor, user)?;
+    }
+    if paths.auth_root().is_dir() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = paths.auth_root();
+        fs_err::set_permissions(&root, std::fs::Permissions::from_mode(0o711))
+            .map_err(|source| RunError::Prepare { path: root, source })?;
+        ensure_ignored(paths).map_err(|source| RunError::Prepare {
+            path: paths.gitignore(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Mounts each staged login read-only into its own cell, and nowhere else.
+pub fn attach_logins(paths: &CookPaths, plans: &mut [plan::CellPlan]) {
+    for plan in plans {
+        let dir = paths.auth(&plan.actor);
+        if dir.is_dir() {
+            plan.spec
+                .mounts
+                .push(plan::read_only(dir, crate::creds::STAGING_TARGET));
+        }
+    }
+}
+
+/// Flavors whose cells must run one at a time.
+pub fn serial_flavors(logins: &Credentials, flavors: &[String]) -> Vec<String> {
+    let mut serial: Vec<String> = flavors
+        .iter()
+        .filter(|f| logins.serial(f))
+        .cloned()
+        .collect();
+    serial.dedup();
+    serial
+}
+
+/// `.auth/` is listed in the cook's `.gitignore` (cooks made by other tools may lack it).
+fn ensure_ignored(paths: &CookPaths) -> std::io::Result<()> {
+    let path = paths.gitignore();
+    let text = fs_err::read_to_string(&path).unwrap_or_default();
+    if text
+        .lines()
+        .any(|l| l.trim() == ".auth/" || l.trim() == ".auth")
+    {
+        return Ok(());
+    }
+    let separator = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    fs_err::write(&path, format!("{text}{separator}.auth/\n"))
 }
 
 /// Keeps earlier outputs aside and writes every participant's PROMPT.txt.

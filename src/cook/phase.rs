@@ -38,6 +38,10 @@ pub struct Cells<H: CellHooks> {
     pub plans: Vec<CellPlan>,
     /// What happens around each cell.
     pub hooks: Arc<H>,
+    /// Secret strings never written to a log.
+    pub secrets: Arc<Vec<String>>,
+    /// Flavors whose cells run one at a time.
+    pub serial: Vec<String>,
     /// Runs (on a blocking thread) once every image is built.
     pub on_built: Box<dyn FnOnce() + Send>,
 }
@@ -77,6 +81,8 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         max_parallel: settings.max_parallel,
         images: ready.clone(),
         egress,
+        secrets: phase.secrets,
+        serial: phase.serial,
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
     let build = ready.await;

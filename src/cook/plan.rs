@@ -70,7 +70,10 @@ impl CellUser {
         } else {
             Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!("cells run as uid {} but multicooker runs as uid {}, so it cannot hand them private files", self.uid, self.host_uid),
+                format!(
+                    "cells run as uid {} but multicooker runs as uid {}, so it cannot hand them private files",
+                    self.uid, self.host_uid
+                ),
             ))
         }
     }
@@ -291,6 +294,8 @@ impl PlanContext<'_> {
             }
             env.push(("NO_PROXY".to_owned(), "localhost,127.0.0.1".to_owned()));
         }
+        let denied = crate::flavor::denied_env();
+        env.retain(|(key, _)| !denied.contains(&key.as_str()));
         let network_name = (egress != Egress::None).then(|| self.names.network(role, &actor.name));
         let owner = Some((self.user.uid, self.user.gid));
         let spec = CellSpec {
@@ -556,6 +561,50 @@ judges:\n  - {name: j, flavor: grok}\nrubric: {dimensions: [{id: c, weight: 100}
                 .participant(&brief.participants[1])
                 .network
                 .is_none()
+        );
+    }
+}
+
+#[cfg(test)]
+mod deny_tests {
+    use super::*;
+
+    #[test]
+    fn no_cell_gets_a_denied_variable_or_a_host_path_outside_the_cook() {
+        let yaml = "name: t\nparticipants:\n  - {name: a, flavor: claude}\n  - {name: b, flavor: codex}\n  - {name: c, flavor: agy}\n  - {name: d, flavor: grok}\n  - {name: e, flavor: triad}\n";
+        let brief = crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes())
+            .unwrap()
+            .brief;
+        let paths = CookPaths::new("/cooks/251122-t".into());
+        let names = Names::for_paths(&paths);
+        let user = CellUser::resolve(Some("1000:1000")).unwrap();
+        let context = PlanContext {
+            paths: &paths,
+            names: &names,
+            brief: &brief,
+            user,
+            profile: Profile::Medium,
+            run_id: "r",
+        };
+        for actor in &brief.participants {
+            let plan = context.participant(actor);
+            let denied = crate::flavor::denied_env();
+            for (key, _) in &plan.spec.env {
+                assert!(!denied.contains(&key.as_str()), "{} gets {key}", actor.name);
+            }
+            for mount in &plan.spec.mounts {
+                assert!(
+                    mount.source.starts_with(paths.dir()),
+                    "{} mounts {}",
+                    actor.name,
+                    mount.source.display()
+                );
+            }
+        }
+        assert!(crate::flavor::denied_env().contains(&"ANTHROPIC_API_KEY"));
+        assert!(
+            crate::flavor::denied_env().contains(&"ANTHROPIC_API_KEY"),
+            "other vendors' keys too"
         );
     }
 }

@@ -12,7 +12,9 @@ mod store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use sources::{HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login};
+pub use sources::{
+    HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login,
+};
 pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
 
 use crate::cook::plan::CellUser;
@@ -87,12 +89,20 @@ pub enum CredsError {
 impl Hint for CredsError {
     fn hint(&self) -> Option<String> {
         match self {
-            Self::Missing { flavor, .. } | Self::Expires { flavor, .. } | Self::Invalid { flavor, .. } => {
-                Some(format!("log in on the host with `{}`, then run this again", login_command(flavor)))
-            }
+            Self::Missing { flavor, .. }
+            | Self::Expires { flavor, .. }
+            | Self::Invalid { flavor, .. } => Some(format!(
+                "log in on the host with `{}`, then run this again",
+                login_command(flavor)
+            )),
             Self::Unreadable { .. } => Some("check the file's permissions".into()),
-            Self::Store { .. } => Some(format!("set {TOKEN_STORE_ENV}=file:<folder> to keep tokens in 0600 files instead")),
-            Self::Stage { .. } => Some("run multicooker as root, or as the user cells run as (MULTICOOKER_HARDENING_USER)".into()),
+            Self::Store { .. } => Some(format!(
+                "set {TOKEN_STORE_ENV}=file:<folder> to keep tokens in 0600 files instead"
+            )),
+            Self::Stage { .. } => Some(
+                "run multicooker as root, or as the user cells run as (MULTICOOKER_HARDENING_USER)"
+                    .into(),
+            ),
         }
     }
 }
@@ -118,7 +128,11 @@ pub struct Credentials {
 impl Credentials {
     /// Snapshots the logins of `flavors` (each with the longest timeout among its cells) and
     /// checks they outlive the cells.
-    pub fn snapshot(flavors: &[(String, u64)], home: &Path, store: &dyn TokenStore) -> Result<Self, CredsError> {
+    pub fn snapshot(
+        flavors: &[(String, u64)],
+        home: &Path,
+        store: &dyn TokenStore,
+    ) -> Result<Self, CredsError> {
         let mut logins = BTreeMap::new();
         let now = jiff::Timestamp::now();
         for (flavor, timeout_s) in flavors {
@@ -126,7 +140,11 @@ impl Credentials {
                 if logins.contains_key(*member) {
                     continue;
                 }
-                let long_lived = if *member == "claude" { store.get("claude")? } else { None };
+                let long_lived = if *member == "claude" {
+                    store.get("claude")?
+                } else {
+                    None
+                };
                 if let Some(login) = read_login(member, home, long_lived)? {
                     check_expiry(&login, now, *timeout_s)?;
                     logins.insert((*member).to_owned(), login);
@@ -138,8 +156,12 @@ impl Credentials {
 
     /// Every secret string, for redaction.
     pub fn secrets(&self) -> Vec<String> {
-        let mut secrets: Vec<String> =
-            self.logins.values().flat_map(|l| l.secrets.iter().cloned()).filter(|s| s.len() >= 6).collect();
+        let mut secrets: Vec<String> = self
+            .logins
+            .values()
+            .flat_map(|l| l.secrets.iter().cloned())
+            .filter(|s| s.len() >= 6)
+            .collect();
         secrets.sort();
         secrets.dedup();
         secrets
@@ -147,38 +169,60 @@ impl Credentials {
 
     /// True when a flavor's cells must run one at a time (their login ships a refresh token).
     pub fn serial(&self, flavor: &str) -> bool {
-        members(flavor).iter().any(|m| self.logins.get(*m).is_some_and(|l| l.ships_refresh_token))
+        members(flavor)
+            .iter()
+            .any(|m| self.logins.get(*m).is_some_and(|l| l.ships_refresh_token))
     }
 
     /// Where each member's login came from, for the run record.
     pub fn sources(&self) -> BTreeMap<String, String> {
-        self.logins.iter().map(|(k, v)| (k.clone(), v.source.clone())).collect()
+        self.logins
+            .iter()
+            .map(|(k, v)| (k.clone(), v.source.clone()))
+            .collect()
     }
 
     /// Writes the logins of `flavor` into `dir` (`.auth/<cell>/`) for one cell; returns false
     /// when the flavor needs none.
     pub fn stage(&self, dir: &Path, flavor: &str, user: CellUser) -> Result<bool, CredsError> {
-        let wanted: Vec<&Login> = members(flavor).iter().filter_map(|m| self.logins.get(*m)).collect();
+        let wanted: Vec<&Login> = members(flavor)
+            .iter()
+            .filter_map(|m| self.logins.get(*m))
+            .collect();
         if wanted.is_empty() {
             return Ok(false);
         }
         for login in wanted {
             let folder = dir.join(&login.flavor);
-            write_private(&folder, &login.files, user)
-                .map_err(|source| CredsError::Stage { flavor: login.flavor.clone(), path: folder.clone(), source })?;
+            write_private(&folder, &login.files, user).map_err(|source| CredsError::Stage {
+                flavor: login.flavor.clone(),
+                path: folder.clone(),
+                source,
+            })?;
         }
-        set_private(dir, 0o700, user).map_err(|source| CredsError::Stage { flavor: flavor.to_owned(), path: dir.to_path_buf(), source })?;
+        set_private(dir, 0o700, user).map_err(|source| CredsError::Stage {
+            flavor: flavor.to_owned(),
+            path: dir.to_path_buf(),
+            source,
+        })?;
         Ok(true)
     }
 }
 
 fn check_expiry(login: &Login, now: jiff::Timestamp, timeout_s: u64) -> Result<(), CredsError> {
-    let Some(expires_at) = login.expires_at else { return Ok(()) };
+    let Some(expires_at) = login.expires_at else {
+        return Ok(());
+    };
     let left = expires_at.as_second() - now.as_second();
     if left <= 0 {
-        return Err(CredsError::Expires { flavor: login.flavor.clone(), when: format!("expired at {expires_at}") });
+        return Err(CredsError::Expires {
+            flavor: login.flavor.clone(),
+            when: format!("expired at {expires_at}"),
+        });
     }
-    let needed = i64::try_from(timeout_s).unwrap_or(i64::MAX).saturating_add(EXPIRY_MARGIN_S);
+    let needed = i64::try_from(timeout_s)
+        .unwrap_or(i64::MAX)
+        .saturating_add(EXPIRY_MARGIN_S);
     if left < needed && !login.ships_refresh_token {
         return Err(CredsError::Expires {
             flavor: login.flavor.clone(),
@@ -192,12 +236,17 @@ fn check_expiry(login: &Login, now: jiff::Timestamp, timeout_s: u64) -> Result<(
 }
 
 fn write_private(folder: &Path, files: &[StagedFile], user: CellUser) -> std::io::Result<()> {
-    use std::io::Write as _;
     use fs_err::os::unix::fs::OpenOptionsExt as _;
+    use std::io::Write as _;
     fs_err::create_dir_all(folder)?;
     for file in files {
         let path = folder.join(&file.name);
-        let mut out = fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
+        let mut out = fs_err::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)?;
         out.write_all(&file.bytes)?;
         set_private(&path, 0o600, user)?;
     }
@@ -221,7 +270,10 @@ mod tests {
             source: "test".into(),
             files: vec![],
             secrets: vec![],
-            expires_at: Some(jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + expires_in_s).unwrap()),
+            expires_at: Some(
+                jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + expires_in_s)
+                    .unwrap(),
+            ),
             ships_refresh_token: refresh,
         }
     }
@@ -231,9 +283,22 @@ mod tests {
         let now = jiff::Timestamp::now();
         assert!(check_expiry(&login(7200, false), now, 1800).is_ok());
         let error = check_expiry(&login(1000, false), now, 1800).unwrap_err();
-        assert!(error.to_string().contains("before the cells' 1800s timeout ends"), "{error}");
-        assert!(check_expiry(&login(1000, true), now, 1800).is_ok(), "a shipped refresh token may renew it");
-        assert!(check_expiry(&login(-5, true), now, 1800).unwrap_err().to_string().contains("expired at"));
+        assert!(
+            error
+                .to_string()
+                .contains("before the cells' 1800s timeout ends"),
+            "{error}"
+        );
+        assert!(
+            check_expiry(&login(1000, true), now, 1800).is_ok(),
+            "a shipped refresh token may renew it"
+        );
+        assert!(
+            check_expiry(&login(-5, true), now, 1800)
+                .unwrap_err()
+                .to_string()
+                .contains("expired at")
+        );
     }
 
     #[test]
@@ -244,14 +309,26 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, r#"{"s": {"key": "xai-access", "auth_mode": "oidc", "expires_at": "2099-01-01T00:00:00Z"}}"#).unwrap();
         let store = store::FileStore::new(home.path().join("tokens"));
-        let creds = Credentials::snapshot(&[("grok".into(), 60), ("dummy".into(), 60)], home.path(), &store).unwrap();
+        let creds = Credentials::snapshot(
+            &[("grok".into(), 60), ("dummy".into(), 60)],
+            home.path(),
+            &store,
+        )
+        .unwrap();
         let user = CellUser::resolve(Some("1000:1000")).unwrap();
         let dir = home.path().join(".auth/alpha");
         assert!(creds.stage(&dir, "grok", user).unwrap());
-        assert!(!creds.stage(&home.path().join(".auth/beta"), "dummy", user).unwrap());
+        assert!(
+            !creds
+                .stage(&home.path().join(".auth/beta"), "dummy", user)
+                .unwrap()
+        );
         let meta = std::fs::metadata(dir.join("grok/auth.json")).unwrap();
         assert_eq!(meta.mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(dir.join("grok")).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(dir.join("grok")).unwrap().mode() & 0o777,
+            0o700
+        );
         assert_eq!(creds.secrets(), ["xai-access"]);
     }
 }

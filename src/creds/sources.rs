@@ -61,7 +61,11 @@ pub fn host_home() -> PathBuf {
 }
 
 /// Reads one flavor's login from the host (`long_lived`: a token from `multicooker login`).
-pub fn read_login(flavor: &str, home: &Path, long_lived: Option<String>) -> Result<Option<Login>, CredsError> {
+pub fn read_login(
+    flavor: &str,
+    home: &Path,
+    long_lived: Option<String>,
+) -> Result<Option<Login>, CredsError> {
     match flavor {
         "claude" => match long_lived {
             Some(token) => Ok(Some(claude_long_lived(token))),
@@ -77,20 +81,34 @@ pub fn read_login(flavor: &str, home: &Path, long_lived: Option<String>) -> Resu
 fn read_json(flavor: &str, path: &Path) -> Result<Value, CredsError> {
     let bytes = std::fs::read(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            CredsError::Missing { flavor: flavor.to_owned(), path: path.to_path_buf() }
+            CredsError::Missing {
+                flavor: flavor.to_owned(),
+                path: path.to_path_buf(),
+            }
         } else {
-            CredsError::Unreadable { flavor: flavor.to_owned(), path: path.to_path_buf(), source: e }
+            CredsError::Unreadable {
+                flavor: flavor.to_owned(),
+                path: path.to_path_buf(),
+                source: e,
+            }
         }
     })?;
     serde_json::from_slice(&bytes).map_err(|_| invalid(flavor, path, "is not valid JSON"))
 }
 
 fn invalid(flavor: &str, path: &Path, problem: &str) -> CredsError {
-    CredsError::Invalid { flavor: flavor.to_owned(), path: path.to_path_buf(), problem: problem.to_owned() }
+    CredsError::Invalid {
+        flavor: flavor.to_owned(),
+        path: path.to_path_buf(),
+        problem: problem.to_owned(),
+    }
 }
 
 fn string_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
-    value.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty())
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 fn pretty(value: &Value) -> Vec<u8> {
@@ -101,7 +119,10 @@ fn claude_long_lived(token: String) -> Login {
     Login {
         flavor: "claude".into(),
         source: "multicooker's own keyring entry (claude setup-token)".into(),
-        files: vec![StagedFile { name: "oauth-token".into(), bytes: token.clone().into_bytes() }],
+        files: vec![StagedFile {
+            name: "oauth-token".into(),
+            bytes: token.clone().into_bytes(),
+        }],
         secrets: vec![token],
         expires_at: None,
         ships_refresh_token: false,
@@ -112,22 +133,41 @@ fn claude_long_lived(token: String) -> Login {
 fn claude(home: &Path) -> Result<Login, CredsError> {
     let path = home.join(".claude/.credentials.json");
     let mut value = if cfg!(target_os = "macos") && std::env::var_os(HOST_HOME_ENV).is_none() {
-        claude_keychain().map_err(|problem| invalid("claude", Path::new("Keychain: Claude Code-credentials"), &problem))?
+        claude_keychain().map_err(|problem| {
+            invalid(
+                "claude",
+                Path::new("Keychain: Claude Code-credentials"),
+                &problem,
+            )
+        })?
     } else {
         read_json("claude", &path)?
     };
-    let oauth = value.get("claudeAiOauth").ok_or_else(|| invalid("claude", &path, "has no `claudeAiOauth` object"))?;
-    let access = string_at(oauth, "/accessToken").ok_or_else(|| invalid("claude", &path, "has no `claudeAiOauth.accessToken`"))?.to_owned();
-    let expires_ms = oauth.get("expiresAt").and_then(Value::as_i64).ok_or_else(|| invalid("claude", &path, "has no numeric `claudeAiOauth.expiresAt`"))?;
+    let oauth = value
+        .get("claudeAiOauth")
+        .ok_or_else(|| invalid("claude", &path, "has no `claudeAiOauth` object"))?;
+    let access = string_at(oauth, "/accessToken")
+        .ok_or_else(|| invalid("claude", &path, "has no `claudeAiOauth.accessToken`"))?
+        .to_owned();
+    let expires_ms = oauth
+        .get("expiresAt")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| invalid("claude", &path, "has no numeric `claudeAiOauth.expiresAt`"))?;
     let mut secrets = vec![access];
     secrets.extend(string_at(oauth, "/refreshToken").map(str::to_owned));
-    if let Some(oauth) = value.get_mut("claudeAiOauth").and_then(Value::as_object_mut) {
+    if let Some(oauth) = value
+        .get_mut("claudeAiOauth")
+        .and_then(Value::as_object_mut)
+    {
         oauth.remove("refreshToken");
     }
     Ok(Login {
         flavor: "claude".into(),
         source: path.display().to_string(),
-        files: vec![StagedFile { name: ".credentials.json".into(), bytes: pretty(&value) }],
+        files: vec![StagedFile {
+            name: ".credentials.json".into(),
+            bytes: pretty(&value),
+        }],
         secrets,
         expires_at: jiff::Timestamp::from_millisecond(expires_ms).ok(),
         ships_refresh_token: false,
@@ -137,28 +177,47 @@ fn claude(home: &Path) -> Result<Login, CredsError> {
 /// The macOS Keychain item Claude Code writes, through the `keyring` crate.
 fn claude_keychain() -> Result<Value, String> {
     let user = std::env::var("USER").unwrap_or_default();
-    let entry = keyring::Entry::new("Claude Code-credentials", &user).map_err(|e| format!("not found ({e})"))?;
-    let text = entry.get_password().map_err(|e| format!("not found ({e})"))?;
+    let entry = keyring::Entry::new("Claude Code-credentials", &user)
+        .map_err(|e| format!("not found ({e})"))?;
+    let text = entry
+        .get_password()
+        .map_err(|e| format!("not found ({e})"))?;
     serde_json::from_str(&text).map_err(|_| "is not valid JSON".into())
 }
 
 /// `$CODEX_HOME/auth.json` or `~/.codex/auth.json`: subscription logins only.
 fn codex(home: &Path) -> Result<Login, CredsError> {
-    let path = std::env::var_os("CODEX_HOME").map_or_else(|| home.join(".codex"), PathBuf::from).join("auth.json");
+    let path = std::env::var_os("CODEX_HOME")
+        .map_or_else(|| home.join(".codex"), PathBuf::from)
+        .join("auth.json");
     let mut value = read_json("codex", &path)?;
     if value.get("OPENAI_API_KEY").is_some_and(|k| !k.is_null()) {
-        return Err(invalid("codex", &path, "holds an OPENAI_API_KEY, which would bill the API instead of your subscription"));
+        return Err(invalid(
+            "codex",
+            &path,
+            "holds an OPENAI_API_KEY, which would bill the API instead of your subscription",
+        ));
     }
-    let access = string_at(&value, "/tokens/access_token").ok_or_else(|| invalid("codex", &path, "has no `tokens.access_token`"))?.to_owned();
+    let access = string_at(&value, "/tokens/access_token")
+        .ok_or_else(|| invalid("codex", &path, "has no `tokens.access_token`"))?
+        .to_owned();
     let mut secrets = vec![access.clone()];
-    secrets.extend(["/tokens/refresh_token", "/tokens/id_token"].iter().filter_map(|p| string_at(&value, p)).map(str::to_owned));
+    secrets.extend(
+        ["/tokens/refresh_token", "/tokens/id_token"]
+            .iter()
+            .filter_map(|p| string_at(&value, p))
+            .map(str::to_owned),
+    );
     if let Some(tokens) = value.get_mut("tokens").and_then(Value::as_object_mut) {
         tokens.insert("refresh_token".into(), Value::String(String::new()));
     }
     Ok(Login {
         flavor: "codex".into(),
         source: path.display().to_string(),
-        files: vec![StagedFile { name: "auth.json".into(), bytes: pretty(&value) }],
+        files: vec![StagedFile {
+            name: "auth.json".into(),
+            bytes: pretty(&value),
+        }],
         secrets,
         expires_at: jwt_expiry(&access),
         ships_refresh_token: false,
@@ -170,14 +229,24 @@ fn codex(home: &Path) -> Result<Login, CredsError> {
 fn agy(home: &Path) -> Result<Login, CredsError> {
     let path = home.join(".gemini/antigravity-cli/antigravity-oauth-token");
     let value = read_json("agy", &path)?;
-    let access = string_at(&value, "/token/access_token").ok_or_else(|| invalid("agy", &path, "has no `token.access_token`"))?.to_owned();
-    let refresh = string_at(&value, "/token/refresh_token").ok_or_else(|| invalid("agy", &path, "has no `token.refresh_token`"))?.to_owned();
-    let expiry = string_at(&value, "/token/expiry").ok_or_else(|| invalid("agy", &path, "has no `token.expiry`"))?;
-    let expires_at = expiry.parse::<jiff::Timestamp>().map_err(|_| invalid("agy", &path, "has an unreadable `token.expiry`"))?;
+    let access = string_at(&value, "/token/access_token")
+        .ok_or_else(|| invalid("agy", &path, "has no `token.access_token`"))?
+        .to_owned();
+    let refresh = string_at(&value, "/token/refresh_token")
+        .ok_or_else(|| invalid("agy", &path, "has no `token.refresh_token`"))?
+        .to_owned();
+    let expiry = string_at(&value, "/token/expiry")
+        .ok_or_else(|| invalid("agy", &path, "has no `token.expiry`"))?;
+    let expires_at = expiry
+        .parse::<jiff::Timestamp>()
+        .map_err(|_| invalid("agy", &path, "has an unreadable `token.expiry`"))?;
     Ok(Login {
         flavor: "agy".into(),
         source: path.display().to_string(),
-        files: vec![StagedFile { name: "antigravity-oauth-token".into(), bytes: pretty(&value) }],
+        files: vec![StagedFile {
+            name: "antigravity-oauth-token".into(),
+            bytes: pretty(&value),
+        }],
         secrets: vec![access, refresh],
         expires_at: Some(expires_at),
         ships_refresh_token: true,
@@ -189,16 +258,26 @@ fn agy(home: &Path) -> Result<Login, CredsError> {
 fn grok(home: &Path) -> Result<Login, CredsError> {
     let path = home.join(".grok/auth.json");
     let value = read_json("grok", &path)?;
-    let entries = value.as_object().ok_or_else(|| invalid("grok", &path, "is not a JSON object"))?;
+    let entries = value
+        .as_object()
+        .ok_or_else(|| invalid("grok", &path, "is not a JSON object"))?;
     let (scope, entry) = entries
         .iter()
         .find(|(_, e)| e.get("auth_mode").and_then(Value::as_str) == Some("oidc"))
         .ok_or_else(|| invalid("grok", &path, "has no subscription (oidc) login"))?;
-    let key = string_at(entry, "/key").ok_or_else(|| invalid("grok", &path, "has an oidc entry without `key`"))?.to_owned();
+    let key = string_at(entry, "/key")
+        .ok_or_else(|| invalid("grok", &path, "has an oidc entry without `key`"))?
+        .to_owned();
     let mut secrets = vec![key];
     secrets.extend(string_at(entry, "/refresh_token").map(str::to_owned));
-    secrets.extend(entries.values().filter_map(|e| string_at(e, "/key")).map(str::to_owned));
-    let expires_at = string_at(entry, "/expires_at").and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    secrets.extend(
+        entries
+            .values()
+            .filter_map(|e| string_at(e, "/key"))
+            .map(str::to_owned),
+    );
+    let expires_at =
+        string_at(entry, "/expires_at").and_then(|t| t.parse::<jiff::Timestamp>().ok());
     let mut kept = entry.clone();
     if let Some(map) = kept.as_object_mut() {
         map.remove("refresh_token");
@@ -207,7 +286,10 @@ fn grok(home: &Path) -> Result<Login, CredsError> {
     Ok(Login {
         flavor: "grok".into(),
         source: path.display().to_string(),
-        files: vec![StagedFile { name: "auth.json".into(), bytes: pretty(&staged) }],
+        files: vec![StagedFile {
+            name: "auth.json".into(),
+            bytes: pretty(&staged),
+        }],
         secrets,
         expires_at,
         ships_refresh_token: false,
@@ -259,13 +341,22 @@ mod tests {
     #[test]
     fn claude_copies_lose_their_refresh_token() {
         let home = tempfile::tempdir().unwrap();
-        write(home.path(), ".claude/.credentials.json", r#"{"claudeAiOauth": {"accessToken": "sk-ant-oat01-AAA", "refreshToken": "sk-ant-ort01-RRR", "expiresAt": 1893456000000, "scopes": ["user:inference"]}}"#);
+        write(
+            home.path(),
+            ".claude/.credentials.json",
+            r#"{"claudeAiOauth": {"accessToken": "sk-ant-oat01-AAA", "refreshToken": "sk-ant-ort01-RRR", "expiresAt": 1893456000000, "scopes": ["user:inference"]}}"#,
+        );
         let login = read_login("claude", home.path(), None).unwrap().unwrap();
         let staged = String::from_utf8(login.files[0].bytes.clone()).unwrap();
-        assert!(staged.contains("sk-ant-oat01-AAA") && !staged.contains("sk-ant-ort01-RRR"), "{staged}");
+        assert!(
+            staged.contains("sk-ant-oat01-AAA") && !staged.contains("sk-ant-ort01-RRR"),
+            "{staged}"
+        );
         assert_eq!(login.secrets, ["sk-ant-oat01-AAA", "sk-ant-ort01-RRR"]);
         assert_eq!(login.expires_at.unwrap().as_second(), 1_893_456_000);
-        let long = read_login("claude", home.path(), Some("sk-ant-oat01-LONG".into())).unwrap().unwrap();
+        let long = read_login("claude", home.path(), Some("sk-ant-oat01-LONG".into()))
+            .unwrap()
+            .unwrap();
         assert_eq!(long.files[0].name, "oauth-token");
         assert_eq!(long.expires_at, None);
     }
@@ -275,11 +366,21 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         // {"exp": 1893456000}
         let jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjE4OTM0NTYwMDB9.";
-        write(home.path(), ".codex/auth.json", &format!(r#"{{"auth_mode": "chatgpt", "OPENAI_API_KEY": null, "tokens": {{"access_token": "{jwt}", "refresh_token": "rt.secret"}}}}"#));
+        write(
+            home.path(),
+            ".codex/auth.json",
+            &format!(
+                r#"{{"auth_mode": "chatgpt", "OPENAI_API_KEY": null, "tokens": {{"access_token": "{jwt}", "refresh_token": "rt.secret"}}}}"#
+            ),
+        );
         let login = read_login("codex", home.path(), None).unwrap().unwrap();
         assert_eq!(login.expires_at.unwrap().as_second(), 1_893_456_000);
         assert!(!String::from_utf8_lossy(&login.files[0].bytes).contains("rt.secret"));
-        write(home.path(), ".codex/auth.json", r#"{"OPENAI_API_KEY": "sk-live", "tokens": {"access_token": "x"}}"#);
+        write(
+            home.path(),
+            ".codex/auth.json",
+            r#"{"OPENAI_API_KEY": "sk-live", "tokens": {"access_token": "x"}}"#,
+        );
         let error = read_login("codex", home.path(), None).unwrap_err();
         assert!(error.to_string().contains("OPENAI_API_KEY"), "{error}");
     }
@@ -287,11 +388,23 @@ mod tests {
     #[test]
     fn grok_drops_api_keys_and_refresh_tokens() {
         let home = tempfile::tempdir().unwrap();
-        write(home.path(), ".grok/auth.json", r#"{"https://auth.x.ai::cli": {"key": "xai-access", "auth_mode": "oidc", "refresh_token": "xai-refresh", "expires_at": "2030-01-01T00:00:00Z"}, "xai::api_key": {"key": "xai-apikey", "auth_mode": "api_key"}}"#);
+        write(
+            home.path(),
+            ".grok/auth.json",
+            r#"{"https://auth.x.ai::cli": {"key": "xai-access", "auth_mode": "oidc", "refresh_token": "xai-refresh", "expires_at": "2030-01-01T00:00:00Z"}, "xai::api_key": {"key": "xai-apikey", "auth_mode": "api_key"}}"#,
+        );
         let login = read_login("grok", home.path(), None).unwrap().unwrap();
         let staged = String::from_utf8(login.files[0].bytes.clone()).unwrap();
-        assert!(staged.contains("xai-access") && !staged.contains("xai-refresh") && !staged.contains("xai-apikey"), "{staged}");
-        assert!(login.secrets.contains(&"xai-apikey".to_owned()), "api keys are still redacted");
+        assert!(
+            staged.contains("xai-access")
+                && !staged.contains("xai-refresh")
+                && !staged.contains("xai-apikey"),
+            "{staged}"
+        );
+        assert!(
+            login.secrets.contains(&"xai-apikey".to_owned()),
+            "api keys are still redacted"
+        );
     }
 
     #[test]
@@ -299,7 +412,11 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let error = read_login("agy", home.path(), None).unwrap_err();
         assert!(matches!(error, CredsError::Missing { .. }));
-        write(home.path(), ".gemini/antigravity-cli/antigravity-oauth-token", r#"{"token": {"access_token": "a"}}"#);
+        write(
+            home.path(),
+            ".gemini/antigravity-cli/antigravity-oauth-token",
+            r#"{"token": {"access_token": "a"}}"#,
+        );
         let error = read_login("agy", home.path(), None).unwrap_err();
         assert!(error.to_string().contains("token.refresh_token"), "{error}");
     }

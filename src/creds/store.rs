@@ -27,8 +27,10 @@ pub struct KeyringStore;
 
 impl KeyringStore {
     fn entry(flavor: &str) -> Result<keyring::Entry, CredsError> {
-        keyring::Entry::new(SERVICE, &format!("{flavor}-token"))
-            .map_err(|e| CredsError::Store { store: "OS keyring".into(), message: e.to_string() })
+        keyring::Entry::new(SERVICE, &format!("{flavor}-token")).map_err(|e| CredsError::Store {
+            store: "OS keyring".into(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -37,11 +39,19 @@ impl TokenStore for KeyringStore {
         match Self::entry(flavor)?.get_password() {
             Ok(token) => Ok(Some(token)),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(CredsError::Store { store: self.describe(), message: e.to_string() }),
+            Err(e) => Err(CredsError::Store {
+                store: self.describe(),
+                message: e.to_string(),
+            }),
         }
     }
     fn set(&self, flavor: &str, token: &str) -> Result<(), CredsError> {
-        Self::entry(flavor)?.set_password(token).map_err(|e| CredsError::Store { store: self.describe(), message: e.to_string() })
+        Self::entry(flavor)?
+            .set_password(token)
+            .map_err(|e| CredsError::Store {
+                store: self.describe(),
+                message: e.to_string(),
+            })
     }
     fn describe(&self) -> String {
         format!("OS keyring, service `{SERVICE}`")
@@ -66,15 +76,31 @@ impl TokenStore for FileStore {
         match std::fs::read_to_string(self.dir.join(flavor)) {
             Ok(token) => Ok(Some(token.trim().to_owned()).filter(|t| !t.is_empty())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(CredsError::Store { store: self.describe(), message: e.to_string() }),
+            Err(e) => Err(CredsError::Store {
+                store: self.describe(),
+                message: e.to_string(),
+            }),
         }
     }
     fn set(&self, flavor: &str, token: &str) -> Result<(), CredsError> {
         use std::io::Write as _;
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-        let fail = |e: std::io::Error| CredsError::Store { store: self.describe(), message: e.to_string() };
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(fail)?;
-        let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(self.dir.join(flavor)).map_err(fail)?;
+        let fail = |e: std::io::Error| CredsError::Store {
+            store: self.describe(),
+            message: e.to_string(),
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(fail)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(self.dir.join(flavor))
+            .map_err(fail)?;
         file.write_all(token.as_bytes()).map_err(fail)
     }
     fn describe(&self) -> String {
@@ -86,10 +112,16 @@ impl TokenStore for FileStore {
 /// else files in `~/.config/multicooker/tokens`.
 pub fn token_store() -> Box<dyn TokenStore> {
     match std::env::var(TOKEN_STORE_ENV).ok().as_deref() {
-        Some(spec) if spec.starts_with("file:") => Box::new(FileStore::new(PathBuf::from(&spec[5..]))),
+        Some(spec) if spec.starts_with("file:") => {
+            Box::new(FileStore::new(PathBuf::from(&spec[5..])))
+        }
         Some("keyring") => Box::new(KeyringStore),
-        _ if keyring::Entry::store_status().is_ok() && KeyringStore.get("probe").is_ok() => Box::new(KeyringStore),
-        _ => Box::new(FileStore::new(super::host_home().join(".config/multicooker/tokens"))),
+        _ if keyring::Entry::store_status().is_ok() && KeyringStore.get("probe").is_ok() => {
+            Box::new(KeyringStore)
+        }
+        _ => Box::new(FileStore::new(
+            super::host_home().join(".config/multicooker/tokens"),
+        )),
     }
 }
 
@@ -104,8 +136,20 @@ mod tests {
         let store = FileStore::new(dir.path().join("tokens"));
         assert_eq!(store.get("claude").unwrap(), None);
         store.set("claude", "sk-ant-oat01-long").unwrap();
-        assert_eq!(store.get("claude").unwrap().as_deref(), Some("sk-ant-oat01-long"));
-        assert_eq!(std::fs::metadata(dir.path().join("tokens/claude")).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(dir.path().join("tokens")).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(
+            store.get("claude").unwrap().as_deref(),
+            Some("sk-ant-oat01-long")
+        );
+        assert_eq!(
+            std::fs::metadata(dir.path().join("tokens/claude"))
+                .unwrap()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        assert_eq!(
+            std::fs::metadata(dir.path().join("tokens")).unwrap().mode() & 0o777,
+            0o700
+        );
     }
 }

@@ -114,6 +114,54 @@ pub fn api_hosts(flavor: &str) -> &'static [&'static str] {
     }
 }
 
+/// Environment variables a flavor's cell must never receive (FLAVORS.md §9): API keys that
+/// would bill the API instead of the subscription, endpoint overrides, host paths, and every
+/// flavor's secrets. Cells get an explicit environment, so none is ever inherited; this list is
+/// enforced on top of that, for anything a future caller might add.
+pub fn denied_env() -> Vec<&'static str> {
+    const ALL: &[&str] = &[
+        "SSH_AUTH_SOCK",
+        "GH_TOKEN",
+        "GITHUB_TOKEN",
+        "NPM_TOKEN",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DOCKER_HOST",
+    ];
+    const CLAUDE: &[&str] = &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_USE_FOUNDRY",
+        "CLAUDE_CONFIG_DIR",
+        "IS_SANDBOX",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ];
+    const CODEX: &[&str] = &[
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "OPENAI_BASE_URL",
+        "CODEX_HOME",
+        "CODEX_ACCESS_TOKEN",
+    ];
+    const AGY: &[&str] = &[
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_CLOUD_PROJECT",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ];
+    const GROK: &[&str] = &["XAI_API_KEY", "GROK_CODE_XAI_API_KEY"];
+    let mut denied: Vec<&'static str> = ALL.to_vec();
+    // Every flavor's keys are denied to every cell: another vendor's key has no business there.
+    denied.extend(CLAUDE.iter().chain(CODEX).chain(AGY).chain(GROK));
+    denied
+}
+
 /// The tag of a flavor's shared base image for a context digest.
 pub fn base_tag(flavor: &str, digest: &str) -> String {
     format!("multicooker-base-{flavor}:{digest}")

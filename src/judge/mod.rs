@@ -134,7 +134,14 @@ pub async fn judge<R: Runtime>(
     let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
     // Checked before anything is written: a flavor without an image changes nothing.
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    let running_judges: Vec<(&Actor, bool)> = judges
+        .iter()
+        .filter(|j| running.iter().any(|a| a.judge == j.name))
+        .map(|j| (j, true))
+        .collect();
+    let logins = crate::cook::snapshot_logins(brief, &running_judges)?;
     prepare_inboxes(paths, brief, &assignments, seed, settings)?;
+    crate::cook::stage_logins(paths, &logins, &running_judges, settings.user)?;
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
     status.update(|s| {
@@ -149,11 +156,12 @@ pub async fn judge<R: Runtime>(
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
     let context = settings.plan_context(paths, &engine_names, brief);
-    let plans = running
+    let mut plans: Vec<_> = running
         .iter()
         .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
         .map(|judge| judge_plan(&context, judge))
         .collect();
+    crate::cook::attach_logins(paths, &mut plans);
 
     let hooks = Arc::new(hooks::JudgeHooks::new(
         paths,
@@ -166,6 +174,8 @@ pub async fn judge<R: Runtime>(
         role: Role::Judge,
         images: specs,
         plans,
+        secrets: Arc::new(logins.secrets()),
+        serial: crate::cook::serial_flavors(&logins, &flavors),
         hooks: hooks.clone(),
         on_built: Box::new(|| ()),
     };

@@ -81,6 +81,14 @@ impl CookPaths {
             .join(format!("round-{round}"))
             .join(participant)
     }
+    /// `.auth/`: per-cell login snapshots (never committed, never archived).
+    pub fn auth_root(&self) -> PathBuf {
+        self.dir.join(".auth")
+    }
+    /// `.auth/<cell>/`: one cell's login snapshot, mounted read-only into that cell only.
+    pub fn auth(&self, actor: &str) -> PathBuf {
+        self.auth_root().join(actor)
+    }
     /// `judging/`.
     pub fn judging(&self) -> PathBuf {
         self.dir.join("judging")

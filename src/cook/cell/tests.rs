@@ -76,6 +76,8 @@ async fn run(
             max_parallel: 4,
             images: images_ready_now(),
             egress: None,
+            secrets: Arc::new(Vec::new()),
+            serial: Vec::new(),
         },
     )
     .await;
@@ -214,4 +216,15 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
         runtime.created().is_empty(),
         "a cancelled run creates nothing"
     );
+}
+
+#[test]
+fn secrets_are_redacted_wherever_they_appear() {
+    let secrets = vec!["sk-ant-oat01-SECRET".to_owned(), "rt.other".to_owned()];
+    let text = b"token=sk-ant-oat01-SECRET and rt.other, again sk-ant-oat01-SECRET.";
+    assert_eq!(
+        redact(text, &secrets),
+        b"token=[REDACTED] and [REDACTED], again [REDACTED].".to_vec()
+    );
+    assert_eq!(redact(b"nothing here", &secrets), b"nothing here".to_vec());
 }
