@@ -128,7 +128,7 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> f64 {
     let names = Names::for_cook("990101-floor", "bench");
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
-    let context = multicooker::flavor::build_context("dummy").expect("dummy context");
+    let context = multicooker::flavor::build_context("dummy", None).expect("dummy context");
     runtime
         .build_image(&ImageSpec {
             tag: image.clone(),

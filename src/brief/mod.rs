@@ -165,7 +165,13 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, BriefError> {
             )
         })?
     };
-    let mut checker = parse::Checker::default();
+    let mut checker = parse::Checker {
+        custom_flavors: path
+            .parent()
+            .map(crate::flavor::cook_flavors)
+            .unwrap_or_default(),
+        ..parse::Checker::default()
+    };
     match parse::check(&value, &mut checker) {
         Some(brief) if checker.problems.is_empty() => Ok(Loaded {
             brief,

@@ -122,6 +122,8 @@ pub struct Network {
     pub allow: Vec<String>,
     /// Let allowed names resolve to private addresses (for test doubles on local networks).
     pub allow_private: bool,
+    /// Turn the CLIs' server-side web tools on (off by default; the report says so).
+    pub web_tools: bool,
 }
 
 /// The rubric judges score against.

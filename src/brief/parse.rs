@@ -32,7 +32,7 @@ const ACTOR_KEYS: &[&str] = &[
     "resources",
     "network",
 ];
-const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private"];
+const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private", "web_tools"];
 const RUBRIC_KEYS: &[&str] = &["scale", "dimensions"];
 const DIMENSION_KEYS: &[&str] = &["id", "weight"];
 const JUDGING_KEYS: &[&str] = &["policy", "strict_schema"];
@@ -51,6 +51,8 @@ const RESOURCE_KEYS: &[&str] = &[
 pub(super) struct Checker {
     pub(super) problems: Vec<Problem>,
     pub(super) warnings: Vec<String>,
+    /// Flavors the cook defines itself (`flavors/<name>/Dockerfile`).
+    pub(super) custom_flavors: Vec<String>,
 }
 
 impl Checker {
@@ -287,9 +289,14 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
     let flavor = checker
         .string(&flavor_field, map.get("flavor"))
         .unwrap_or_else(|| name.clone());
-    if !KNOWN_FLAVORS.contains(&flavor.as_str()) {
+    if !KNOWN_FLAVORS.contains(&flavor.as_str()) && !checker.custom_flavors.contains(&flavor) {
         let hint = suggest(&flavor, KNOWN_FLAVORS.iter().copied()).map_or_else(
-            || format!("known flavors: {}", KNOWN_FLAVORS.join(", ")),
+            || {
+                format!(
+                    "known flavors: {} (or add `flavors/{flavor}/Dockerfile` to the cook)",
+                    KNOWN_FLAVORS.join(", ")
+                )
+            },
             |s| {
                 format!(
                     "did you mean `{s}`? (known flavors: {})",
@@ -420,14 +427,19 @@ fn check_network(field: &str, value: &Value, checker: &mut Checker) -> Option<Ne
             }
         }
     }
-    match map.get("allow_private") {
-        None | Some(Value::Null) => {}
-        Some(Value::Bool(b)) => network.allow_private = *b,
-        Some(other) => checker.problem(
-            join(field, "allow_private"),
-            format!("must be true or false, not {}", show(other)),
-            None,
-        ),
+    for (key, slot) in [
+        ("allow_private", &mut network.allow_private),
+        ("web_tools", &mut network.web_tools),
+    ] {
+        match map.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => *slot = *b,
+            Some(other) => checker.problem(
+                join(field, key),
+                format!("must be true or false, not {}", show(other)),
+                None,
+            ),
+        }
     }
     Some(network)
 }

@@ -35,7 +35,7 @@ impl Checks {
 pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let mut checks = Checks::default();
-    let flavors = flavors_to_check(&session, args, &mut checks);
+    let (flavors, cook) = flavors_to_check(&session, args, &mut checks);
     match connect(&session).await {
         Ok((runtime, info)) => {
             checks.add(
@@ -51,7 +51,14 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             );
             check_user(&mut checks);
             for flavor in flavors {
-                check_flavor(&*runtime, &flavor, args.no_build, &mut checks).await;
+                check_flavor(
+                    &*runtime,
+                    &flavor,
+                    cook.as_deref(),
+                    args.no_build,
+                    &mut checks,
+                )
+                .await;
             }
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
@@ -77,7 +84,11 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -> Vec<String> {
+fn flavors_to_check(
+    session: &Session,
+    args: &DoctorArgs,
+    checks: &mut Checks,
+) -> (Vec<String>, Option<std::path::PathBuf>) {
     let Some(task) = &args.task else {
         for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
             checks.add(
@@ -85,11 +96,12 @@ fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -
                 format!("flavor `{flavor}`: no image in this build of multicooker"),
             );
         }
-        return KNOWN_FLAVORS
+        let flavors = KNOWN_FLAVORS
             .iter()
             .filter(|f| has_image(f))
             .map(|f| (*f).to_owned())
             .collect();
+        return (flavors, None);
     };
     match open_cook(session, task) {
         Ok((paths, loaded)) => {
@@ -103,11 +115,11 @@ fn flavors_to_check(session: &Session, args: &DoctorArgs, checks: &mut Checks) -
                 .collect();
             flavors.sort();
             flavors.dedup();
-            flavors
+            (flavors, Some(paths.dir().to_path_buf()))
         }
         Err(error) => {
             checks.add("FAIL", format!("{error:#}"));
-            Vec::new()
+            (Vec::new(), None)
         }
     }
 }
@@ -126,8 +138,14 @@ fn check_user(checks: &mut Checks) {
     }
 }
 
-async fn check_flavor<R: Runtime>(runtime: &R, flavor: &str, no_build: bool, checks: &mut Checks) {
-    let base = match base_specs(&[flavor.to_owned()]) {
+async fn check_flavor<R: Runtime>(
+    runtime: &R,
+    flavor: &str,
+    cook: Option<&std::path::Path>,
+    no_build: bool,
+    checks: &mut Checks,
+) {
+    let base = match base_specs(&[flavor.to_owned()], cook) {
         Ok(mut specs) => specs.remove(0),
         Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
     };

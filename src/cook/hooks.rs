@@ -281,7 +281,12 @@ pub fn egress_summary(egress: &serde_json::Value) -> serde_json::Value {
 
 /// A cell's egress, as recorded in results: mode, allowed targets, canary report.
 pub fn egress_record(plan: &CellPlan, canary: Option<&serde_json::Value>) -> serde_json::Value {
-    json!({"mode": plan.egress.mode(), "allow": plan.egress.allowed(), "canary": canary})
+    let web_tools = plan
+        .spec
+        .env
+        .iter()
+        .any(|(k, v)| k == "MULTICOOKER_WEB_TOOLS" && v == "1");
+    json!({"mode": plan.egress.mode(), "allow": plan.egress.allowed(), "web_tools": web_tools, "canary": canary})
 }
 
 /// The progress line of a finished cell.

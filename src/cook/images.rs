@@ -34,14 +34,17 @@ pub struct FlavorImages {
 }
 
 /// The base specs of `flavors`, or the first flavor that has no image.
-pub fn base_specs(flavors: &[String]) -> Result<Vec<ImageSpec>, FlavorError> {
+pub fn base_specs(
+    flavors: &[String],
+    cook: Option<&std::path::Path>,
+) -> Result<Vec<ImageSpec>, FlavorError> {
     let mut unique: Vec<&String> = flavors.iter().collect();
     unique.sort();
     unique.dedup();
     unique
         .into_iter()
         .map(|flavor| {
-            let context = build_context(flavor)?;
+            let context = build_context(flavor, cook)?;
             let labels = Labels::shared("base")
                 .with(LABEL_FLAVOR, flavor)
                 .with(LABEL_CONTEXT, &context.digest);
@@ -61,7 +64,7 @@ pub fn image_specs(
     flavors: &[String],
     run_id: &str,
 ) -> Result<Vec<FlavorImages>, FlavorError> {
-    base_specs(flavors)?
+    base_specs(flavors, Some(paths.dir()))?
         .into_iter()
         .map(|base| {
             let flavor = base.labels.get(LABEL_FLAVOR).unwrap_or_default().to_owned();

@@ -109,7 +109,7 @@ async fn prepare_egress<R: Runtime>(
     {
         return Ok(None);
     }
-    let tools = images::base_specs(&["dummy".to_owned()])
+    let tools = images::base_specs(&["dummy".to_owned()], None)
         .map_err(|e| RuntimeError::Build {
             image: "multicooker-base-dummy".into(),
             message: e.to_string(),

@@ -286,6 +286,14 @@ impl PlanContext<'_> {
         if let Some(model) = &actor.model {
             env.push(("MULTICOOKER_MODEL".to_owned(), model.clone()));
         }
+        let judge = role == Role::Judge;
+        env.push((
+            "MULTICOOKER_TIMEOUT_S".to_owned(),
+            self.brief.timeout_for(actor, judge).to_string(),
+        ));
+        if self.brief.network_for(actor).web_tools && !judge {
+            env.push(("MULTICOOKER_WEB_TOOLS".to_owned(), "1".to_owned()));
+        }
         let egress = Egress::of(self.brief, actor, role);
         if !egress.allowed().is_empty() {
             let proxy = format!("http://{}:{PROXY_PORT}", proxy_name(&name));
@@ -324,7 +332,6 @@ impl PlanContext<'_> {
             workdir: "/work".to_owned(),
             command: None,
         };
-        let judge = role == Role::Judge;
         CellPlan {
             actor: actor.name.clone(),
             role,

@@ -87,7 +87,7 @@ pub async fn probe<R: Runtime>(
     runtime: &Arc<R>,
     settings: &ProbeSettings,
 ) -> Result<SandboxReport, RuntimeError> {
-    let tools = base_specs(&["dummy".to_owned()])
+    let tools = base_specs(&["dummy".to_owned()], None)
         .map_err(|e| RuntimeError::Build {
             image: "multicooker-base-dummy".into(),
             message: e.to_string(),

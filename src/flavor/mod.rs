@@ -7,6 +7,7 @@
 mod limits;
 
 use std::io;
+use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
@@ -186,26 +187,55 @@ pub fn has_image(flavor: &str) -> bool {
     IMAGE_FILES.iter().any(|(path, _, _)| *path == dockerfile)
 }
 
-/// The tar build context of `images/<flavor>/`, with `mc-cell` added when the Dockerfile
-/// copies it. Deterministic: same content, same bytes.
-pub fn build_context(flavor: &str) -> Result<BuildContext, FlavorError> {
-    if !has_image(flavor) {
-        return Err(FlavorError::NoImage {
-            flavor: flavor.to_owned(),
-        });
-    }
-    let prefix = format!("{flavor}/");
+/// A cook's own image folder for a flavor: `<cook>/flavors/<flavor>/`, if it has a Dockerfile.
+/// It overrides the packaged image of a known flavor, or defines a custom flavor.
+pub fn cook_image_dir(cook: &Path, flavor: &str) -> Option<PathBuf> {
+    let dir = cook.join("flavors").join(flavor);
+    dir.join("Dockerfile").is_file().then_some(dir)
+}
+
+/// Custom flavors a cook defines (folders of `<cook>/flavors/` with a Dockerfile).
+pub fn cook_flavors(cook: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(cook.join("flavors"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().join("Dockerfile").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The build context of a flavor: the cook's own `flavors/<flavor>/` if present, else the
+/// packaged `images/<flavor>/`; `mc-cell` is added when the Dockerfile copies it.
+/// Deterministic: same content, same bytes.
+pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, FlavorError> {
     let context_error = |source| FlavorError::Context {
         flavor: flavor.to_owned(),
         source,
     };
+    let files = match cook.and_then(|c| cook_image_dir(c, flavor)) {
+        Some(dir) => read_folder(&dir).map_err(context_error)?,
+        None if has_image(flavor) => {
+            let prefix = format!("{flavor}/");
+            IMAGE_FILES
+                .iter()
+                .filter(|(p, _, _)| p.starts_with(&prefix))
+                .map(|(p, bytes, exec)| (p[prefix.len()..].to_owned(), bytes.to_vec(), *exec))
+                .collect()
+        }
+        None => {
+            return Err(FlavorError::NoImage {
+                flavor: flavor.to_owned(),
+            });
+        }
+    };
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
-    for (path, bytes, executable) in IMAGE_FILES
-        .iter()
-        .filter(|(p, _, _)| p.starts_with(&prefix))
-    {
-        let name = &path[prefix.len()..];
+    for (name, bytes, executable) in &files {
         if name == "Dockerfile" {
             needs_cell = String::from_utf8_lossy(bytes)
                 .lines()
@@ -230,6 +260,35 @@ pub fn build_context(flavor: &str) -> Result<BuildContext, FlavorError> {
     Ok(BuildContext { tar, digest })
 }
 
+/// The regular files of a folder (links and special files are not followed), sorted.
+fn read_folder(dir: &Path) -> io::Result<Vec<(String, Vec<u8>, bool)>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(io::Error::other)?;
+        if entry.file_type().is_file() {
+            let name = entry
+                .path()
+                .strip_prefix(dir)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .into_owned();
+            let executable = entry
+                .metadata()
+                .map_err(io::Error::other)?
+                .permissions()
+                .mode()
+                & 0o111
+                != 0;
+            files.push((name, fs_err::read(entry.path())?, executable));
+        }
+    }
+    Ok(files)
+}
+
 fn append(
     builder: &mut tar::Builder<Vec<u8>>,
     name: &str,
@@ -251,7 +310,7 @@ mod tests {
 
     #[test]
     fn dummy_context_holds_dockerfile_and_static_cell() {
-        let context = build_context("dummy").unwrap();
+        let context = build_context("dummy", None).unwrap();
         let mut archive = tar::Archive::new(context.tar.as_slice());
         let mut names: Vec<String> = archive
             .entries()
@@ -261,7 +320,7 @@ mod tests {
         names.sort();
         assert_eq!(names, ["Dockerfile", "mc-cell"]);
         assert_eq!(
-            build_context("dummy").unwrap().digest,
+            build_context("dummy", None).unwrap().digest,
             context.digest,
             "contexts are deterministic"
         );
@@ -269,7 +328,7 @@ mod tests {
 
     #[test]
     fn flavors_without_an_image_say_so() {
-        let error = build_context("nonesuch").unwrap_err();
+        let error = build_context("nonesuch", None).unwrap_err();
         assert!(matches!(error, FlavorError::NoImage { .. }));
         assert!(error.hint().unwrap().contains("flavor: dummy"));
     }

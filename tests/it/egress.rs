@@ -53,7 +53,7 @@ fn double_spec(cook: &TestCook, work: &std::path::Path, name: &str, network: &st
 }
 
 fn base_image() -> String {
-    let context = multicooker::flavor::build_context("dummy").unwrap();
+    let context = multicooker::flavor::build_context("dummy", None).unwrap();
     multicooker::flavor::base_tag("dummy", &context.digest)
 }
 

@@ -174,7 +174,7 @@ fn scores(rubric: &Rubric, labels: &[(String, i64)], script: &[Directive]) -> Js
     Json::Object(entries)
 }
 
-fn judge_outputs(script: &[Directive]) -> Result<(), String> {
+pub(crate) fn judge_outputs(script: &[Directive]) -> Result<(), String> {
     let rubric = read_rubric(Path::new("/work/RUBRIC.json")).map_err(|e| {
         eprintln!("mc-cell: {e}");
         e

@@ -5,20 +5,31 @@
 
 mod canary;
 mod dummy;
+mod fake;
 mod hostile;
 mod json;
 mod probe;
 mod proxy;
+mod run;
 mod script;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    // Installed under a CLI's name, mc-cell is that CLI's fake (tests only).
+    let invoked = args
+        .first()
+        .and_then(|a| a.rsplit('/').next())
+        .unwrap_or_default();
+    if ["claude", "codex", "agy", "grok"].contains(&invoked) {
+        return fake::run(invoked, &args[1..]);
+    }
     match args.get(1).map(String::as_str) {
         Some("dummy") => dummy::run(),
         Some("proxy") => proxy::run(&args[2..]),
         Some("canary") => canary::run(&args[2..]),
+        Some("run") => run::run(args.get(2).map_or("", String::as_str)),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -29,7 +40,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: mc-cell dummy | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+                "usage: mc-cell dummy | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
             );
             ExitCode::from(2)
         }
