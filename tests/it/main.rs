@@ -10,3 +10,4 @@ mod hello;
 mod isolation;
 mod judge;
 mod lifecycle;
+mod logins;

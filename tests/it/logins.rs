@@ -1,0 +1,360 @@
+//! Real flavors with their own logins, proven with faithful fake CLIs (FLAVORS.md §10) in real
+//! containers: each fake reads its login from the same HOME paths as the real CLI, rewrites
+//! `~/.claude.json` by atomic rename, prints the real structured output and limit messages.
+//!
+//! Shown here: the CLIs work from a snapshot seeded into a tmpfs HOME; the host's login files
+//! are byte-identical afterwards; no other cell can read a login; no credential byte reaches any
+//! file the tool writes outside `.auth/`, or its own output; a missing or expired login stops
+//! the flavor before launch with one sentence naming the host command.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use sha2::Digest;
+
+use crate::common::{TestCook, show};
+
+/// The fake CLIs' images, copied into a cook as its own `flavors/<cli>/`.
+const FAKES: &[&str] = &["claude", "codex", "agy", "grok"];
+
+/// A host home with a subscription login for every CLI, each secret a unique canary.
+struct FakeHost {
+    home: tempfile::TempDir,
+    tokens: tempfile::TempDir,
+    /// Every secret planted in the logins (access, refresh and id tokens).
+    canaries: Vec<String>,
+    /// The refresh tokens a cell must never receive (agy's is the documented exception).
+    rotating: Vec<String>,
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+        }
+    }
+    out
+}
+
+impl FakeHost {
+    fn new() -> Self {
+        let home = tempfile::Builder::new()
+            .prefix("mc-host-")
+            .tempdir()
+            .unwrap();
+        let tokens = tempfile::tempdir().unwrap();
+        let tag = format!("{:x}", std::process::id());
+        let canary = |what: &str| format!("CANARY{what}{tag}x7Q");
+        let now = jiff::Timestamp::now().as_second();
+        let day = now + 86_400;
+        let write = |relative: &str, text: String| {
+            let path = home.path().join(relative);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        };
+        write(
+            ".claude/.credentials.json",
+            format!(
+                r#"{{"claudeAiOauth": {{"accessToken": "sk-ant-oat01-{}", "refreshToken": "sk-ant-ort01-{}", "expiresAt": {}, "scopes": ["user:inference"], "subscriptionType": "max"}}}}"#,
+                canary("claudeaccess"),
+                canary("clauderefresh"),
+                day * 1000
+            ),
+        );
+        let jwt = |claims: String| {
+            format!(
+                "eyJhbGciOiJSUzI1NiJ9.{}.c2ln",
+                base64_url(claims.as_bytes())
+            )
+        };
+        let codex_access = jwt(format!(
+            r#"{{"exp":{day},"sub":"{}"}}"#,
+            canary("codexaccess")
+        ));
+        let codex_id = jwt(format!(r#"{{"exp":{day},"sub":"{}"}}"#, canary("codexid")));
+        write(
+            ".codex/auth.json",
+            format!(
+                r#"{{"OPENAI_API_KEY": null, "tokens": {{"id_token": "{codex_id}", "access_token": "{codex_access}", "refresh_token": "rt_{}", "account_id": "acct"}}, "last_refresh": "2026-11-22T00:00:00Z"}}"#,
+                canary("codexrefresh")
+            ),
+        );
+        let expiry = jiff::Timestamp::from_second(day).unwrap();
+        write(
+            ".gemini/antigravity-cli/antigravity-oauth-token",
+            format!(
+                r#"{{"token": {{"access_token": "ya29.{}", "token_type": "Bearer", "refresh_token": "1//{}", "expiry": "{expiry}"}}, "auth_method": "consumer"}}"#,
+                canary("agyaccess"),
+                canary("agyrefresh")
+            ),
+        );
+        write(
+            ".grok/auth.json",
+            format!(
+                r#"{{"https://auth.x.ai::cli": {{"key": "xai-{}", "auth_mode": "oidc", "refresh_token": "{}", "expires_at": "{expiry}", "email": "me@example.com"}}, "xai::api_key": {{"key": "xai-{}", "auth_mode": "api_key"}}}}"#,
+                canary("grokaccess"),
+                canary("grokrefresh"),
+                canary("grokapikey")
+            ),
+        );
+        let canaries = [
+            "claudeaccess",
+            "clauderefresh",
+            "codexaccess",
+            "codexid",
+            "codexrefresh",
+            "agyaccess",
+            "agyrefresh",
+            "grokaccess",
+            "grokrefresh",
+            "grokapikey",
+        ]
+        .iter()
+        .map(|w| canary(w))
+        .collect();
+        let rotating = ["clauderefresh", "codexrefresh", "grokrefresh", "grokapikey"]
+            .iter()
+            .map(|w| canary(w))
+            .collect();
+        Self {
+            home,
+            tokens,
+            canaries,
+            rotating,
+        }
+    }
+
+    /// SHA-256 of every file under the host home.
+    fn hashes(&self) -> BTreeMap<PathBuf, String> {
+        walkdir::WalkDir::new(self.home.path())
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let bytes = fs_err::read(e.path()).unwrap();
+                let digest = sha2::Sha256::digest(&bytes);
+                (
+                    e.path().to_path_buf(),
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Runs the binary against this host's logins and token store.
+    fn run(&self, cook: &TestCook, args: &[&str]) -> Output {
+        cook.command(args)
+            .env("MULTICOOKER_HOST_HOME", self.home.path())
+            .env(
+                "MULTICOOKER_TOKEN_STORE",
+                format!("file:{}", self.tokens.path().display()),
+            )
+            .output()
+            .unwrap()
+    }
+}
+
+/// Copies the fake CLIs' images into the cook as its own flavors.
+fn install_fakes(cook: &TestCook, clis: &[&str]) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-flavors");
+    for cli in clis {
+        let dir = cook.dir().join("flavors").join(cli);
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::copy(
+            fixtures.join(cli).join("Dockerfile"),
+            dir.join("Dockerfile"),
+        )
+        .unwrap();
+    }
+}
+
+fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
+    let mut yaml = String::from(
+        "name: logins\ntimeout_s: 120\njudge_timeout_s: 120\nnetwork: {mode: none}\nparticipants:\n",
+    );
+    for (name, flavor, model) in participants {
+        yaml.push_str(&format!(
+            "  - {{name: {name}, flavor: {flavor}, model: \"{model}\"}}\n"
+        ));
+    }
+    yaml.push_str("judges:\n");
+    for (name, flavor) in judges {
+        yaml.push_str(&format!("  - {{name: {name}, flavor: {flavor}}}\n"));
+    }
+    yaml.push_str("rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n");
+    yaml
+}
+
+/// Every file under `dir` (except `.auth/`) that holds one of `needles`, with the needle.
+fn files_holding(dir: &Path, needles: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".auth")
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+    {
+        let bytes = fs_err::read(entry.path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for needle in needles {
+            if text.contains(needle.as_str()) {
+                found.push(format!("{} holds {needle}", entry.path().display()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
+    let host = FakeHost::new();
+    let before = host.hashes();
+    // Every participant is asked to print its token (FAKE:leak): redaction must catch it.
+    let yaml = brief(
+        &[
+            ("cl", "claude", "opus-q4"),
+            ("cx", "codex", "gpt-5-q3"),
+            ("ag", "agy", "gemini-3-pro-q2"),
+            ("gk", "grok", "grok-build-q5"),
+            ("spy", "dummy", "read:/run/mc-auth read:/home/mc/.claude"),
+        ],
+        &[("jc", "claude"), ("jx", "codex"), ("jspy", "dummy")],
+    );
+    // The dummy judge probes for logins too (judges carry no model in `brief`, so add one).
+    let yaml = yaml.replace(
+        "{name: jspy, flavor: dummy}",
+        "{name: jspy, flavor: dummy, model: \"read:/run/mc-auth read:/run/mc-auth/claude\"}",
+    );
+    let cook = TestCook::new("logins", &yaml);
+    fs_err::write(
+        cook.dir().join("BRIEF.md"),
+        "# Brief\n\nSay hello. FAKE:leak\n",
+    )
+    .unwrap();
+    install_fakes(&cook, FAKES);
+
+    let cooked = host.run(&cook, &["cook", cook.name(), "--json"]);
+    assert!(cooked.status.success(), "{}", show(&cooked));
+    let result = cook.json("RUN_RESULT.json");
+    let participants = result["participants"].as_array().unwrap();
+    for entry in participants {
+        assert_eq!(entry["status"], "ok", "{entry}");
+    }
+    for name in ["cl", "cx", "ag", "gk"] {
+        let answer = cook.text(&format!("work/{name}/out/RESULT.md"));
+        assert!(answer.contains("(fake) answer"), "{name}: {answer}");
+    }
+    // The spy has no login mounted and cannot see another cell's HOME.
+    let probes = cook.text("work/spy/out/PROBES.txt");
+    assert!(
+        probes.lines().all(|l| l.contains(" error ")),
+        "a participant without a login must find none: {probes}"
+    );
+
+    let judged = host.run(&cook, &["judge", cook.name(), "--json"]);
+    assert!(judged.status.success(), "{}", show(&judged));
+    let probes = cook.text("judging/_work-jspy/outbox/PROBES.txt");
+    assert!(
+        probes.lines().count() == 2 && probes.lines().all(|l| l.contains(" error ")),
+        "a judge of another flavor must find no login: {probes}"
+    );
+    let reported = host.run(&cook, &["report", cook.name(), "--json"]);
+    assert!(reported.status.success(), "{}", show(&reported));
+    let board = cook.text("leaderboard.md");
+    for name in ["cl", "cx", "ag", "gk"] {
+        assert!(
+            board.contains(&format!("| {name} |")),
+            "{name} ranked:\n{board}"
+        );
+    }
+
+    assert_eq!(
+        host.hashes(),
+        before,
+        "the host's login files are never written"
+    );
+    let mut leaks = files_holding(&cook.dir(), &host.canaries);
+    for output in [&cooked, &judged, &reported] {
+        for stream in [&output.stdout, &output.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            leaks.extend(
+                host.canaries
+                    .iter()
+                    .filter(|c| text.contains(c.as_str()))
+                    .map(|c| format!("the tool's own output holds {c}")),
+            );
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "credential bytes escaped:\n{}",
+        leaks.join("\n")
+    );
+    // The leak was attempted (so redaction had something to catch).
+    let log = cook.text("logs/cl/claude.stdout.log");
+    assert!(log.contains("debug: using token [REDACTED]"), "{log}");
+    // Rotating refresh tokens and API keys never reach a cell's staging folder.
+    let staged = files_holding_all(&cook.dir().join(".auth"), &host.rotating);
+    assert!(staged.is_empty(), "{staged:?}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Like [`files_holding`], inside `.auth/` itself.
+fn files_holding_all(dir: &Path, needles: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+    {
+        let text = fs_err::read_to_string(entry.path()).unwrap_or_default();
+        found.extend(
+            needles
+                .iter()
+                .filter(|n| text.contains(n.as_str()))
+                .map(|n| format!("{} holds {n}", entry.path().display())),
+        );
+    }
+    found
+}
+
+#[test]
+fn a_missing_or_expired_login_stops_before_launch_naming_the_host_command() {
+    let host = FakeHost::new();
+    fs_err::remove_file(host.home.path().join(".grok/auth.json")).unwrap();
+    let cook = TestCook::new(
+        "nologin",
+        &brief(
+            &[("gk", "grok", "m"), ("d", "dummy", "quality:3")],
+            &[("j", "dummy")],
+        ),
+    );
+    install_fakes(&cook, &["grok"]);
+    let output = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no grok login at") && stderr.contains("grok login"),
+        "{stderr}"
+    );
+    assert!(!cook.dir().join("work/gk/out/RESULT.md").exists());
+
+    let expired = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() - 60).unwrap();
+    fs_err::write(
+        host.home.path().join(".grok/auth.json"),
+        format!(r#"{{"s": {{"key": "xai-old", "auth_mode": "oidc", "expires_at": "{expired}"}}}}"#),
+    )
+    .unwrap();
+    let output = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the grok login expired at"), "{stderr}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
