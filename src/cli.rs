@@ -106,6 +106,30 @@ pub enum Command {
     Clean(CleanArgs),
     /// Check the engine, its API version, and that every flavor's image builds.
     Doctor(DoctorArgs),
+    /// Store a flavor's long-lived, non-rotating token for cooks (claude: `claude setup-token`).
+    ///
+    /// The token goes to the OS keyring under multicooker's own entry (or, without a keyring,
+    /// a 0600 file; see `MULTICOOKER_TOKEN_STORE`). Cooks prefer it to the host login, so cells
+    /// never hold the host's rotating refresh token. Reads the token from stdin (hidden on a
+    /// terminal). codex, agy and grok offer no such token: their host login is snapshotted.
+    Login(LoginArgs),
+}
+
+/// `login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The flavor.
+    #[arg(value_parser = ["claude", "codex", "agy", "grok"])]
+    pub flavor: String,
+    /// Say whether a token is stored and how cooks log this flavor in; change nothing.
+    #[arg(long, conflicts_with = "remove")]
+    pub status: bool,
+    /// Remove the stored token (cooks fall back to the host login).
+    #[arg(long)]
+    pub remove: bool,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
 }
 
 /// A task argument plus the global flags.
@@ -223,6 +247,7 @@ impl Command {
             Self::Report(a) => &a.global,
             Self::Clean(a) => &a.global,
             Self::Doctor(a) => &a.global,
+            Self::Login(a) => &a.global,
         }
     }
 }

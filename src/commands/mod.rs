@@ -4,6 +4,7 @@ mod clean;
 mod cook;
 mod doctor;
 mod judge;
+mod login;
 mod new;
 mod report;
 
@@ -26,6 +27,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(&args),
         Command::Clean(args) => clean::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
+        Command::Login(args) => login::run(&args),
     }
 }
 

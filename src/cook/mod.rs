@@ -259,8 +259,8 @@ pub fn stage_logins(
     cells: &[(&Actor, bool)],
     user: CellUser,
 ) -> Result<(), RunError> {
-    for (actor, _) in cells {
-        let dir = paths.auth(&actor.name);
+    for (actor, judge) in cells {
+        let dir = paths.auth(*judge, &actor.name);
         fsx::remove_tree(&dir).map_err(|source| RunError::Prepare {
             path: dir.clone(),
             source,
@@ -283,7 +283,7 @@ pub fn stage_logins(
 /// Mounts each staged login read-only into its own cell, and nowhere else.
 pub fn attach_logins(paths: &CookPaths, plans: &mut [plan::CellPlan]) {
     for plan in plans {
-        let dir = paths.auth(&plan.actor);
+        let dir = paths.auth(plan.role == crate::state::Role::Judge, &plan.actor);
         if dir.is_dir() {
             plan.spec
                 .mounts

@@ -17,6 +17,8 @@ pub trait TokenStore {
     fn get(&self, flavor: &str) -> Result<Option<String>, CredsError>;
     /// Stores the token of `flavor`.
     fn set(&self, flavor: &str, token: &str) -> Result<(), CredsError>;
+    /// Removes the token of `flavor`; true when there was one.
+    fn delete(&self, flavor: &str) -> Result<bool, CredsError>;
     /// What the store is, for messages.
     fn describe(&self) -> String;
 }
@@ -52,6 +54,16 @@ impl TokenStore for KeyringStore {
                 store: self.describe(),
                 message: e.to_string(),
             })
+    }
+    fn delete(&self, flavor: &str) -> Result<bool, CredsError> {
+        match Self::entry(flavor)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(CredsError::Store {
+                store: self.describe(),
+                message: e.to_string(),
+            }),
+        }
     }
     fn describe(&self) -> String {
         format!("OS keyring, service `{SERVICE}`")
@@ -103,6 +115,16 @@ impl TokenStore for FileStore {
             .map_err(fail)?;
         file.write_all(token.as_bytes()).map_err(fail)
     }
+    fn delete(&self, flavor: &str) -> Result<bool, CredsError> {
+        match std::fs::remove_file(self.dir.join(flavor)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(CredsError::Store {
+                store: self.describe(),
+                message: e.to_string(),
+            }),
+        }
+    }
     fn describe(&self) -> String {
         format!("files in `{}`", self.dir.display())
     }
@@ -151,5 +173,8 @@ mod tests {
             std::fs::metadata(dir.path().join("tokens")).unwrap().mode() & 0o777,
             0o700
         );
+        assert!(store.delete("claude").unwrap());
+        assert!(!store.delete("claude").unwrap());
+        assert_eq!(store.get("claude").unwrap(), None);
     }
 }

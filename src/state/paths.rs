@@ -85,9 +85,11 @@ impl CookPaths {
     pub fn auth_root(&self) -> PathBuf {
         self.dir.join(".auth")
     }
-    /// `.auth/<cell>/`: one cell's login snapshot, mounted read-only into that cell only.
-    pub fn auth(&self, actor: &str) -> PathBuf {
-        self.auth_root().join(actor)
+    /// `.auth/p-<participant>/` or `.auth/j-<judge>/`: one cell's login snapshot, mounted
+    /// read-only into that cell only.
+    pub fn auth(&self, judge: bool, actor: &str) -> PathBuf {
+        self.auth_root()
+            .join(format!("{}-{actor}", if judge { 'j' } else { 'p' }))
     }
     /// `judging/`.
     pub fn judging(&self) -> PathBuf {

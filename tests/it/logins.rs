@@ -24,8 +24,6 @@ struct FakeHost {
     tokens: tempfile::TempDir,
     /// Every secret planted in the logins (access, refresh and id tokens).
     canaries: Vec<String>,
-    /// The refresh tokens a cell must never receive (agy's is the documented exception).
-    rotating: Vec<String>,
 }
 
 fn base64_url(bytes: &[u8]) -> String {
@@ -119,15 +117,10 @@ impl FakeHost {
         .iter()
         .map(|w| canary(w))
         .collect();
-        let rotating = ["clauderefresh", "codexrefresh", "grokrefresh", "grokapikey"]
-            .iter()
-            .map(|w| canary(w))
-            .collect();
         Self {
             home,
             tokens,
             canaries,
-            rotating,
         }
     }
 
@@ -300,9 +293,28 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     // The leak was attempted (so redaction had something to catch).
     let log = cook.text("logs/cl/claude.stdout.log");
     assert!(log.contains("debug: using token [REDACTED]"), "{log}");
-    // Rotating refresh tokens and API keys never reach a cell's staging folder.
-    let staged = files_holding_all(&cook.dir().join(".auth"), &host.rotating);
-    assert!(staged.is_empty(), "{staged:?}");
+    // What each cell was given (its fake dumped it, redacted): rotating refresh tokens and API
+    // keys never reach a cell; agy's hour-long Google token ships its refresh token (serialized).
+    let staged = |name: &str, cli: &str| cook.text(&format!("logs/{name}/{cli}.stdout.log"));
+    let claude = staged("cl", "claude");
+    assert!(
+        claude.contains("\"accessToken\": \"[REDACTED]\"") && !claude.contains("refreshToken"),
+        "{claude}"
+    );
+    let codex = staged("cx", "codex");
+    assert!(codex.contains("\"refresh_token\": \"\""), "{codex}");
+    let grok = staged("gk", "grok");
+    assert!(
+        grok.contains("\"key\": \"[REDACTED]\"")
+            && !grok.contains("refresh_token")
+            && !grok.contains("api_key"),
+        "{grok}"
+    );
+    let agy = staged("ag", "agy");
+    assert!(agy.contains("\"refresh_token\": \"[REDACTED]\""), "{agy}");
+    // A snapshot lives no longer than its cell.
+    let left = files_holding_all(&cook.dir().join(".auth"), &host.canaries);
+    assert!(left.is_empty(), "{left:?}");
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
@@ -356,5 +368,70 @@ fn a_missing_or_expired_login_stops_before_launch_naming_the_host_command() {
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("the grok login expired at"), "{stderr}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+#[test]
+fn a_long_lived_token_from_login_is_preferred_and_never_leaks() {
+    use std::io::Write as _;
+    let host = FakeHost::new();
+    fs_err::remove_file(host.home.path().join(".claude/.credentials.json")).unwrap();
+    let cook = TestCook::new(
+        "longlived",
+        &brief(&[("cl", "claude", "opus-q4")], &[("j", "dummy")]),
+    );
+    fs_err::write(
+        cook.dir().join("BRIEF.md"),
+        "# Brief\n\nSay hello. FAKE:leak\n",
+    )
+    .unwrap();
+    install_fakes(&cook, &["claude"]);
+    let token = format!("sk-ant-oat01-CANARYlonglived{:x}Zq", std::process::id());
+
+    let mut login = cook.command(&["login", "claude"]);
+    login
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", host.tokens.path().display()),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = login.spawn().unwrap();
+    writeln!(child.stdin.take().unwrap(), "{token}").unwrap();
+    let stored = child.wait_with_output().unwrap();
+    assert!(stored.status.success(), "{}", show(&stored));
+    assert!(!String::from_utf8_lossy(&stored.stdout).contains(&token));
+    assert!(!String::from_utf8_lossy(&stored.stderr).contains(&token));
+
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert!(cooked.status.success(), "{}", show(&cooked));
+    let result = cook.json("RUN_RESULT.json");
+    assert_eq!(result["participants"][0]["status"], "ok", "{result}");
+    let log = cook.text("logs/cl/claude.stdout.log");
+    assert!(
+        log.contains("debug: using token [REDACTED]")
+            && log.contains("debug: staged oauth-token: [REDACTED]"),
+        "the cell got the long-lived token, not a host login: {log}"
+    );
+    assert!(
+        walkdir::WalkDir::new(cook.dir().join(".auth"))
+            .into_iter()
+            .flatten()
+            .all(|e| !e.file_type().is_file()),
+        "a snapshot lives no longer than its cell"
+    );
+    let leaks = files_holding(&cook.dir(), std::slice::from_ref(&token));
+    assert!(leaks.is_empty(), "{leaks:?}");
+
+    let removed = host.run(&cook, &["login", "claude", "--remove"]);
+    assert!(removed.status.success(), "{}", show(&removed));
+    let refused = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("claude /login"),
+        "{}",
+        show(&refused)
+    );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

@@ -63,7 +63,20 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
         }
     }
     if prompt.contains("FAKE:leak") {
+        // A careless CLI's debug dump: its token, and the login it was given.
         println!("debug: using token {token}");
+        for entry in std::fs::read_dir(Path::new("/run/mc-auth").join(cli))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            println!(
+                "debug: staged {}: {}",
+                entry.file_name().to_string_lossy(),
+                text.replace('\n', " ")
+            );
+        }
     }
     if prompt.contains("FAKE:rate_limit") {
         print_limit(cli);
