@@ -222,11 +222,21 @@ pub struct CleanArgs {
 /// `doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Also check this cook's brief.yaml and the flavors it uses.
+    /// Also check this cook's brief.yaml and the flavors it uses (logins must be present and
+    /// outlive the cook's timeouts; images must build).
     pub task: Option<String>,
+    /// Check these flavors as a cook would use them: login present and valid, image builds
+    /// (real flavors' images need network access to their registries). Without a task or
+    /// this, only the dummy image is built and the other flavors' logins are reported.
+    #[arg(long, value_delimiter = ',', conflicts_with = "task")]
+    pub flavors: Vec<String>,
     /// Skip building images.
     #[arg(long)]
     pub no_build: bool,
+    /// Also run a short, authenticated probe of every checked flavor whose login and image are
+    /// fine: its CLI answers a one-line prompt in a real cell (uses a few tokens of the plan).
+    #[arg(long)]
+    pub live: bool,
     /// Run a probe cell with exactly a participant's settings and check, from inside, every
     /// property of the sandbox (non-root, no capabilities, seccomp, read-only root, limits,
     /// mounts, egress).

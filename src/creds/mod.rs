@@ -174,6 +174,31 @@ impl Credentials {
             .any(|m| self.logins.get(*m).is_some_and(|l| l.ships_refresh_token))
     }
 
+    /// One line per member login for `doctor`: where it came from and how long it lasts.
+    pub fn describe(&self, now: jiff::Timestamp) -> Vec<(String, String)> {
+        self.logins
+            .values()
+            .map(|login| {
+                let lasts = match login.expires_at {
+                    None => "no expiry".to_owned(),
+                    Some(at) => {
+                        let minutes = (at.as_second() - now.as_second()) / 60;
+                        format!("expires in {} h {} min", minutes / 60, minutes % 60)
+                    }
+                };
+                let refresh = if login.ships_refresh_token {
+                    ", refresh token shipped: its cells run one at a time"
+                } else {
+                    ""
+                };
+                (
+                    login.flavor.clone(),
+                    format!("{} ({lasts}{refresh})", login.source),
+                )
+            })
+            .collect()
+    }
+
     /// Where each member's login came from, for the run record.
     pub fn sources(&self) -> BTreeMap<String, String> {
         self.logins

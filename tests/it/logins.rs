@@ -435,3 +435,54 @@ fn a_long_lived_token_from_login_is_preferred_and_never_leaks() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+#[test]
+fn doctor_checks_each_flavors_login_image_and_live_answer() {
+    let host = FakeHost::new();
+    fs_err::remove_file(host.home.path().join(".codex/auth.json")).unwrap();
+    let cook = TestCook::new(
+        "doctor",
+        &brief(
+            &[("cl", "claude", "opus"), ("cx", "codex", "gpt")],
+            &[("j", "dummy")],
+        ),
+    );
+    install_fakes(&cook, &["claude", "codex"]);
+    let output = host.run(&cook, &["doctor", cook.name(), "--live", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let lines: Vec<String> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["level"].as_str().unwrap(),
+                c["check"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let has = |prefix: &str, needle: &str| {
+        lines
+            .iter()
+            .any(|l| l.starts_with(prefix) && l.contains(needle))
+    };
+    assert!(has("OK", "flavor `claude`: claude login: "), "{lines:#?}");
+    assert!(
+        has("FAIL", "flavor `codex`: no codex login at"),
+        "{lines:#?}"
+    );
+    assert!(
+        has("FAIL", "run `codex login`") || has("FAIL", "`codex login`"),
+        "{lines:#?}"
+    );
+    assert!(has("OK", "flavor `claude`: base image"), "{lines:#?}");
+    assert!(has("OK", "live: flavor `claude` answered"), "{lines:#?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("live: flavor `codex`")),
+        "{lines:#?}"
+    );
+    assert_eq!(report["failures"], 1, "{lines:#?}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

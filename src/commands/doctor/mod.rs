@@ -12,11 +12,14 @@ use crate::cook::images::{base_specs, ensure_base};
 use crate::cook::plan::CellUser;
 use crate::cook::plan::DEFAULT_PIDS;
 use crate::cook::sandbox::{ProbeSettings, probe};
+use crate::creds::Credentials;
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
 use crate::runtime::Runtime;
 use crate::settings::{self, Session};
+
+mod live;
 
 #[derive(Default)]
 struct Checks {
@@ -32,10 +35,21 @@ impl Checks {
     }
 }
 
+/// One flavor to check, and how strictly.
+struct Target {
+    flavor: String,
+    /// A problem is a failure (the flavor is needed), not a warning.
+    strict: bool,
+    /// Build the image when it is missing.
+    build: bool,
+    /// The longest timeout of its cells (its login must outlive it).
+    timeout_s: u64,
+}
+
 pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let mut checks = Checks::default();
-    let (flavors, cook) = flavors_to_check(&session, args, &mut checks);
+    let (targets, cook) = flavors_to_check(&session, args, &mut checks);
     match connect(&session).await {
         Ok((runtime, info)) => {
             checks.add(
@@ -50,18 +64,27 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                 ),
             );
             check_user(&mut checks);
-            for flavor in flavors {
-                check_flavor(
+            let mut ready = Vec::new();
+            for target in &targets {
+                let login = check_login(target, &mut checks);
+                let image = check_flavor(
                     &*runtime,
-                    &flavor,
-                    cook.as_deref(),
+                    target,
+                    cook.as_ref().map(|(dir, _)| dir.as_path()),
                     args.no_build,
                     &mut checks,
                 )
                 .await;
+                if login && image {
+                    ready.push(target.flavor.clone());
+                }
             }
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
+            }
+            if args.live {
+                let task = cook.as_ref().map(|(dir, network)| (dir.as_path(), network));
+                live::probe(&runtime, &info, &ready, task, &mut checks).await;
             }
         }
         Err(error) => {
@@ -88,7 +111,33 @@ fn flavors_to_check(
     session: &Session,
     args: &DoctorArgs,
     checks: &mut Checks,
-) -> (Vec<String>, Option<std::path::PathBuf>) {
+) -> (
+    Vec<Target>,
+    Option<(std::path::PathBuf, crate::brief::Network)>,
+) {
+    let default_timeout = crate::brief::DEFAULT_TIMEOUT_S;
+    if !args.flavors.is_empty() {
+        let mut targets = Vec::new();
+        for flavor in &args.flavors {
+            if KNOWN_FLAVORS.contains(&flavor.as_str()) {
+                targets.push(Target {
+                    flavor: flavor.clone(),
+                    strict: true,
+                    build: true,
+                    timeout_s: default_timeout,
+                });
+            } else {
+                checks.add(
+                    "FAIL",
+                    format!(
+                        "flavor `{flavor}` is unknown (known: {}; a cook's own flavors are checked with `doctor <task>`)",
+                        KNOWN_FLAVORS.join(", ")
+                    ),
+                );
+            }
+        }
+        return (targets, None);
+    }
     let Some(task) = &args.task else {
         for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
             checks.add(
@@ -96,30 +145,80 @@ fn flavors_to_check(
                 format!("flavor `{flavor}`: no image in this build of multicooker"),
             );
         }
-        let flavors = KNOWN_FLAVORS
+        // The dummy is hermetic and always checked; the real flavors are reported, and built
+        // only when asked (their images need the vendors' registries).
+        let targets = KNOWN_FLAVORS
             .iter()
             .filter(|f| has_image(f))
-            .map(|f| (*f).to_owned())
+            .map(|f| Target {
+                flavor: (*f).to_owned(),
+                strict: *f == "dummy",
+                build: *f == "dummy",
+                timeout_s: default_timeout,
+            })
             .collect();
-        return (flavors, None);
+        return (targets, None);
     };
     match open_cook(session, task) {
         Ok((paths, loaded)) => {
             checks.add("OK", format!("`{}` is valid", paths.brief_yaml().display()));
-            let mut flavors: Vec<String> = loaded
-                .brief
+            let brief = &loaded.brief;
+            let mut targets: Vec<Target> = Vec::new();
+            let cells = brief
                 .participants
                 .iter()
-                .chain(&loaded.brief.judges)
-                .map(|a| a.flavor.clone())
-                .collect();
-            flavors.sort();
-            flavors.dedup();
-            (flavors, Some(paths.dir().to_path_buf()))
+                .map(|a| (a, false))
+                .chain(brief.judges.iter().map(|a| (a, true)));
+            for (actor, judge) in cells {
+                let timeout_s = brief.timeout_for(actor, judge);
+                match targets.iter_mut().find(|t| t.flavor == actor.flavor) {
+                    Some(target) => target.timeout_s = target.timeout_s.max(timeout_s),
+                    None => targets.push(Target {
+                        flavor: actor.flavor.clone(),
+                        strict: true,
+                        build: true,
+                        timeout_s,
+                    }),
+                }
+            }
+            targets.sort_by(|a, b| a.flavor.cmp(&b.flavor));
+            (
+                targets,
+                Some((paths.dir().to_path_buf(), brief.network.clone())),
+            )
         }
         Err(error) => {
             checks.add("FAIL", format!("{error:#}"));
             (Vec::new(), None)
+        }
+    }
+}
+
+/// The flavor's login: present, well-formed, and outliving its cells. True when usable.
+fn check_login(target: &Target, checks: &mut Checks) -> bool {
+    let flavor = &target.flavor;
+    if crate::creds::members(flavor).is_empty() {
+        return true;
+    }
+    let store = crate::creds::token_store();
+    match Credentials::snapshot(
+        &[(flavor.clone(), target.timeout_s)],
+        &crate::creds::host_home(),
+        &*store,
+    ) {
+        Ok(logins) => {
+            for (member, line) in logins.describe(jiff::Timestamp::now()) {
+                checks.add("OK", format!("flavor `{flavor}`: {member} login: {line}"));
+            }
+            true
+        }
+        Err(error) => {
+            let hint = crate::error::Hint::hint(&error).unwrap_or_default();
+            checks.add(
+                if target.strict { "FAIL" } else { "WARN" },
+                format!("flavor `{flavor}`: {error}; {hint}"),
+            );
+            false
         }
     }
 }
@@ -138,47 +237,71 @@ fn check_user(checks: &mut Checks) {
     }
 }
 
+/// The flavor's base image: built, or builds now. True when usable.
 async fn check_flavor<R: Runtime>(
     runtime: &R,
-    flavor: &str,
+    target: &Target,
     cook: Option<&std::path::Path>,
     no_build: bool,
     checks: &mut Checks,
-) {
-    let base = match base_specs(&[flavor.to_owned()], cook) {
+) -> bool {
+    let flavor = &target.flavor;
+    let level = if target.strict { "FAIL" } else { "WARN" };
+    let base = match base_specs(std::slice::from_ref(flavor), cook) {
         Ok(mut specs) => specs.remove(0),
-        Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+        Err(error) => {
+            checks.add(level, format!("flavor `{flavor}`: {error}"));
+            return false;
+        }
     };
     match runtime.image_exists(&base.tag).await {
         Ok(true) => {
-            return checks.add(
+            checks.add(
                 "OK",
                 format!("flavor `{flavor}`: base image `{}` is built", base.tag),
             );
+            return true;
         }
-        Ok(false) if no_build => {
-            return checks.add(
+        Ok(false) if no_build || !target.build => {
+            let how = if no_build {
+                "build skipped".to_owned()
+            } else {
+                format!(
+                    "`multicooker doctor --flavors {flavor}` builds it; it needs network access to the vendor's registry"
+                )
+            };
+            checks.add(
                 "WARN",
                 format!(
-                    "flavor `{flavor}`: base image `{}` not built yet (build skipped)",
+                    "flavor `{flavor}`: base image `{}` not built yet ({how})",
                     base.tag
                 ),
             );
+            return false;
         }
         Ok(false) => {}
-        Err(error) => return checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+        Err(error) => {
+            checks.add("FAIL", format!("flavor `{flavor}`: {error}"));
+            return false;
+        }
     }
     let started = std::time::Instant::now();
     match ensure_base(runtime, &base).await {
-        Ok(()) => checks.add(
-            "OK",
-            format!(
-                "flavor `{flavor}`: base image `{}` builds ({:.1}s)",
-                base.tag,
-                started.elapsed().as_secs_f64()
-            ),
-        ),
-        Err(error) => checks.add("FAIL", format!("flavor `{flavor}`: {error}")),
+        Ok(()) => {
+            checks.add(
+                "OK",
+                format!(
+                    "flavor `{flavor}`: base image `{}` builds ({:.1}s)",
+                    base.tag,
+                    started.elapsed().as_secs_f64()
+                ),
+            );
+            true
+        }
+        Err(error) => {
+            checks.add(level, format!("flavor `{flavor}`: {error}"));
+            false
+        }
     }
 }
 
