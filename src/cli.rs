@@ -102,7 +102,8 @@ pub enum Command {
     /// Remove a cook's containers, networks, volumes and images (never its results).
     ///
     /// Objects are found by their `io.multicooker.cook` label, so `clean --all` also reclaims
-    /// what a killed run left behind.
+    /// what a killed run left behind. Login snapshots a killed run left in `<cook>/.auth/` are
+    /// removed too (a finished cell's snapshot is removed when the cell ends).
     Clean(CleanArgs),
     /// Check the engine, its API version, and that every flavor's image builds.
     Doctor(DoctorArgs),
