@@ -80,7 +80,10 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let snapshots = remove_login_snapshots(&cook_dirs, args.dry_run, &mut failed);
     for snapshot in &snapshots {
         if args.dry_run {
-            printer.data(&format!("would remove login snapshot {}", snapshot.display()));
+            printer.data(&format!(
+                "would remove login snapshot {}",
+                snapshot.display()
+            ));
         } else {
             printer.detail(&format!("removed login snapshot {}", snapshot.display()));
         }
@@ -140,10 +143,10 @@ mod tests {
         fs_err::write(cook.join(".auth/p-x/claude/.credentials.json"), "{}").unwrap();
         fs_err::write(cook.join("RUN_RESULT.json"), "{}").unwrap();
         let mut failed = Vec::new();
-        let dry = remove_login_snapshots(&[cook.clone()], true, &mut failed);
+        let dry = remove_login_snapshots(std::slice::from_ref(&cook), true, &mut failed);
         assert_eq!(dry, [cook.join(".auth/p-x")]);
         assert!(cook.join(".auth/p-x/claude/.credentials.json").is_file());
-        let removed = remove_login_snapshots(&[cook.clone()], false, &mut failed);
+        let removed = remove_login_snapshots(std::slice::from_ref(&cook), false, &mut failed);
         assert_eq!(removed, dry);
         assert!(failed.is_empty());
         assert!(!cook.join(".auth").exists());

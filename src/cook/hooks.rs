@@ -57,6 +57,9 @@ pub struct ParticipantResult {
     pub seal: Option<CopyReport>,
     /// Egress mode, allowed targets and the canary's report.
     pub egress: serde_json::Value,
+    /// The CLI version its image records (`io.multicooker.cli-version`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cli_version: Option<String>,
 }
 
 /// Hooks of the cook phase.
@@ -199,6 +202,7 @@ impl CellHooks for CookHooks {
             error: outcome.error.clone(),
             seal: seal_report,
             egress: egress_record(plan, outcome.canary.as_ref()),
+            cli_version: None,
         };
         self.record(plan, &result);
         result

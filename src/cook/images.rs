@@ -90,6 +90,43 @@ pub fn image_specs(
         .collect()
 }
 
+/// Label with the version of the CLI an image runs (see `images/<flavor>/Dockerfile`).
+pub const LABEL_CLI_VERSION: &str = "io.multicooker.cli-version";
+
+/// The CLI version each flavor's base image records, for the run record (flavors whose image
+/// records none, like the dummy, are left out).
+pub async fn cli_versions<R: Runtime>(
+    runtime: &R,
+    images: &[(String, String)],
+) -> std::collections::BTreeMap<String, String> {
+    let mut versions = std::collections::BTreeMap::new();
+    for (flavor, tag) in images {
+        if let Ok(Some(labels)) = runtime.image_labels(tag).await
+            && let Some(version) = labels.get(LABEL_CLI_VERSION).filter(|v| !v.is_empty())
+        {
+            versions.insert(flavor.clone(), version.clone());
+        }
+    }
+    versions
+}
+
+/// The (flavor, base tag) of each image, to ask for [`cli_versions`] once they are built.
+pub fn base_tags(images: &[FlavorImages]) -> Vec<(String, String)> {
+    images
+        .iter()
+        .map(|i| {
+            (
+                i.base
+                    .labels
+                    .get(LABEL_FLAVOR)
+                    .unwrap_or_default()
+                    .to_owned(),
+                i.base.tag.clone(),
+            )
+        })
+        .collect()
+}
+
 /// Builds a base image unless it exists already.
 pub async fn ensure_base<R: Runtime>(runtime: &R, base: &ImageSpec) -> Result<(), RuntimeError> {
     if runtime.image_exists(&base.tag).await? {

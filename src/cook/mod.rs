@@ -154,6 +154,7 @@ pub async fn cook<R: Runtime>(
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
     // Checked before anything is written: a flavor without an image changes nothing.
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    let bases = images::base_tags(&specs);
     let cells_of: Vec<(&Actor, bool)> = actors.iter().map(|a| (a, false)).collect();
     let logins = snapshot_logins(brief, &cells_of)?;
     prepare_folder(paths, &actors, settings)?;
@@ -199,16 +200,20 @@ pub async fn cook<R: Runtime>(
     let run = phase::run_phase(runtime, paths, cells, &phase_settings, &*progress)
         .await
         .map_err(RunError::Engine)?;
-    let (results, leftovers) = (run.outputs, run.leftovers);
+    let (mut results, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         fail(&status, &events, &format!("build failed: {message}"))?;
         return Err(RunError::Build(message.to_string()));
+    }
+    let versions = images::cli_versions(&**runtime, &bases).await;
+    for result in &mut results {
+        result.cli_version = versions.get(&result.flavor).cloned();
     }
     let sandbox = match probe {
         Some(handle) => Some(settle_probe(handle).await),
         None => None,
     };
-    write_run_result(paths, &results, sandbox.as_ref())?;
+    write_run_result(paths, &results, &versions, sandbox.as_ref())?;
     if let Some(report) = &sandbox {
         status.update(|s| {
             s.extra.insert(
@@ -394,10 +399,11 @@ fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), Sta
 fn write_run_result(
     paths: &CookPaths,
     results: &[ParticipantResult],
+    cli_versions: &std::collections::BTreeMap<String, String>,
     sandbox: Option<&sandbox::SandboxReport>,
 ) -> Result<(), StateError> {
     let sandbox = sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r));
-    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results, "sandbox_check": sandbox});
+    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results, "cli_versions": cli_versions, "sandbox_check": sandbox});
     fsx::write_json_atomic(&paths.run_result(), &value)
         .map_err(StateError::io("write", paths.run_result()))
 }

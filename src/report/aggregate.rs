@@ -73,6 +73,18 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             })
             .collect(),
         sandbox_passed: input.sandbox_passed,
+        cli_versions: input.cli_versions.clone(),
+        web_tools: brief
+            .participants
+            .iter()
+            .filter(|p| {
+                input
+                    .run_entries
+                    .iter()
+                    .any(|e| e.name == p.name && e.web_tools)
+            })
+            .map(|p| p.name.clone())
+            .collect(),
     }
 }
 

@@ -43,6 +43,8 @@ pub struct ReportInput {
     pub sandbox_passed: Option<bool>,
     /// Lines of submissions and reviews that look aimed at the grader.
     pub injection_flags: Vec<super::injection::InjectionFlag>,
+    /// `RUN_RESULT.json` `cli_versions`: the CLI version per flavor, from its image.
+    pub cli_versions: std::collections::BTreeMap<String, String>,
 }
 
 /// One participant entry of the latest round's result file.
@@ -58,6 +60,8 @@ pub struct RunEntry {
     pub usage: Option<Usage>,
     /// Its egress mode and canary verdict, when recorded (`egress`).
     pub egress: Option<(String, Option<bool>)>,
+    /// Its CLI's server-side web tools were on (`egress.web_tools`).
+    pub web_tools: bool,
 }
 
 /// The two usage figures the report shows.
@@ -154,6 +158,15 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(1);
         input.run_entries = run_entries(&run);
+        input.cli_versions = run
+            .get("cli_versions")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
         input.sandbox_passed = run
             .get("sandbox_check")
             .and_then(|c| c.get("passed"))
@@ -247,6 +260,10 @@ fn run_entries(result: &Value) -> Vec<RunEntry> {
                             .and_then(Value::as_bool),
                     ))
                 }),
+                web_tools: entry
+                    .pointer("/egress/web_tools")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             })
         })
         .collect()

@@ -25,7 +25,12 @@ fn header(report: &Report) -> Vec<String> {
     } else {
         "Score = mean of the judge's numeric dimensions on a 0–5 scale, as % (no rubric in `brief.yaml`).".to_owned()
     };
-    vec![
+    let web_tools = if report.web_tools.is_empty() {
+        "off".to_owned()
+    } else {
+        format!("ON for {}", report.web_tools.join(", "))
+    };
+    let mut lines = vec![
         format!("# Leaderboard — `{}`", report.cook),
         String::new(),
         format!("Judges: {}", report.judges_used.join(", ")),
@@ -34,7 +39,7 @@ fn header(report: &Report) -> Vec<String> {
             report.round, report.policy
         ),
         format!(
-            "Egress: {} · sandbox check: {}",
+            "Egress: {} · web tools: {web_tools} · sandbox check: {}",
             egress_line(report),
             match report.sandbox_passed {
                 Some(true) => "passed",
@@ -42,10 +47,17 @@ fn header(report: &Report) -> Vec<String> {
                 None => "not run",
             }
         ),
-        String::new(),
-        score_line,
-        String::new(),
-    ]
+    ];
+    if !report.cli_versions.is_empty() {
+        let versions: Vec<String> = report
+            .cli_versions
+            .iter()
+            .map(|(flavor, version)| format!("{flavor} {version}"))
+            .collect();
+        lines.push(format!("CLIs: {}", versions.join(", ")));
+    }
+    lines.extend([String::new(), score_line, String::new()]);
+    lines
 }
 
 /// One phrase per egress mode: `allowlist (ada, cleo; canary passed)`, `open (bob)`.

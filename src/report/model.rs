@@ -43,6 +43,10 @@ pub struct Report {
     pub egress: Vec<(String, String, Option<bool>)>,
     /// Whether the cook's sandbox probe passed (`None`: skipped or not recorded).
     pub sandbox_passed: Option<bool>,
+    /// The CLI version per flavor, from its image's labels.
+    pub cli_versions: std::collections::BTreeMap<String, String>,
+    /// Participants whose CLI ran with its server-side web tools on (`network.web_tools`).
+    pub web_tools: Vec<String>,
     /// Lines that look aimed at the grader (shown, never scored).
     pub injection_flags: Vec<super::injection::InjectionFlag>,
 }

@@ -25,7 +25,9 @@ pub fn render_summary(report: &Report) -> Value {
         "unscored": report.unscored(),
         "injection_flags": report.injection_flags,
         "egress": report.egress.iter().map(|(name, mode, canary)| json!({"participant": name, "mode": mode, "canary_passed": canary})).collect::<Vec<_>>(),
+        "web_tools": report.web_tools,
         "sandbox_check_passed": report.sandbox_passed,
+        "cli_versions": report.cli_versions,
         "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
     });
     if let Value::Object(map) = &mut summary {

@@ -120,6 +120,24 @@ impl Runtime for DockerRuntime {
         }
     }
 
+    async fn image_labels(
+        &self,
+        tag: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError> {
+        match self.docker.inspect_image(tag).await {
+            Ok(image) => Ok(Some(
+                image
+                    .config
+                    .and_then(|c| c.labels)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+            )),
+            Err(e) if status(&e) == Some(404) => Ok(None),
+            Err(e) => Err(operation("inspect", ObjectRef::image(tag), &e)),
+        }
+    }
+
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let options = BuildImageOptionsBuilder::default()
             .dockerfile("Dockerfile")

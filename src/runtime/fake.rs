@@ -105,6 +105,16 @@ impl Runtime for FakeRuntime {
     async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
         Ok(self.lock().created.contains(&ObjectRef::image(tag)))
     }
+    async fn image_labels(
+        &self,
+        tag: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError> {
+        Ok(self
+            .lock()
+            .created
+            .contains(&ObjectRef::image(tag))
+            .then(std::collections::BTreeMap::new))
+    }
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         self.lock().created.push(ObjectRef::image(&spec.tag));
         Ok(())

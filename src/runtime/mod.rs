@@ -131,6 +131,13 @@ pub trait Runtime: Send + Sync + 'static {
     fn info(&self) -> impl Future<Output = Result<EngineInfo, RuntimeError>> + Send;
     /// True when an image with this tag exists.
     fn image_exists(&self, tag: &str) -> impl Future<Output = Result<bool, RuntimeError>> + Send;
+    /// The labels of an image (`None` when no image has this tag).
+    fn image_labels(
+        &self,
+        tag: &str,
+    ) -> impl Future<
+        Output = Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError>,
+    > + Send;
     /// Builds an image from a tar build context.
     fn build_image(
         &self,

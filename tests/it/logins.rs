@@ -225,6 +225,10 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
         "{name: jspy, flavor: dummy}",
         "{name: jspy, flavor: dummy, model: \"read:/run/mc-auth read:/run/mc-auth/claude\"}",
     );
+    let yaml = yaml.replace(
+        "{name: gk, flavor: grok, model: \"grok-build-q5\"}",
+        "{name: gk, flavor: grok, model: \"grok-build-q5\", network: {mode: none, web_tools: true}}",
+    );
     let cook = TestCook::new("logins", &yaml);
     fs_err::write(
         cook.dir().join("BRIEF.md"),
@@ -261,6 +265,17 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     let reported = host.run(&cook, &["report", cook.name(), "--json"]);
     assert!(reported.status.success(), "{}", show(&reported));
     let board = cook.text("leaderboard.md");
+    assert!(
+        board.contains("web tools: ON for gk")
+            && board.contains(
+                "CLIs: agy 0.0.0-fake, claude 0.0.0-fake, codex 0.0.0-fake, grok 0.0.0-fake"
+            ),
+        "{board}"
+    );
+    assert_eq!(
+        cook.json("summary.json")["cli_versions"]["grok"],
+        "0.0.0-fake"
+    );
     for name in ["cl", "cx", "ag", "gk"] {
         assert!(
             board.contains(&format!("| {name} |")),
@@ -297,6 +312,14 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     // keys never reach a cell; agy's hour-long Google token ships its refresh token (serialized).
     let staged = |name: &str, cli: &str| cook.text(&format!("logs/{name}/{cli}.stdout.log"));
     let claude = staged("cl", "claude");
+    assert!(
+        claude.contains("--disallowedTools WebSearch WebFetch"),
+        "{claude}"
+    );
+    assert!(
+        !staged("gk", "grok").contains("--disable-web-search"),
+        "web tools asked for"
+    );
     assert!(
         claude.contains("\"accessToken\": \"[REDACTED]\"") && !claude.contains("refreshToken"),
         "{claude}"

@@ -65,6 +65,7 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
     if prompt.contains("FAKE:leak") {
         // A careless CLI's debug dump: its token, and the login it was given.
         println!("debug: using token {token}");
+        println!("debug: argv {}", args.join(" "));
         for entry in std::fs::read_dir(Path::new("/run/mc-auth").join(cli))
             .into_iter()
             .flatten()
