@@ -288,8 +288,19 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
         before,
         "the host's login files are never written"
     );
+    assert_nothing_leaked(&host, &cook, &[&cooked, &judged, &reported]);
+    assert_cells_saw_what_they_should(&cook);
+    // A snapshot lives no longer than its cell.
+    let left = files_holding_all(&cook.dir().join(".auth"), &host.canaries);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// No canary in any file the tool wrote (outside `.auth/`) or in its own output, although the
+/// fakes tried to print their tokens.
+fn assert_nothing_leaked(host: &FakeHost, cook: &TestCook, outputs: &[&Output]) {
     let mut leaks = files_holding(&cook.dir(), &host.canaries);
-    for output in [&cooked, &judged, &reported] {
+    for output in outputs {
         for stream in [&output.stdout, &output.stderr] {
             let text = String::from_utf8_lossy(stream);
             leaks.extend(
@@ -308,8 +319,12 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     // The leak was attempted (so redaction had something to catch).
     let log = cook.text("logs/cl/claude.stdout.log");
     assert!(log.contains("debug: using token [REDACTED]"), "{log}");
-    // What each cell was given (its fake dumped it, redacted): rotating refresh tokens and API
-    // keys never reach a cell; agy's hour-long Google token ships its refresh token (serialized).
+}
+
+/// What each cell was given and ran with, from its fake's (redacted) debug dump: rotating
+/// refresh tokens and API keys never reach a cell; agy's hour-long Google token ships its
+/// refresh token (its cells run one at a time); web tools are off unless asked for.
+fn assert_cells_saw_what_they_should(cook: &TestCook) {
     let staged = |name: &str, cli: &str| cook.text(&format!("logs/{name}/{cli}.stdout.log"));
     let claude = staged("cl", "claude");
     assert!(
@@ -335,10 +350,6 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     );
     let agy = staged("ag", "agy");
     assert!(agy.contains("\"refresh_token\": \"[REDACTED]\""), "{agy}");
-    // A snapshot lives no longer than its cell.
-    let left = files_holding_all(&cook.dir().join(".auth"), &host.canaries);
-    assert!(left.is_empty(), "{left:?}");
-    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
 /// Like [`files_holding`], inside `.auth/` itself.
