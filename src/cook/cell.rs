@@ -125,6 +125,12 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                     },
                     None => None,
                 };
+                // Other multicooker processes (a judge, a parallel nightly run) hand the same
+                // refresh token to their cells too: one host-wide lock per serial flavor.
+                let _host_lock = match &flavor_permit {
+                    Some(_) => host_lock(&lock_dir(), &plan.flavor, &options.cancel).await,
+                    None => None,
+                };
                 let _permit = tokio::select! {
                     permit = semaphore.acquire_owned() => permit.ok(),
                     () = options.cancel.cancelled() => None,
@@ -420,6 +426,38 @@ async fn pump_logs(
     }
     out.file.flush().await?;
     err.file.flush().await
+}
+
+/// Where host-wide flavor locks live: per user, beside the token store.
+fn lock_dir() -> std::path::PathBuf {
+    crate::creds::host_home().join(".cache/multicooker/locks")
+}
+
+/// Takes the host-wide lock of a serial flavor, waiting while another process holds it (or
+/// until cancelled). `None` when no lock file can be made: the in-process lock still holds.
+async fn host_lock(
+    dir: &std::path::Path,
+    flavor: &str,
+    cancel: &CancellationToken,
+) -> Option<std::fs::File> {
+    std::fs::create_dir_all(dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(format!("{flavor}.lock")))
+        .ok()?;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(_)) => return None,
+        }
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            () = cancel.cancelled() => return None,
+        }
+    }
 }
 
 /// Replaces every secret in `bytes` with `[REDACTED]`.

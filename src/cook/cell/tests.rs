@@ -228,3 +228,29 @@ fn secrets_are_redacted_wherever_they_appear() {
     );
     assert_eq!(redact(b"nothing here", &secrets), b"nothing here".to_vec());
 }
+
+#[tokio::test]
+async fn a_serial_flavor_is_locked_across_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    let held = host_lock(dir.path(), "agy", &cancel)
+        .await
+        .expect("the lock is free");
+    // A second open file description (as another process would have) must wait.
+    let waiting = CancellationToken::new();
+    let stop = waiting.clone();
+    let waiter = tokio::spawn({
+        let dir = dir.path().to_path_buf();
+        async move { host_lock(&dir, "agy", &waiting).await.is_some() }
+    });
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(!waiter.is_finished(), "the second holder waits");
+    stop.cancel();
+    assert!(!waiter.await.unwrap(), "cancelled while waiting");
+    assert!(
+        host_lock(dir.path(), "codex", &cancel).await.is_some(),
+        "other flavors are independent"
+    );
+    drop(held);
+    assert!(host_lock(dir.path(), "agy", &cancel).await.is_some());
+}
