@@ -156,16 +156,21 @@ impl FakeHost {
 
 /// Copies the fake CLIs' images into the cook as its own flavors.
 fn install_fakes(cook: &TestCook, clis: &[&str]) {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-flavors");
     for cli in clis {
-        let dir = cook.dir().join("flavors").join(cli);
-        fs_err::create_dir_all(&dir).unwrap();
-        fs_err::copy(
-            fixtures.join(cli).join("Dockerfile"),
-            dir.join("Dockerfile"),
-        )
-        .unwrap();
+        install_fake_as(cook, cli, cli);
     }
+}
+
+/// Installs the fixture image `fixture` as the cook's flavor `flavor`.
+fn install_fake_as(cook: &TestCook, fixture: &str, flavor: &str) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-flavors");
+    let dir = cook.dir().join("flavors").join(flavor);
+    fs_err::create_dir_all(&dir).unwrap();
+    fs_err::copy(
+        fixtures.join(fixture).join("Dockerfile"),
+        dir.join("Dockerfile"),
+    )
+    .unwrap();
 }
 
 fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
@@ -518,5 +523,33 @@ fn doctor_checks_each_flavors_login_image_and_live_answer() {
         "{lines:#?}"
     );
     assert_eq!(report["failures"], 1, "{lines:#?}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Login writes and first-start state land in a writable HOME; a read-only one (the reference's
+/// mount of the login itself) breaks the CLI the way FLAVORS.md §1.4 describes.
+#[test]
+fn a_read_only_home_breaks_the_cli_as_the_real_one_breaks() {
+    let host = FakeHost::new();
+    let token = "sk-ant-oat01-readonlyhomedemo0000000000";
+    fs_err::create_dir_all(host.tokens.path()).unwrap();
+    fs_err::write(host.tokens.path().join("claude"), token).unwrap();
+    let cook = TestCook::new(
+        "rohome",
+        &brief(&[("cl", "claude", "opus-q4")], &[("j", "dummy")]),
+    );
+    install_fake_as(&cook, "claude-ro-home", "claude");
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(1), "{}", show(&cooked));
+    let result = cook.json("RUN_RESULT.json");
+    assert_eq!(
+        result["participants"][0]["status"], "non_zero_exit",
+        "{result}"
+    );
+    let stderr = cook.text("logs/cl/claude.stderr.log");
+    assert!(
+        stderr.contains("Read-only file system") && stderr.contains("Bash tool unavailable"),
+        "{stderr}"
+    );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

@@ -32,8 +32,15 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// HOME, or `MC_FAKE_HOME` (tests only: runs the fake on a HOME the entrypoint did not seed,
+/// such as the read-only login mount the reference used).
 fn home() -> PathBuf {
-    PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/home/mc".into()))
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    PathBuf::from(
+        var("MC_FAKE_HOME")
+            .or_else(|| var("HOME"))
+            .unwrap_or_else(|| "/home/mc".into()),
+    )
 }
 
 fn fail(message: &str, code: u8) -> ExitCode {
