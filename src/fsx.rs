@@ -436,8 +436,140 @@ pub fn absolute_from(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
+/// Largest file [`redact_tree`] rewrites in memory; a larger file holding a secret is removed.
+pub const REDACT_IN_MEMORY_BYTES: u64 = 256 << 20;
+
+/// What [`redact_tree`] did to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redaction {
+    /// Path relative to the tree.
+    pub path: String,
+    /// `redacted` (secrets replaced by `[REDACTED]`) or `removed` (too large to rewrite).
+    pub action: &'static str,
+}
+
+/// Replaces every secret in the regular files under `dir` (links are never followed) by
+/// `[REDACTED]`, so a cell that wrote a credential into its output cannot carry it out.
+pub fn redact_tree(dir: &Path, secrets: &[String]) -> Vec<Redaction> {
+    let secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+    if secrets.is_empty() {
+        return Vec::new();
+    }
+    let pattern = secrets
+        .iter()
+        .map(|s| regex::escape(s))
+        .collect::<Vec<_>>()
+        .join("|");
+    let Ok(regex) = regex::bytes::Regex::new(&pattern) else {
+        return Vec::new();
+    };
+    let longest = secrets.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut done = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+    {
+        let path = entry.path();
+        let relative = path
+            .strip_prefix(dir)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        let size = entry.metadata().map_or(0, |m| m.len());
+        if size <= REDACT_IN_MEMORY_BYTES {
+            let Ok(bytes) = std::fs::read(path) else {
+                continue;
+            };
+            if regex.is_match(&bytes) {
+                let cleaned = regex.replace_all(&bytes, &b"[REDACTED]"[..]);
+                if write_atomic(path, &cleaned).is_ok() {
+                    done.push(Redaction {
+                        path: relative,
+                        action: "redacted",
+                    });
+                }
+            }
+        } else if holds_match(path, &regex, longest).unwrap_or(true)
+            && std::fs::remove_file(path).is_ok()
+        {
+            done.push(Redaction {
+                path: relative,
+                action: "removed",
+            });
+        }
+    }
+    done
+}
+
+/// Streams a large file looking for a match (chunks overlap by the longest secret).
+fn holds_match(path: &Path, regex: &regex::bytes::Regex, longest: usize) -> io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buffer = vec![0u8; 8 << 20];
+    let mut carried = 0;
+    loop {
+        let read = file.read(&mut buffer[carried..])?;
+        if read == 0 {
+            return Ok(false);
+        }
+        let filled = carried + read;
+        if regex.is_match(&buffer[..filled]) {
+            return Ok(true);
+        }
+        carried = longest.saturating_sub(1).min(filled);
+        buffer.copy_within(filled - carried..filled, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn secrets_in_outputs_are_redacted_and_links_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("host.txt"), "sk-secret-123456").unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(
+            dir.path().join("sub/notes.md"),
+            "token sk-secret-123456 here",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("clean.md"), "nothing").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("host.txt"), dir.path().join("link"))
+            .unwrap();
+        let done = super::redact_tree(dir.path(), &["sk-secret-123456".to_owned()]);
+        assert_eq!(
+            done,
+            [super::Redaction {
+                path: "sub/notes.md".into(),
+                action: "redacted"
+            }]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/notes.md")).unwrap(),
+            "token [REDACTED] here"
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("host.txt")).unwrap(),
+            "sk-secret-123456"
+        );
+    }
+
+    #[test]
+    fn a_secret_across_a_chunk_boundary_is_found_in_a_large_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let mut bytes = vec![b'x'; (8 << 20) - 5];
+        bytes.extend_from_slice(b"sk-secret-123456");
+        bytes.extend(vec![b'y'; 100]);
+        std::fs::write(&path, &bytes).unwrap();
+        let regex = regex::bytes::Regex::new("sk-secret-123456").unwrap();
+        assert!(super::holds_match(&path, &regex, 16).unwrap());
+        std::fs::write(&path, vec![b'x'; 9 << 20]).unwrap();
+        assert!(!super::holds_match(&path, &regex, 16).unwrap());
+    }
+
     use super::*;
 
     fn options() -> CopyOptions {

@@ -50,6 +50,8 @@ pub struct CellOutcome {
     pub error: Option<String>,
     /// The egress canary's report, for cells behind a proxy.
     pub canary: Option<serde_json::Value>,
+    /// Output files in which a credential was found and redacted (or removed).
+    pub redacted: Vec<crate::fsx::Redaction>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -152,7 +154,27 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                 }
                 redact_file(&plan.stdout_log, &options.secrets);
                 redact_file(&plan.stderr_log, &options.secrets);
-                outcome
+                // Nothing of a login leaves the cell, not even through its own output.
+                let writable: Vec<std::path::PathBuf> = plan
+                    .spec
+                    .mounts
+                    .iter()
+                    .filter(|m| !m.read_only)
+                    .map(|m| m.source.clone())
+                    .collect();
+                let secrets = options.secrets.clone();
+                let redacted = tokio::task::spawn_blocking(move || {
+                    writable
+                        .iter()
+                        .flat_map(|dir| crate::fsx::redact_tree(dir, &secrets))
+                        .collect()
+                })
+                .await
+                .unwrap_or_default();
+                CellOutcome {
+                    redacted,
+                    ..outcome
+                }
             };
             let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
             (index, output)
@@ -264,6 +286,7 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         rate_limit,
         error,
         canary,
+        redacted: Vec::new(),
     }
 }
 
@@ -398,6 +421,7 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         rate_limit: None,
         error,
         canary: None,
+        redacted: Vec::new(),
     }
 }
 

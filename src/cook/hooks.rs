@@ -57,6 +57,9 @@ pub struct ParticipantResult {
     pub seal: Option<CopyReport>,
     /// Egress mode, allowed targets and the canary's report.
     pub egress: serde_json::Value,
+    /// Output files in which a credential was found and redacted (or removed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted_outputs: Vec<crate::fsx::Redaction>,
     /// The CLI version its image records (`io.multicooker.cli-version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
@@ -202,6 +205,7 @@ impl CellHooks for CookHooks {
             error: outcome.error.clone(),
             seal: seal_report,
             egress: egress_record(plan, outcome.canary.as_ref()),
+            redacted_outputs: outcome.redacted.clone(),
             cli_version: None,
         };
         self.record(plan, &result);

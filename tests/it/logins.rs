@@ -124,10 +124,11 @@ impl FakeHost {
         }
     }
 
-    /// SHA-256 of every file under the host home.
+    /// SHA-256 of every login file under the host home (not multicooker's own `.cache/`).
     fn hashes(&self) -> BTreeMap<PathBuf, String> {
         walkdir::WalkDir::new(self.home.path())
             .into_iter()
+            .filter_entry(|e| e.file_name() != ".cache")
             .flatten()
             .filter(|e| e.file_type().is_file())
             .map(|e| {
@@ -249,9 +250,16 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
     for entry in participants {
         assert_eq!(entry["status"], "ok", "{entry}");
     }
-    for name in ["cl", "cx", "ag", "gk"] {
+    for (name, entry) in ["cl", "cx", "ag", "gk"].iter().zip(participants) {
         let answer = cook.text(&format!("work/{name}/out/RESULT.md"));
         assert!(answer.contains("(fake) answer"), "{name}: {answer}");
+        // The fake wrote its token into its output; it was redacted before sealing.
+        assert!(answer.contains("my token: [REDACTED]"), "{name}: {answer}");
+        assert_eq!(
+            entry["redacted_outputs"],
+            serde_json::json!([{"path": "RESULT.md", "action": "redacted"}]),
+            "{entry}"
+        );
     }
     // The spy has no login mounted and cannot see another cell's HOME.
     let probes = cook.text("work/spy/out/PROBES.txt");

@@ -99,7 +99,9 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
         },
     )
     .unwrap_or_else(|| format!("{cli}-fake-1"));
-    if let Err(message) = write_output(cli, &prompt, &model) {
+    // FAKE:leak also writes the token into the output, as a prompt-injected CLI could.
+    let leak = prompt.contains("FAKE:leak").then_some(token.as_str());
+    if let Err(message) = write_output(cli, &prompt, &model, leak) {
         return fail(&message, 1);
     }
     print_success(cli, &model);
@@ -270,7 +272,7 @@ fn touch_home(cli: &str) -> Result<(), String> {
     }
 }
 
-fn write_output(cli: &str, prompt: &str, model: &str) -> Result<(), String> {
+fn write_output(cli: &str, prompt: &str, model: &str, leak: Option<&str>) -> Result<(), String> {
     if std::env::var("MULTICOOKER_JUDGE").is_ok_and(|j| !j.is_empty()) {
         return crate::dummy::judge_outputs(&[]);
     }
@@ -280,6 +282,9 @@ fn write_output(cli: &str, prompt: &str, model: &str) -> Result<(), String> {
     let mut text = format!("# {cli} (fake) answer\n\n{prompt}\n");
     if let Some(quality) = quality {
         text.push_str(&format!("\ndummy-quality: {quality}\n"));
+    }
+    if let Some(token) = leak {
+        text.push_str(&format!("\nmy token: {token}\n"));
     }
     std::fs::create_dir_all("/work/out")
         .and_then(|()| std::fs::write("/work/out/RESULT.md", text))
