@@ -38,8 +38,11 @@ pub struct ParticipantResult {
     /// Required outputs that were missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_outputs: Option<Vec<String>>,
-    /// Token usage (none for the dummy flavor).
+    /// Token usage, cost and model ids from the CLI's structured output (none for the dummy).
     pub usage: Option<serde_json::Value>,
+    /// Which limit was hit, when one was: `rate_limited` (retryable) or `usage_exhausted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_kind: Option<crate::flavor::LimitKind>,
     /// The model asked for.
     pub model: Option<String>,
     /// When it started.
@@ -63,6 +66,30 @@ pub struct ParticipantResult {
     /// The CLI version its image records (`io.multicooker.cli-version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
+}
+
+/// A cell's usage dict from its (redacted) stdout log, with `source_path` (relative to the
+/// cook) added after `source` as the reference writes it.
+pub fn cell_usage(
+    plan: &CellPlan,
+    relative_log: &str,
+    model: Option<&str>,
+) -> Option<serde_json::Value> {
+    let text = crate::fsx::read_capped(&plan.stdout_log, 64 << 20).ok()?;
+    let usage =
+        crate::flavor::usage_from_output(&plan.flavor, &String::from_utf8_lossy(&text), model)?;
+    let serde_json::Value::Object(map) = usage else {
+        return None;
+    };
+    let mut ordered = serde_json::Map::new();
+    for (key, value) in map {
+        let source = key == "source";
+        ordered.insert(key, value);
+        if source {
+            ordered.insert("source_path".into(), relative_log.into());
+        }
+    }
+    Some(serde_json::Value::Object(ordered))
 }
 
 /// Hooks of the cook phase.
@@ -182,6 +209,10 @@ impl CellHooks for CookHooks {
         } else {
             None
         };
+        let model = self
+            .brief
+            .participant(&plan.actor)
+            .and_then(|a| a.model.clone());
         let result = ParticipantResult {
             name: plan.actor.clone(),
             flavor: plan.flavor.clone(),
@@ -193,11 +224,9 @@ impl CellHooks for CookHooks {
             stdout: self.relative(&plan.stdout_log),
             stderr: self.relative(&plan.stderr_log),
             missing_outputs: missing.clone(),
-            usage: None,
-            model: self
-                .brief
-                .participant(&plan.actor)
-                .and_then(|a| a.model.clone()),
+            usage: cell_usage(plan, &self.relative(&plan.stdout_log), model.as_deref()),
+            limit_kind: outcome.rate_limit.as_ref().map(|r| r.kind),
+            model,
             started_at: outcome.started_at.clone(),
             finished_at: outcome.finished_at.clone(),
             timed_out: outcome.timed_out,

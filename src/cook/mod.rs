@@ -21,7 +21,7 @@ use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-pub use hooks::{ParticipantResult, done_phase, egress_record, egress_summary};
+pub use hooks::{ParticipantResult, cell_usage, done_phase, egress_record, egress_summary};
 
 use crate::brief::{Actor, Brief, Profile};
 use crate::creds::Credentials;

@@ -15,7 +15,35 @@ pub struct RateLimit {
     pub evidence: String,
     /// Seconds until a retry may work (0 when unknown).
     pub retry_after_s: u64,
+    /// A short-term rate limit, or the plan's usage exhausted.
+    pub kind: LimitKind,
 }
+
+/// Which limit was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    /// Too many requests just now (HTTP 429, "retry after N"): retrying soon may work.
+    RateLimited,
+    /// The subscription's usage window or quota is used up (5-hour, weekly, daily quota):
+    /// nothing will work until it resets, so this run does not retry.
+    UsageExhausted,
+}
+
+impl RateLimit {
+    /// True when retrying within this run may work.
+    pub fn is_retryable(&self) -> bool {
+        self.kind == LimitKind::RateLimited
+    }
+}
+
+/// Wording of an exhausted plan (as opposed to a momentary rate limit).
+static EXHAUSTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)usage limit|5[- ]hour limit|weekly limit|hit your limit|quota (?:reached|exceeded|exhausted)|resource_exhausted|daily.*limit|plan limit|subscription.*(?:required|limit)",
+    )
+    .expect("a valid regex")
+});
 
 /// How a pattern's captures become a delay.
 #[derive(Clone, Copy)]
@@ -24,6 +52,10 @@ enum Retry {
     Seconds,
     ClockTime,
     HoursOrMinutes,
+    /// `1893456000`: a Unix time.
+    Epoch,
+    /// `2h39m52s`.
+    Hms,
 }
 
 struct Pattern {
@@ -45,10 +77,12 @@ const RETRY_AFTER: &str = r"retry.after[: ]+(\d+)";
 
 static CLAUDE: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     vec![
+        pattern(r"usage limit reached\|(\d{9,11})", Retry::Epoch),
         pattern(r"5[- ]hour limit reached", Retry::None),
         pattern(r"weekly limit reached", Retry::None),
         pattern(r"usage limit reached", Retry::None),
         pattern(r"hit your limit", Retry::None),
+        pattern(r"\brate_limit_error\b", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
         pattern(
@@ -86,18 +120,26 @@ static AGY: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
         pattern(r"daily.*limit", Retry::None),
+        pattern(r"quota reached", Retry::None),
+        pattern(r"\b429 too many requests", Retry::None),
         pattern(RETRY_AFTER, Retry::Seconds),
+        pattern(r"resets in (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", Retry::Hms),
     ]
 });
 
 static GROK: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     vec![
         pattern(r"subscription.*required", Retry::None),
+        pattern(r"usage limit has been reached", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
         pattern(r"too many requests", Retry::None),
         pattern(QUOTA, Retry::None),
         pattern(RETRY_AFTER, Retry::Seconds),
+        pattern(
+            r"\bresets?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*(am|pm)?",
+            Retry::ClockTime,
+        ),
     ]
 });
 
@@ -137,9 +179,16 @@ pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
                 .filter(|s| *s > 0)
         })
         .unwrap_or(0);
+    let evidence = evidence(output, found.start(), found.end());
+    let kind = if EXHAUSTED.is_match(&evidence) {
+        LimitKind::UsageExhausted
+    } else {
+        LimitKind::RateLimited
+    };
     Some(RateLimit {
-        evidence: evidence(output, found.start(), found.end()),
+        evidence,
         retry_after_s,
+        kind,
     })
 }
 
@@ -148,6 +197,14 @@ fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
     match retry {
         Retry::None => None,
         Retry::Seconds => number(1),
+        Retry::Epoch => {
+            let at = i64::try_from(number(1)?).ok()?;
+            u64::try_from(at - jiff::Timestamp::now().as_second()).ok()
+        }
+        Retry::Hms => {
+            let part = |i: usize| number(i).unwrap_or(0);
+            Some(part(1) * 3600 + part(2) * 60 + part(3))
+        }
         Retry::HoursOrMinutes => {
             let unit = captures.get(2)?.as_str().to_ascii_lowercase();
             Some(number(1)? * if unit.starts_with('h') { 3600 } else { 60 })
@@ -256,6 +313,47 @@ mod tests {
                 "{flavor}"
             );
         }
+    }
+
+    fn fixture(cli: &str, kind: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/flavors/{cli}/{kind}.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn each_vendors_limits_are_told_apart_from_its_fixtures() {
+        for cli in ["claude", "codex", "agy", "grok"] {
+            let rate = detect_rate_limit(cli, &fixture(cli, "rate_limit"))
+                .unwrap_or_else(|| panic!("{cli}: rate limit not detected"));
+            assert_eq!(
+                rate.kind,
+                LimitKind::RateLimited,
+                "{cli}: {}",
+                rate.evidence
+            );
+            assert!(rate.is_retryable());
+            let usage = detect_rate_limit(cli, &fixture(cli, "usage_limit"))
+                .unwrap_or_else(|| panic!("{cli}: usage limit not detected"));
+            assert_eq!(
+                usage.kind,
+                LimitKind::UsageExhausted,
+                "{cli}: {}",
+                usage.evidence
+            );
+            assert!(!usage.is_retryable());
+            assert!(usage.retry_after_s > 0, "{cli}: the reset time is read");
+        }
+        let agy = detect_rate_limit("agy", &fixture("agy", "usage_limit")).unwrap();
+        assert_eq!(agy.retry_after_s, 2 * 3600 + 39 * 60 + 52);
+        let grok = detect_rate_limit("grok", &fixture("grok", "rate_limit")).unwrap();
+        assert_eq!(grok.retry_after_s, 60);
+        assert!(
+            detect_rate_limit("triad", &fixture("grok", "usage_limit")).is_some(),
+            "a composite is scanned with its members' patterns"
+        );
     }
 
     #[test]

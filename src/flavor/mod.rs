@@ -5,13 +5,15 @@
 //! This module never talks to the engine; it only produces build contexts and descriptions.
 
 mod limits;
+mod usage;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
-pub use limits::{RateLimit, detect_rate_limit};
+pub use limits::{LimitKind, RateLimit, detect_rate_limit};
+pub use usage::usage_from_output;
 
 use crate::error::Hint;
 

@@ -216,6 +216,12 @@ impl CellHooks for JudgeHooks {
                 Vec::new(),
             ),
         };
+        let judge_model = plan
+            .spec
+            .env
+            .iter()
+            .find(|(k, _)| k == "MULTICOOKER_MODEL")
+            .map(|(_, v)| v.clone());
         let relative = |p: &std::path::Path| {
             p.strip_prefix(self.paths.dir())
                 .unwrap_or(p)
@@ -233,7 +239,11 @@ impl CellHooks for JudgeHooks {
             duration_s: outcome.duration_s,
             stdout: relative(&plan.stdout_log),
             stderr: relative(&plan.stderr_log),
-            usage: None,
+            usage: crate::cook::cell_usage(
+                plan,
+                &relative(&plan.stdout_log),
+                judge_model.as_deref(),
+            ),
             submissions: assignment.map_or(0, |a| a.mapping.len()),
             excluded: assignment.map(|a| a.excluded.clone()).unwrap_or_default(),
             rejected,

@@ -261,6 +261,7 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
             "{entry}"
         );
     }
+    assert_usage_parsed(participants);
     // The spy has no login mounted and cannot see another cell's HOME.
     let probes = cook.text("work/spy/out/PROBES.txt");
     assert!(
@@ -363,6 +364,29 @@ fn assert_cells_saw_what_they_should(cook: &TestCook) {
     );
     let agy = staged("ag", "agy");
     assert!(agy.contains("\"refresh_token\": \"[REDACTED]\""), "{agy}");
+}
+
+/// Each fake's structured output became the cell's usage (fake.rs prints these numbers).
+fn assert_usage_parsed(participants: &[serde_json::Value]) {
+    let usage = &participants[0]["usage"];
+    assert_eq!(
+        (
+            &usage["source_path"],
+            &usage["total_tokens"],
+            &usage["cost_usd"],
+            &usage["models"]
+        ),
+        (
+            &serde_json::json!("logs/cl/claude.stdout.log"),
+            &serde_json::json!(1695),
+            &serde_json::json!(0.0123),
+            &serde_json::json!(["opus-q4"])
+        ),
+        "claude's usage from its stream-json: {usage}"
+    );
+    assert_eq!(participants[1]["usage"]["total_tokens"], 1200, "codex");
+    assert_eq!(participants[2]["usage"]["total_tokens"], 900, "agy");
+    assert_eq!(participants[3]["usage"]["total_tokens"], 670, "grok");
 }
 
 /// Like [`files_holding`], inside `.auth/` itself.
@@ -558,6 +582,51 @@ fn a_read_only_home_breaks_the_cli_as_the_real_one_breaks() {
     assert!(
         stderr.contains("Read-only file system") && stderr.contains("Bash tool unavailable"),
         "{stderr}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// A vendor's limit message is classified: usage exhausted (not retryable in this run) or a
+/// momentary rate limit (retryable), with the reset time read from the message.
+#[test]
+fn limit_messages_are_classified_per_vendor() {
+    let host = FakeHost::new();
+    let cook = TestCook::new(
+        "limits",
+        &brief(
+            &[
+                ("cl", "claude", "m"),
+                ("ag", "agy", "m"),
+                ("gk", "grok", "m"),
+            ],
+            &[("j", "dummy")],
+        ),
+    );
+    fs_err::write(cook.dir().join("BRIEF.md"), "# Brief\n\nFAKE:rate_limit\n").unwrap();
+    install_fakes(&cook, &["claude", "agy", "grok"]);
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(1), "{}", show(&cooked));
+    let result = cook.json("RUN_RESULT.json");
+    let kinds: Vec<(&str, &str, bool)> = result["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["status"].as_str().unwrap(),
+                e["limit_kind"].as_str().unwrap_or("none"),
+                e["retry_after_s"].as_u64().unwrap_or(0) > 0,
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("rate_limited", "usage_exhausted", true),
+            ("rate_limited", "usage_exhausted", true),
+            ("rate_limited", "rate_limited", true),
+        ],
+        "{result}"
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

@@ -1,0 +1,370 @@
+//! Token usage, cost and model ids, parsed from each CLI's structured output on stdout (the
+//! entrypoint always asks for it: FLAVORS.md §1.6, §2.6, §3.6, §4.6). The result is the
+//! reference's per-cell usage dict (BEHAVIOR.md §6.9), so existing reports read it unchanged.
+//! Lines that are not JSON objects are skipped; nothing here fails.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+/// Counters of one cell.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Tally {
+    events: u64,
+    input: u64,
+    output: u64,
+    cache_creation: u64,
+    cache_read: u64,
+    cached_input: u64,
+    reasoning: u64,
+    total: u64,
+    cost_usd: f64,
+    web_requests: u64,
+    models: BTreeSet<String>,
+}
+
+fn count(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn objects(stdout: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    stdout.lines().filter_map(|line| {
+        let line = line.trim();
+        if !line.starts_with('{') {
+            return None;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    })
+}
+
+fn kind(line: &Map<String, Value>) -> &str {
+    line.get("type")
+        .or_else(|| line.get("event"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn add_model(tally: &mut Tally, model: Option<&Value>) {
+    if let Some(model) = model.and_then(Value::as_str).filter(|m| !m.is_empty()) {
+        tally.models.insert(model.to_owned());
+    }
+}
+
+/// claude `--output-format stream-json --verbose` (and triad, whose lead is claude): the final
+/// `result` line holds the run's totals; without one, assistant messages are summed once each.
+fn claude(stdout: &str, tally: &mut Tally) {
+    let mut seen = BTreeSet::new();
+    let mut messages = Tally::default();
+    let mut result = None;
+    for line in objects(stdout) {
+        match kind(&line) {
+            "system" => add_model(tally, line.get("model")),
+            "assistant" => {
+                let Some(message) = line.get("message") else {
+                    continue;
+                };
+                add_model(tally, message.get("model"));
+                let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+                if id.as_ref().is_some_and(|id| !seen.insert(id.clone())) {
+                    continue;
+                }
+                if let Some(usage) = message.get("usage") {
+                    claude_usage(usage, &mut messages);
+                }
+            }
+            "result" => result = Some(line),
+            _ => {}
+        }
+    }
+    if let Some((line, usage)) = result.as_ref().and_then(|r| r.get("usage").map(|u| (r, u))) {
+        claude_usage(usage, tally);
+        tally.cost_usd += line
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        if let Some(Value::Object(per_model)) = line.get("modelUsage") {
+            tally.models.extend(per_model.keys().cloned());
+        }
+    } else {
+        let models = std::mem::take(&mut tally.models);
+        *tally = Tally { models, ..messages };
+    }
+}
+
+fn claude_usage(usage: &Value, tally: &mut Tally) {
+    tally.events += 1;
+    tally.input += count(usage, "input_tokens");
+    tally.output += count(usage, "output_tokens");
+    tally.cache_creation += count(usage, "cache_creation_input_tokens");
+    tally.cache_read += count(usage, "cache_read_input_tokens");
+    if let Some(tools) = usage.get("server_tool_use") {
+        tally.web_requests +=
+            count(tools, "web_search_requests") + count(tools, "web_fetch_requests");
+    }
+}
+
+/// codex `exec --json`: one `turn.completed` per turn, each with that turn's usage.
+fn codex(stdout: &str, tally: &mut Tally) {
+    for line in objects(stdout) {
+        match kind(&line) {
+            "turn.completed" => {
+                let Some(usage) = line.get("usage") else {
+                    continue;
+                };
+                tally.events += 1;
+                tally.input += count(usage, "input_tokens");
+                tally.cached_input += count(usage, "cached_input_tokens");
+                tally.output += count(usage, "output_tokens");
+                tally.reasoning += count(usage, "reasoning_output_tokens");
+            }
+            "item.completed" => {
+                let item_type = line.get("item").and_then(|i| i.get("type"));
+                if item_type.and_then(Value::as_str) == Some("web_search") {
+                    tally.web_requests += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// agy `--output-format stream-json`: one `result` (as `type` or as `event` wrapping `result`).
+fn agy(stdout: &str, tally: &mut Tally) {
+    for line in objects(stdout) {
+        match kind(&line) {
+            "init" => add_model(tally, line.get("model")),
+            "result" => {
+                let body = line.get("result").filter(|r| r.is_object());
+                let body = body.unwrap_or(&Value::Null);
+                let usage = line.get("usage").or_else(|| body.get("usage"));
+                let Some(usage) = usage else {
+                    continue;
+                };
+                tally.events += 1;
+                tally.input += count(usage, "input_tokens");
+                tally.output += count(usage, "output_tokens");
+                tally.reasoning += count(usage, "thinking_tokens");
+                tally.cache_read += count(usage, "cache_read_tokens");
+                tally.total += count(usage, "total_tokens");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// grok `--output-format streaming-json`: the final `end` event carries the totals.
+fn grok(stdout: &str, tally: &mut Tally) {
+    for line in objects(stdout) {
+        if kind(&line) != "end" {
+            continue;
+        }
+        add_model(tally, line.get("model"));
+        if let Some(Value::Object(per_model)) = line.get("modelUsage") {
+            tally.models.extend(per_model.keys().cloned());
+        }
+        tally.cost_usd += line
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let Some(usage) = line.get("usage") else {
+            continue;
+        };
+        tally.events += 1;
+        tally.input += count(usage, "input_tokens");
+        tally.output += count(usage, "output_tokens");
+        tally.cache_read += count(usage, "cache_read_tokens");
+        tally.cache_creation += count(usage, "cache_creation_tokens");
+        tally.reasoning += count(usage, "reasoning_tokens");
+    }
+}
+
+/// The usage dict of one cell from its stdout, or `None` when the flavor's output reports no
+/// usage (the dummy, custom flavors, a CLI that died before reporting).
+pub fn usage_from_output(
+    flavor: &str,
+    stdout: &str,
+    requested_model: Option<&str>,
+) -> Option<Value> {
+    let mut tally = Tally::default();
+    match flavor {
+        "claude" | "triad" => claude(stdout, &mut tally),
+        "codex" => codex(stdout, &mut tally),
+        "agy" => agy(stdout, &mut tally),
+        "grok" => grok(stdout, &mut tally),
+        _ => return None,
+    }
+    if tally.events == 0 {
+        return None;
+    }
+    if tally.models.is_empty()
+        && let Some(model) = requested_model.filter(|m| !m.is_empty())
+    {
+        tally.models.insert(model.to_owned());
+    }
+    let sum = tally.input
+        + tally.output
+        + tally.cache_creation
+        + tally.cache_read
+        + tally.cached_input
+        + tally.reasoning;
+    let total = if tally.total > 0 { tally.total } else { sum };
+    let mut usage = json!({
+        "source": flavor,
+        "events": tally.events,
+        "input_tokens": tally.input,
+        "output_tokens": tally.output,
+        "cache_creation_input_tokens": tally.cache_creation,
+        "cache_read_input_tokens": tally.cache_read,
+        "cached_input_tokens": tally.cached_input,
+        "reasoning_output_tokens": tally.reasoning,
+        "tool_tokens": 0,
+        "total_tokens": total,
+    });
+    let map = usage.as_object_mut().expect("a JSON object");
+    if tally.cost_usd > 0.0 {
+        map.insert(
+            "cost_usd".into(),
+            json!((tally.cost_usd * 1e6).round() / 1e6),
+        );
+    }
+    if !tally.models.is_empty() {
+        map.insert("models".into(), json!(tally.models));
+    }
+    if tally.web_requests > 0 {
+        map.insert("web_requests".into(), json!(tally.web_requests));
+    }
+    Some(usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(cli: &str) -> &'static str {
+        match cli {
+            "claude" => include_str!("../../tests/fixtures/flavors/claude/success.jsonl"),
+            "codex" => include_str!("../../tests/fixtures/flavors/codex/success.jsonl"),
+            "agy" => include_str!("../../tests/fixtures/flavors/agy/success.jsonl"),
+            _ => include_str!("../../tests/fixtures/flavors/grok/success.jsonl"),
+        }
+    }
+
+    #[test]
+    fn claude_totals_come_from_the_result_line() {
+        let usage = usage_from_output("claude", fixture("claude"), Some("opus")).unwrap();
+        assert_eq!(usage["input_tokens"], 4127);
+        assert_eq!(usage["output_tokens"], 1893);
+        assert_eq!(usage["cache_creation_input_tokens"], 9876);
+        assert_eq!(usage["cache_read_input_tokens"], 54321);
+        assert_eq!(usage["total_tokens"], 4127 + 1893 + 9876 + 54321);
+        assert_eq!(usage["cost_usd"], 0.412_345);
+        assert_eq!(usage["models"], json!(["claude-opus-4-5-20251101"]));
+        assert!(usage.get("web_requests").is_none(), "web tools stayed off");
+    }
+
+    #[test]
+    fn claude_without_a_result_line_counts_each_message_once() {
+        let stdout = concat!(
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+            "\nnot json at all\n",
+            r#"{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":1,"output_tokens":2}}}"#,
+        );
+        let usage = usage_from_output("triad", stdout, None).unwrap();
+        assert_eq!(
+            (
+                usage["input_tokens"].as_u64(),
+                usage["output_tokens"].as_u64()
+            ),
+            (Some(11), Some(7))
+        );
+        assert_eq!(usage["models"], json!(["claude-sonnet-4-5"]));
+    }
+
+    #[test]
+    fn codex_sums_its_turns_and_counts_web_searches() {
+        let usage = usage_from_output("codex", fixture("codex"), Some("gpt-5.1-codex")).unwrap();
+        assert_eq!(usage["events"], 2);
+        assert_eq!(usage["input_tokens"], 24_763 + 8_120);
+        assert_eq!(usage["cached_input_tokens"], 24_448 + 7_936);
+        assert_eq!(usage["output_tokens"], 122 + 1_045);
+        assert_eq!(
+            usage["models"],
+            json!(["gpt-5.1-codex"]),
+            "codex reports none: the requested one"
+        );
+        assert_eq!(usage["web_requests"], 1);
+        assert!(usage.get("cost_usd").is_none());
+    }
+
+    #[test]
+    fn agy_reads_either_result_shape() {
+        let usage = usage_from_output("agy", fixture("agy"), None).unwrap();
+        assert_eq!(usage["input_tokens"], 15_234);
+        assert_eq!(usage["reasoning_output_tokens"], 812);
+        assert_eq!(usage["total_tokens"], 18_101, "its own total wins");
+        assert_eq!(usage["models"], json!(["gemini-3-pro"]));
+        let wrapped = r#"{"event":"result","result":{"status":"SUCCESS","usage":{"input_tokens":7,"output_tokens":3}}}"#;
+        let usage = usage_from_output("agy", wrapped, Some("gemini-3-flash")).unwrap();
+        assert_eq!(
+            (usage["total_tokens"].as_u64(), usage["models"][0].as_str()),
+            (Some(10), Some("gemini-3-flash"))
+        );
+    }
+
+    #[test]
+    fn grok_totals_come_from_the_end_event() {
+        let usage = usage_from_output("grok", fixture("grok"), None).unwrap();
+        assert_eq!(usage["input_tokens"], 9_210);
+        assert_eq!(usage["output_tokens"], 1_402);
+        assert_eq!(usage["cache_read_input_tokens"], 4_096);
+        assert_eq!(usage["reasoning_output_tokens"], 377);
+        assert_eq!(usage["cost_usd"], 0.031_77);
+        assert_eq!(usage["models"], json!(["grok-build"]));
+    }
+
+    #[test]
+    fn no_usage_is_none() {
+        assert_eq!(usage_from_output("claude", "", None), None);
+        assert_eq!(
+            usage_from_output("claude", "Error: Invalid API key · Please run /login", None),
+            None
+        );
+        assert_eq!(usage_from_output("dummy", fixture("claude"), None), None);
+        assert_eq!(usage_from_output("mycli", fixture("claude"), None), None);
+    }
+
+    /// The fake CLIs (crates/mc-cell/src/fake.rs) print these lines; tests in real cells rely on
+    /// the parser reading them.
+    #[test]
+    fn the_fakes_output_parses() {
+        let claude = concat!(
+            r#"{"type":"system","subtype":"init","model":"opus-q4","session_id":"fake-session"}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
+        );
+        assert_eq!(
+            usage_from_output("claude", claude, None).unwrap()["total_tokens"],
+            1695
+        );
+        let codex = r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#;
+        assert_eq!(
+            usage_from_output("codex", codex, Some("m")).unwrap()["total_tokens"],
+            1200
+        );
+        let agy = r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#;
+        assert_eq!(
+            usage_from_output("agy", agy, None).unwrap()["total_tokens"],
+            900
+        );
+        let grok = r#"{"type":"end","model":"g","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#;
+        assert_eq!(
+            usage_from_output("grok", grok, None).unwrap()["total_tokens"],
+            670
+        );
+    }
+}
