@@ -335,3 +335,67 @@ mod tests {
         assert!(error.hint().unwrap().contains("flavor: dummy"));
     }
 }
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+
+    fn dockerfile(flavor: &str) -> String {
+        let path = format!("{flavor}/Dockerfile");
+        let (_, bytes, _) = IMAGE_FILES
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .unwrap_or_else(|| panic!("images/{flavor}/Dockerfile is packaged"));
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    /// The real flavors' images cannot be built here (no registry); this checks what can be
+    /// checked without one: pins, labels, user, entrypoint, nothing installed under HOME.
+    #[test]
+    fn real_images_pin_label_run_non_root_and_use_the_entrypoint() {
+        for flavor in ["claude", "codex", "agy", "grok", "triad"] {
+            let text = dockerfile(flavor);
+            let from = text.lines().find(|l| l.starts_with("FROM ")).unwrap();
+            assert!(
+                from.contains(':') && !from.contains(":latest"),
+                "{flavor}: base image pinned by tag: {from}"
+            );
+            assert!(
+                text.contains("ARG ") && text.contains("_VERSION="),
+                "{flavor}: version pin"
+            );
+            let label = text
+                .lines()
+                .find(|l| l.contains("io.multicooker.cli-version=\""))
+                .unwrap_or_else(|| panic!("{flavor}: version label"));
+            assert!(
+                label.contains("_VERSION}"),
+                "{flavor}: the label is the pin: {label}"
+            );
+            assert!(text.contains("\nUSER 1000:1000\n"), "{flavor}: non-root");
+            assert!(
+                text.contains("COPY mc-cell /usr/local/bin/mc-cell"),
+                "{flavor}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "ENTRYPOINT [\"/usr/local/bin/mc-cell\", \"run\", \"{flavor}\"]"
+                )),
+                "{flavor}: headless entrypoint"
+            );
+            assert!(
+                text.contains("HOME=/home/mc"),
+                "{flavor}: HOME is the cell's tmpfs"
+            );
+            assert!(!text.contains("latest\""), "{flavor}: no floating versions");
+            let context = build_context(flavor, None).unwrap();
+            let mut archive = tar::Archive::new(context.tar.as_slice());
+            let names: Vec<String> = archive
+                .entries()
+                .unwrap()
+                .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(names, ["Dockerfile", "mc-cell"], "{flavor}: context");
+        }
+    }
+}

@@ -70,7 +70,7 @@ judges:\n  - {name: referee, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: 
             .code(),
         Some(0)
     );
-    // `theirs` was sealed by an earlier run of another flavor (codex has no image here).
+    // `theirs` was sealed by an earlier run of another flavor (the real codex can neither be built nor logged in here).
     let sealed = cook.dir().join("judging/_inbox/theirs/out");
     fs_err::create_dir_all(&sealed).unwrap();
     fs_err::write(
