@@ -185,6 +185,26 @@ fn claude_keychain() -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|_| "is not valid JSON".into())
 }
 
+/// agy's macOS Keychain item (written by go-keyring: `go-keyring-base64:` + base64 of the token
+/// JSON), through the `keyring` crate.
+fn agy_keychain() -> Result<Value, String> {
+    let entry =
+        keyring::Entry::new("gemini", "antigravity").map_err(|e| format!("not found ({e})"))?;
+    let text = entry
+        .get_password()
+        .map_err(|e| format!("not found ({e})"))?;
+    decode_go_keyring(&text)
+}
+
+/// The token JSON inside a go-keyring value (plain JSON, or `go-keyring-base64:` + base64).
+fn decode_go_keyring(text: &str) -> Result<Value, String> {
+    let json = match text.strip_prefix("go-keyring-base64:") {
+        Some(encoded) => base64_url_decode(encoded.trim()).ok_or("is not valid base64")?,
+        None => text.as_bytes().to_vec(),
+    };
+    serde_json::from_slice(&json).map_err(|_| "is not valid JSON".into())
+}
+
 /// `$CODEX_HOME/auth.json` or `~/.codex/auth.json`: subscription logins only.
 fn codex(home: &Path) -> Result<Login, CredsError> {
     let path = std::env::var_os("CODEX_HOME")
@@ -228,7 +248,13 @@ fn codex(home: &Path) -> Result<Login, CredsError> {
 /// so the refresh token ships; such cells run one at a time.
 fn agy(home: &Path) -> Result<Login, CredsError> {
     let path = home.join(".gemini/antigravity-cli/antigravity-oauth-token");
-    let value = read_json("agy", &path)?;
+    let value = if cfg!(target_os = "macos") && std::env::var_os(HOST_HOME_ENV).is_none() {
+        agy_keychain().map_err(|problem| {
+            invalid("agy", Path::new("Keychain: gemini / antigravity"), &problem)
+        })?
+    } else {
+        read_json("agy", &path)?
+    };
     let access = string_at(&value, "/token/access_token")
         .ok_or_else(|| invalid("agy", &path, "has no `token.access_token`"))?
         .to_owned();
@@ -405,6 +431,18 @@ mod tests {
             login.secrets.contains(&"xai-apikey".to_owned()),
             "api keys are still redacted"
         );
+    }
+
+    #[test]
+    fn agys_macos_keychain_value_is_decoded() {
+        // go-keyring-base64: + base64 of {"token": {"access_token": "ya29.x"}}
+        let value = decode_go_keyring(
+            "go-keyring-base64:eyJ0b2tlbiI6IHsiYWNjZXNzX3Rva2VuIjogInlhMjkueCJ9fQ==",
+        )
+        .unwrap();
+        assert_eq!(value.pointer("/token/access_token").unwrap(), "ya29.x");
+        assert!(decode_go_keyring("{\"token\": {}}").is_ok());
+        assert!(decode_go_keyring("go-keyring-base64:!!!").is_err());
     }
 
     #[test]
