@@ -93,7 +93,9 @@ pub fn hint_for(error: &anyhow::Error) -> Option<String> {
             crate::state::StateError,
             crate::cook::RunError,
             crate::flavor::FlavorError,
-            crate::report::ReportError
+            crate::report::ReportError,
+            crate::state::LockError,
+            crate::creds::CredsError
         );
         None
     })

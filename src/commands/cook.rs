@@ -14,6 +14,7 @@ use crate::state::{CellState, CookState};
 pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "cook")?;
     let brief = &loaded.brief;
     if !paths.brief_md().is_file() {
         return Err(UserError::new(

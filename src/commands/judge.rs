@@ -14,6 +14,7 @@ use crate::state::CookState;
 pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "judge")?;
     let brief = &loaded.brief;
     if brief.judges.is_empty() {
         return Err(UserError::new(

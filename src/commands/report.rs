@@ -15,6 +15,7 @@ const ECHO_LINES: usize = 20;
 pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let (paths, loaded) = open_cook(&session, &args.task)?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "report")?;
     let brief = &loaded.brief;
     let input = report::load(&paths, brief)?;
     let printer = session.printer;

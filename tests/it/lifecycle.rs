@@ -105,3 +105,41 @@ fn a_stale_container_of_a_killed_run_is_replaced_by_the_next_cook() {
         cook.leftovers()
     );
 }
+
+#[test]
+fn a_second_command_on_a_busy_cook_is_refused_with_who_holds_it() {
+    let cook = TestCook::new("busy", &dummy_brief(&[("a", "sleep:120")], ""));
+    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
+    for command in ["cook", "judge", "report"] {
+        let output = cook.run(command);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{command}: {}",
+            show(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("is busy: `multicooker cook` (pid ")
+                && stderr.contains(&format!("kill {}", child.id())),
+            "{command}: {stderr}"
+        );
+    }
+    assert_eq!(
+        cook.json("status.json")["cells"]["a"]["state"],
+        "running",
+        "the first run is untouched"
+    );
+    signal(child.id(), "KILL");
+    child.wait().unwrap();
+    // A killed holder leaves its lock file but not its lock: the next command proceeds.
+    let output = cook.run("report");
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("is busy"),
+        "{}",
+        show(&output)
+    );
+    let _ = cook.run_args(&["clean", cook.name()]);
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

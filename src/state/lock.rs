@@ -1,0 +1,137 @@
+//! One command at a time per cook. `cook`, `judge` and `report` hold an exclusive lock on
+//! `<cook>/.mc-run.lock` while they run; a second one is refused with who holds it. The lock is
+//! the kernel's (`flock`), so a killed process never leaves a stale lock: its file may remain,
+//! with the dead owner's pid, and the next command simply takes it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::error::Hint;
+
+/// The lock file of a cook.
+pub fn run_lock_path(cook: &Path) -> PathBuf {
+    cook.join(".mc-run.lock")
+}
+
+/// Why a cook cannot be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds it.
+    #[error("cook `{cook}` is busy: {holder}")]
+    Busy {
+        /// The cook folder name.
+        cook: String,
+        /// What the lock file says of its owner.
+        holder: String,
+        /// The owner's pid, if recorded.
+        pid: Option<u32>,
+    },
+    /// The lock file cannot be opened or locked.
+    #[error("cannot lock `{}`", .path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Hint for LockError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            Self::Busy { pid: Some(pid), .. } => Some(format!(
+                "wait for it to finish, or stop it (Ctrl-C in its terminal, or `kill {pid}`) and run this again"
+            )),
+            Self::Busy { pid: None, .. } => Some("wait for it to finish and run this again".into()),
+            Self::Io { .. } => Some("check the cook folder's permissions".into()),
+        }
+    }
+}
+
+/// A held lock; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct RunLock {
+    _file: std::fs::File,
+}
+
+impl RunLock {
+    /// Takes the cook's lock for `command`, or says who holds it.
+    pub fn acquire(cook: &Path, command: &str) -> Result<Self, LockError> {
+        let path = run_lock_path(cook);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let owner: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                let pid = owner
+                    .get("pid")
+                    .and_then(serde_json::Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok());
+                let holder = match (owner.get("command").and_then(|c| c.as_str()), pid) {
+                    (Some(command), Some(pid)) => {
+                        let since = owner.get("since").and_then(|s| s.as_str()).unwrap_or("?");
+                        format!(
+                            "`multicooker {command}` (pid {pid}) has been running on it since {since}"
+                        )
+                    }
+                    _ => "another multicooker command is running on it".to_owned(),
+                };
+                return Err(LockError::Busy {
+                    cook: cook
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                    holder,
+                    pid,
+                });
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(io(source)),
+        }
+        let owner = serde_json::json!({
+            "command": command,
+            "pid": std::process::id(),
+            "since": jiff::Timestamp::now().to_string(),
+        });
+        file.set_len(0).map_err(io)?;
+        file.write_all(format!("{owner}\n").as_bytes())
+            .map_err(io)?;
+        Ok(Self { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_command_is_refused_and_a_dead_holders_lock_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = RunLock::acquire(dir.path(), "cook").unwrap();
+        let error = RunLock::acquire(dir.path(), "judge").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("is busy: `multicooker cook` (pid ")
+                && message.contains(&std::process::id().to_string()),
+            "{message}"
+        );
+        assert!(error.hint().unwrap().contains("kill"));
+        drop(held);
+        // The file stays with the old owner's pid (as after a SIGKILL): it is simply taken.
+        assert!(run_lock_path(dir.path()).is_file());
+        let again = RunLock::acquire(dir.path(), "report").unwrap();
+        let text = std::fs::read_to_string(run_lock_path(dir.path())).unwrap();
+        assert!(text.contains("\"command\":\"report\""), "{text}");
+        drop(again);
+    }
+}
