@@ -3,10 +3,17 @@
 //!
 //! Patterns are tried in a fixed order per flavor; the first match gives the evidence, and the
 //! first matching pattern that captures a time gives the retry delay.
+//!
+//! Flavors with structured output print the whole transcript on stdout (tool output, the
+//! model's own prose), and a task about rate limiting fills it with the very words the patterns
+//! look for. Only what the CLI itself says is scanned: its error events and the lines that are
+//! not JSON (stderr, plain messages), as the reference scanned its plain-text output.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
+use serde_json::Value;
 
 /// A detected limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +61,7 @@ enum Retry {
     HoursOrMinutes,
     /// `1893456000`: a Unix time.
     Epoch,
-    /// `2h39m52s`.
+    /// `2h39m52s`, `45m`: the whole duration in capture 1.
     Hms,
 }
 
@@ -123,7 +130,7 @@ static AGY: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(r"quota reached", Retry::None),
         pattern(r"\b429 too many requests", Retry::None),
         pattern(RETRY_AFTER, Retry::Seconds),
-        pattern(r"resets in (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", Retry::Hms),
+        pattern(r"\bresets in\s+(\d+[hms](?:\d+[hms]){0,2})\b", Retry::Hms),
     ]
 });
 
@@ -167,7 +174,14 @@ fn patterns_for(flavor: &str) -> Vec<&'static [Pattern]> {
 
 /// Scans a cell's output for a rate or usage limit.
 pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
+    detect_at(flavor, output, &jiff::Zoned::now())
+}
+
+/// [`detect_rate_limit`] at a given time (reset times are relative to it).
+fn detect_at(flavor: &str, output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
     let patterns: Vec<&Pattern> = patterns_for(flavor).into_iter().flatten().collect();
+    let text = cli_messages(flavor, output);
+    let output = text.as_ref();
     let found = patterns.iter().find_map(|p| p.regex.find(output))?;
     let retry_after_s = patterns
         .iter()
@@ -175,7 +189,7 @@ pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
         .find_map(|p| {
             p.regex
                 .captures(output)
-                .and_then(|c| retry_seconds(p.retry, &c))
+                .and_then(|c| retry_seconds(p.retry, &c, now))
                 .filter(|s| *s > 0)
         })
         .unwrap_or(0);
@@ -192,22 +206,80 @@ pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
     })
 }
 
-fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
+/// The lines of a cell's output in which its CLI speaks for itself (see the module comment).
+/// Other flavors' output is scanned whole.
+fn cli_messages<'a>(flavor: &str, output: &'a str) -> Cow<'a, str> {
+    if !matches!(flavor, "claude" | "triad" | "codex" | "agy" | "grok") {
+        return Cow::Borrowed(output);
+    }
+    let kept: Vec<&str> = output.lines().filter(|l| !is_transcript(l)).collect();
+    Cow::Owned(kept.join("\n"))
+}
+
+/// True for a JSON event that is not an error: the model's text, a tool's output, a success
+/// result, usage. Error events are claude's `is_error` results and `<synthetic>` (API error)
+/// messages, codex `error`, `turn.failed` and error items, agy `status: ERROR`, grok `error`.
+fn is_transcript(line: &str) -> bool {
+    let line = line.trim();
+    if !line.starts_with('{') {
+        return false;
+    }
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return false;
+    };
+    let kind = event
+        .get("type")
+        .or_else(|| event.get("event"))
+        .and_then(Value::as_str);
+    // agy may wrap its result: `{"event":"result","result":{...}}`.
+    let body = event.get("result").filter(|r| r.is_object());
+    let error = |v: &Value| {
+        v.get("error").is_some_and(|e| !e.is_null() && e != "")
+            || v.get("status").and_then(Value::as_str) == Some("ERROR")
+            || ["is_error", "is_api_error_message", "isApiErrorMessage"]
+                .iter()
+                .any(|k| v.get(k).and_then(Value::as_bool) == Some(true))
+    };
+    let synthetic = event.pointer("/message/model").and_then(Value::as_str) == Some("<synthetic>");
+    let error_item = event.pointer("/item/type").and_then(Value::as_str) == Some("error");
+    !(matches!(kind, Some("error" | "turn.failed"))
+        || error(&event)
+        || body.is_some_and(error)
+        || synthetic
+        || error_item)
+}
+
+fn retry_seconds(retry: Retry, captures: &Captures<'_>, now: &jiff::Zoned) -> Option<u64> {
     let number = |i: usize| captures.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
     match retry {
         Retry::None => None,
         Retry::Seconds => number(1),
         Retry::Epoch => {
             let at = i64::try_from(number(1)?).ok()?;
-            u64::try_from(at - jiff::Timestamp::now().as_second()).ok()
+            u64::try_from(at - now.timestamp().as_second()).ok()
         }
         Retry::Hms => {
-            let part = |i: usize| number(i).unwrap_or(0);
-            Some(part(1) * 3600 + part(2) * 60 + part(3))
+            let mut seconds: u64 = 0;
+            let mut digits: u64 = 0;
+            for c in captures.get(1)?.as_str().chars() {
+                if let Some(d) = c.to_digit(10) {
+                    digits = digits.saturating_mul(10).saturating_add(u64::from(d));
+                    continue;
+                }
+                let unit = match c.to_ascii_lowercase() {
+                    'h' => 3600,
+                    'm' => 60,
+                    _ => 1,
+                };
+                seconds = std::mem::take(&mut digits)
+                    .saturating_mul(unit)
+                    .saturating_add(seconds);
+            }
+            Some(seconds)
         }
         Retry::HoursOrMinutes => {
             let unit = captures.get(2)?.as_str().to_ascii_lowercase();
-            Some(number(1)? * if unit.starts_with('h') { 3600 } else { 60 })
+            number(1)?.checked_mul(if unit.starts_with('h') { 3600 } else { 60 })
         }
         Retry::ClockTime => {
             let mut hour = number(1)?;
@@ -221,7 +293,7 @@ fn retry_seconds(retry: Retry, captures: &Captures<'_>) -> Option<u64> {
                 Some("am") if hour == 12 => hour = 0,
                 _ => {}
             }
-            seconds_until(hour, minute, &jiff::Zoned::now())
+            seconds_until(hour, minute, now)
         }
     }
 }
@@ -315,45 +387,236 @@ mod tests {
         }
     }
 
-    fn fixture(cli: &str, kind: &str) -> String {
-        let path = format!(
-            "{}/tests/fixtures/flavors/{cli}/{kind}.txt",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(path).unwrap()
+    fn fixture(cli: &str, kind: &str) -> &'static str {
+        match (cli, kind) {
+            ("claude", "rate_limit") => {
+                include_str!("../../tests/fixtures/flavors/claude/rate_limit.txt")
+            }
+            ("claude", _) => include_str!("../../tests/fixtures/flavors/claude/usage_limit.txt"),
+            ("codex", "rate_limit") => {
+                include_str!("../../tests/fixtures/flavors/codex/rate_limit.txt")
+            }
+            ("codex", _) => include_str!("../../tests/fixtures/flavors/codex/usage_limit.txt"),
+            ("agy", "rate_limit") => {
+                include_str!("../../tests/fixtures/flavors/agy/rate_limit.txt")
+            }
+            ("agy", _) => include_str!("../../tests/fixtures/flavors/agy/usage_limit.txt"),
+            ("grok", "rate_limit") => {
+                include_str!("../../tests/fixtures/flavors/grok/rate_limit.txt")
+            }
+            _ => include_str!("../../tests/fixtures/flavors/grok/usage_limit.txt"),
+        }
+    }
+
+    /// 2026-11-30 13:00 UTC: reset times in the fixtures become exact delays.
+    fn fixed_now() -> jiff::Zoned {
+        "2026-11-30T13:00:00+00:00[UTC]".parse().unwrap()
     }
 
     #[test]
     fn each_vendors_limits_are_told_apart_from_its_fixtures() {
-        for cli in ["claude", "codex", "agy", "grok"] {
-            let rate = detect_rate_limit(cli, &fixture(cli, "rate_limit"))
-                .unwrap_or_else(|| panic!("{cli}: rate limit not detected"));
-            assert_eq!(
-                rate.kind,
-                LimitKind::RateLimited,
-                "{cli}: {}",
-                rate.evidence
-            );
-            assert!(rate.is_retryable());
-            let usage = detect_rate_limit(cli, &fixture(cli, "usage_limit"))
-                .unwrap_or_else(|| panic!("{cli}: usage limit not detected"));
-            assert_eq!(
-                usage.kind,
+        let now = fixed_now();
+        // (flavor, fixture, kind, retry delay): the epoch, clock times and `2h39m52s` are read.
+        let cases = [
+            ("claude", "rate_limit", LimitKind::RateLimited, 0),
+            (
+                "claude",
+                "usage_limit",
                 LimitKind::UsageExhausted,
-                "{cli}: {}",
-                usage.evidence
+                1_893_456_000 - 1_796_043_600,
+            ),
+            ("codex", "rate_limit", LimitKind::RateLimited, 0),
+            (
+                "codex",
+                "usage_limit",
+                LimitKind::UsageExhausted,
+                2 * 3600 + 28 * 60,
+            ),
+            ("agy", "rate_limit", LimitKind::RateLimited, 30),
+            (
+                "agy",
+                "usage_limit",
+                LimitKind::UsageExhausted,
+                2 * 3600 + 39 * 60 + 52,
+            ),
+            ("grok", "rate_limit", LimitKind::RateLimited, 60),
+            ("grok", "usage_limit", LimitKind::UsageExhausted, 9 * 3600),
+        ];
+        for (cli, name, kind, retry) in cases {
+            let found = detect_at(cli, fixture(cli, name), &now)
+                .unwrap_or_else(|| panic!("{cli} {name}: not detected"));
+            assert_eq!(
+                (found.kind, found.retry_after_s),
+                (kind, retry),
+                "{cli} {name}: {}",
+                found.evidence
             );
-            assert!(!usage.is_retryable());
-            assert!(usage.retry_after_s > 0, "{cli}: the reset time is read");
+            assert_eq!(found.is_retryable(), kind == LimitKind::RateLimited);
         }
-        let agy = detect_rate_limit("agy", &fixture("agy", "usage_limit")).unwrap();
-        assert_eq!(agy.retry_after_s, 2 * 3600 + 39 * 60 + 52);
-        let grok = detect_rate_limit("grok", &fixture("grok", "rate_limit")).unwrap();
-        assert_eq!(grok.retry_after_s, 60);
-        assert!(
-            detect_rate_limit("triad", &fixture("grok", "usage_limit")).is_some(),
-            "a composite is scanned with its members' patterns"
+        for (cli, name) in [
+            ("claude", "usage_limit"),
+            ("codex", "usage_limit"),
+            ("grok", "usage_limit"),
+        ] {
+            assert!(
+                detect_at("triad", fixture(cli, name), &now).is_some(),
+                "a composite is scanned with its members' patterns: {cli}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reset_time_in_the_past_gives_no_delay() {
+        let found = detect_at(
+            "claude",
+            "Claude AI usage limit reached|1767225600",
+            &fixed_now(),
         );
+        assert_eq!(
+            found.map(|f| (f.kind, f.retry_after_s)),
+            Some((LimitKind::UsageExhausted, 0))
+        );
+    }
+
+    /// The exact lines `print_limit` and `print_success` of the fake CLIs print
+    /// (crates/mc-cell/src/fake.rs).
+    #[test]
+    fn the_fakes_limits_are_classified_and_their_successes_are_not_limits() {
+        let now = fixed_now();
+        let limits = [
+            (
+                "claude",
+                "Claude AI usage limit reached|1893456000",
+                LimitKind::UsageExhausted,
+                97_412_400,
+            ),
+            (
+                "codex",
+                "You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 3:28 PM.",
+                LimitKind::UsageExhausted,
+                8880,
+            ),
+            (
+                "agy",
+                r#"{"type":"result","status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 2h39m52s."}"#,
+                LimitKind::UsageExhausted,
+                9592,
+            ),
+            (
+                "grok",
+                "Error: rate limit exceeded (429 Too Many Requests), retry after 60",
+                LimitKind::RateLimited,
+                60,
+            ),
+        ];
+        for (cli, line, kind, retry) in limits {
+            let found = detect_at(cli, &format!("{line}\n"), &now).unwrap();
+            assert_eq!((found.kind, found.retry_after_s), (kind, retry), "{cli}");
+        }
+        let successes = [
+            (
+                "claude",
+                concat!(
+                    r#"{"type":"system","subtype":"init","model":"opus","session_id":"fake-session"}"#,
+                    "\n",
+                    r#"{"type":"assistant","message":{"model":"opus","usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}}"#,
+                    "\n",
+                    r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
+                ),
+            ),
+            (
+                "codex",
+                concat!(
+                    r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
+                    "\n",
+                    r#"{"type":"turn.started"}"#,
+                    "\n",
+                    r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
+                    "\n",
+                    r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
+                ),
+            ),
+            (
+                "agy",
+                concat!(
+                    r#"{"type":"init","model":"gemini-3-pro"}"#,
+                    "\n",
+                    r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#,
+                ),
+            ),
+            (
+                "grok",
+                concat!(
+                    r#"{"type":"text","text":"done"}"#,
+                    "\n",
+                    r#"{"type":"end","model":"grok-build","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#,
+                ),
+            ),
+        ];
+        for (cli, stdout) in successes {
+            assert_eq!(detect_at(cli, stdout, &now), None, "{cli}");
+        }
+    }
+
+    /// A task about rate limiting fills the transcript with limit wording; only the CLI's own
+    /// error events and plain lines count.
+    #[test]
+    fn limit_wording_in_a_transcript_is_not_a_limit() {
+        let now = fixed_now();
+        let transcripts = [
+            (
+                "claude",
+                concat!(
+                    r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"test_429 ... ok: rate limit exceeded, please try again later; usage limit reached"}]}}"#,
+                    "\n",
+                    r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-5","content":[{"type":"text","text":"Weekly limit reached is now handled; resets at 5:00 pm"}]}}"#,
+                    "\n",
+                    r#"{"type":"result","subtype":"success","is_error":false,"result":"The API answers 429 Too Many Requests when the rate limit is hit: rate limit exceeded."}"#,
+                ),
+            ),
+            (
+                "codex",
+                concat!(
+                    r#"{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"HTTP 429 Too Many Requests\nquota exceeded\nYou've hit your usage limit","exit_code":0}}"#,
+                    "\n",
+                    r#"{"type":"item.completed","item":{"type":"agent_message","text":"The limiter says: usage limit, try again at 3:28 PM."}}"#,
+                ),
+            ),
+            (
+                "agy",
+                concat!(
+                    r#"{"type":"step_update","delta":"RESOURCE_EXHAUSTED: quota reached; the window resets in 1h"}"#,
+                    "\n",
+                    r#"{"type":"result","status":"SUCCESS","error":null,"response":"daily limit of 10 requests, retry after 30"}"#,
+                ),
+            ),
+            (
+                "grok",
+                concat!(
+                    r#"{"type":"tool_call_update","output":"rate limit exceeded; too many requests; subscription required"}"#,
+                    "\n",
+                    r#"{"type":"text","text":"retry after 60 seconds"}"#,
+                ),
+            ),
+        ];
+        for (cli, stdout) in transcripts {
+            assert_eq!(detect_at(cli, stdout, &now), None, "{cli}");
+        }
+        assert_eq!(
+            detect_at("agy", "the counter resets in each window\n", &now),
+            None
+        );
+        // The CLI's own error events in the same stream are still read.
+        let synthetic = r#"{"type":"assistant","error":"rate_limit","message":{"model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1893456000"}]}}"#;
+        let found = detect_at("claude", synthetic, &now).unwrap();
+        assert_eq!(found.kind, LimitKind::UsageExhausted);
+        let wrapped = r#"{"event":"result","result":{"status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 45m."}}"#;
+        assert_eq!(
+            detect_at("agy", wrapped, &now).map(|f| f.retry_after_s),
+            Some(2700)
+        );
+        let failed = r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#;
+        assert!(detect_at("triad", failed, &now).is_some_and(|f| f.is_retryable()));
     }
 
     #[test]

@@ -27,6 +27,14 @@ fn count(value: &Value, key: &str) -> u64 {
     value.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// True when no counter of a usage object is positive (BEHAVIOR.md §6.9: such records are
+/// ignored, so a CLI that failed before any call reports no usage).
+fn all_zero(usage: &Value) -> bool {
+    usage
+        .as_object()
+        .is_none_or(|fields| !fields.values().any(|v| v.as_u64().is_some_and(|n| n > 0)))
+}
+
 fn objects(stdout: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
     stdout.lines().filter_map(|line| {
         let line = line.trim();
@@ -54,10 +62,12 @@ fn add_model(tally: &mut Tally, model: Option<&Value>) {
 }
 
 /// claude `--output-format stream-json --verbose` (and triad, whose lead is claude): the final
-/// `result` line holds the run's totals; without one, assistant messages are summed once each.
+/// `result` line holds the run's totals; without one, assistant messages are summed once each
+/// (a message spans several lines, each repeating its usage: the one with the most output
+/// wins). `<synthetic>` messages are claude's own notices (API errors, limits), not a model.
 fn claude(stdout: &str, tally: &mut Tally) {
-    let mut seen = BTreeSet::new();
-    let mut messages = Tally::default();
+    let mut by_id: indexmap::IndexMap<String, Value> = indexmap::IndexMap::new();
+    let mut anonymous = Vec::new();
     let mut result = None;
     for line in objects(stdout) {
         match kind(&line) {
@@ -66,13 +76,24 @@ fn claude(stdout: &str, tally: &mut Tally) {
                 let Some(message) = line.get("message") else {
                     continue;
                 };
-                add_model(tally, message.get("model"));
-                let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
-                if id.as_ref().is_some_and(|id| !seen.insert(id.clone())) {
+                if message.get("model").and_then(Value::as_str) == Some("<synthetic>") {
                     continue;
                 }
-                if let Some(usage) = message.get("usage") {
-                    claude_usage(usage, &mut messages);
+                add_model(tally, message.get("model"));
+                let Some(usage) = message.get("usage") else {
+                    continue;
+                };
+                match message.get("id").and_then(Value::as_str) {
+                    Some(id) => {
+                        let output = |u: &Value| count(u, "output_tokens");
+                        if by_id
+                            .get(id)
+                            .is_none_or(|seen| output(usage) > output(seen))
+                        {
+                            by_id.insert(id.to_owned(), usage.clone());
+                        }
+                    }
+                    None => anonymous.push(usage.clone()),
                 }
             }
             "result" => result = Some(line),
@@ -89,24 +110,39 @@ fn claude(stdout: &str, tally: &mut Tally) {
             tally.models.extend(per_model.keys().cloned());
         }
     } else {
-        let models = std::mem::take(&mut tally.models);
-        *tally = Tally { models, ..messages };
+        for usage in by_id.values().chain(&anonymous) {
+            claude_usage(usage, tally);
+        }
     }
 }
 
+/// Adds one usage record; a record of zeros (a notice, a failed call) is not an event.
 fn claude_usage(usage: &Value, tally: &mut Tally) {
+    let tokens = [
+        count(usage, "input_tokens"),
+        count(usage, "output_tokens"),
+        count(usage, "cache_creation_input_tokens"),
+        count(usage, "cache_read_input_tokens"),
+    ];
+    if tokens.iter().all(|t| *t == 0) {
+        return;
+    }
     tally.events += 1;
-    tally.input += count(usage, "input_tokens");
-    tally.output += count(usage, "output_tokens");
-    tally.cache_creation += count(usage, "cache_creation_input_tokens");
-    tally.cache_read += count(usage, "cache_read_input_tokens");
+    tally.input += tokens[0];
+    tally.output += tokens[1];
+    tally.cache_creation += tokens[2];
+    tally.cache_read += tokens[3];
     if let Some(tools) = usage.get("server_tool_use") {
         tally.web_requests +=
             count(tools, "web_search_requests") + count(tools, "web_fetch_requests");
     }
 }
 
-/// codex `exec --json`: one `turn.completed` per turn, each with that turn's usage.
+/// codex `exec --json`: one `turn.completed` per turn, each with that turn's usage. Its
+/// `input_tokens` include `cached_input_tokens` and its `output_tokens` include
+/// `reasoning_output_tokens` (codex-rs `TokenUsage::non_cached_input`), so a turn's total is
+/// input + output, as codex's own `total_tokens` counts it; summing every counter would count
+/// the cache twice.
 fn codex(stdout: &str, tally: &mut Tally) {
     for line in objects(stdout) {
         match kind(&line) {
@@ -114,11 +150,20 @@ fn codex(stdout: &str, tally: &mut Tally) {
                 let Some(usage) = line.get("usage") else {
                     continue;
                 };
+                let (input, output) = (count(usage, "input_tokens"), count(usage, "output_tokens"));
+                let total = match count(usage, "total_tokens") {
+                    0 => input + output,
+                    reported => reported,
+                };
+                if total == 0 {
+                    continue;
+                }
                 tally.events += 1;
-                tally.input += count(usage, "input_tokens");
+                tally.input += input;
                 tally.cached_input += count(usage, "cached_input_tokens");
-                tally.output += count(usage, "output_tokens");
+                tally.output += output;
                 tally.reasoning += count(usage, "reasoning_output_tokens");
+                tally.total += total;
             }
             "item.completed" => {
                 let item_type = line.get("item").and_then(|i| i.get("type"));
@@ -140,7 +185,7 @@ fn agy(stdout: &str, tally: &mut Tally) {
                 let body = line.get("result").filter(|r| r.is_object());
                 let body = body.unwrap_or(&Value::Null);
                 let usage = line.get("usage").or_else(|| body.get("usage"));
-                let Some(usage) = usage else {
+                let Some(usage) = usage.filter(|u| !all_zero(u)) else {
                     continue;
                 };
                 tally.events += 1;
@@ -169,7 +214,7 @@ fn grok(stdout: &str, tally: &mut Tally) {
             .get("total_cost_usd")
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
-        let Some(usage) = line.get("usage") else {
+        let Some(usage) = line.get("usage").filter(|u| !all_zero(u)) else {
             continue;
         };
         tally.events += 1;
@@ -270,7 +315,7 @@ mod tests {
         let stdout = concat!(
             r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":5}}}"#,
             "\n",
-            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":9}}}"#,
             "\nnot json at all\n",
             r#"{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":1,"output_tokens":2}}}"#,
         );
@@ -280,9 +325,31 @@ mod tests {
                 usage["input_tokens"].as_u64(),
                 usage["output_tokens"].as_u64()
             ),
-            (Some(11), Some(7))
+            (Some(11), Some(11)),
+            "a message's lines repeat its usage: counted once, with its final output count"
         );
+        assert_eq!(usage["events"], 2);
         assert_eq!(usage["models"], json!(["claude-sonnet-4-5"]));
+    }
+
+    /// A limit hit before any call: claude's `<synthetic>` notice and a result of zeros.
+    #[test]
+    fn notices_and_zero_records_are_not_usage() {
+        let stdout = concat!(
+            r#"{"type":"system","subtype":"init","model":"claude-opus-4-5-20251101"}"#,
+            "\n",
+            r#"{"type":"assistant","error":"rate_limit","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1893456000"}],"usage":{"input_tokens":0,"output_tokens":0}}}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":true,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}"#,
+        );
+        assert_eq!(usage_from_output("claude", stdout, None), None);
+        let agy = r#"{"type":"result","status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 2h39m52s.","usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}"#;
+        assert_eq!(usage_from_output("agy", agy, Some("gemini-3-pro")), None);
+        let codex = r#"{"type":"turn.completed","usage":{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0}}"#;
+        assert_eq!(
+            usage_from_output("codex", codex, Some("gpt-5.1-codex")),
+            None
+        );
     }
 
     #[test]
@@ -292,6 +359,11 @@ mod tests {
         assert_eq!(usage["input_tokens"], 24_763 + 8_120);
         assert_eq!(usage["cached_input_tokens"], 24_448 + 7_936);
         assert_eq!(usage["output_tokens"], 122 + 1_045);
+        assert_eq!(
+            usage["total_tokens"],
+            24_763 + 122 + 8_120 + 1_045,
+            "cached input is part of input: counted once"
+        );
         assert_eq!(
             usage["models"],
             json!(["gpt-5.1-codex"]),
@@ -345,23 +417,44 @@ mod tests {
         let claude = concat!(
             r#"{"type":"system","subtype":"init","model":"opus-q4","session_id":"fake-session"}"#,
             "\n",
+            r#"{"type":"assistant","message":{"model":"opus-q4","usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}}"#,
+            "\n",
             r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
         );
+        let usage = usage_from_output("claude", claude, None).unwrap();
         assert_eq!(
-            usage_from_output("claude", claude, None).unwrap()["total_tokens"],
-            1695
+            (&usage["total_tokens"], &usage["cost_usd"], &usage["models"]),
+            (&json!(1695), &json!(0.0123), &json!(["opus-q4"])),
+            "the result line's totals, not result + message"
         );
-        let codex = r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#;
+        let codex = concat!(
+            r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
+            "\n",
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
+            "\n",
+            r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
+        );
         assert_eq!(
             usage_from_output("codex", codex, Some("m")).unwrap()["total_tokens"],
-            1200
+            1100,
+            "the 100 cached tokens are part of the 900 input tokens"
         );
-        let agy = r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#;
+        let agy = concat!(
+            r#"{"type":"init","model":"gemini-3-pro"}"#,
+            "\n",
+            r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#,
+        );
         assert_eq!(
             usage_from_output("agy", agy, None).unwrap()["total_tokens"],
             900
         );
-        let grok = r#"{"type":"end","model":"g","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#;
+        let grok = concat!(
+            r#"{"type":"text","text":"done"}"#,
+            "\n",
+            r#"{"type":"end","model":"g","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#,
+        );
         assert_eq!(
             usage_from_output("grok", grok, None).unwrap()["total_tokens"],
             670

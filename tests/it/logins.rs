@@ -384,7 +384,10 @@ fn assert_usage_parsed(participants: &[serde_json::Value]) {
         ),
         "claude's usage from its stream-json: {usage}"
     );
-    assert_eq!(participants[1]["usage"]["total_tokens"], 1200, "codex");
+    assert_eq!(
+        participants[1]["usage"]["total_tokens"], 1100,
+        "codex: input (cache included) + output"
+    );
     assert_eq!(participants[2]["usage"]["total_tokens"], 900, "agy");
     assert_eq!(participants[3]["usage"]["total_tokens"], 670, "grok");
 }
