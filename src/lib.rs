@@ -17,6 +17,7 @@ mod fuzz;
 pub mod judge;
 pub mod output;
 pub mod progress;
+pub mod redact;
 pub mod report;
 pub mod runtime;
 pub mod settings;

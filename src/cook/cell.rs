@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::egress::{self, EgressContext};
 use super::plan::{CellPlan, Egress};
 use crate::flavor::{RateLimit, detect_rate_limit};
+use crate::redact::Redactor;
 use crate::runtime::{CellExit, Ledger, LogChunk, ObjectRef, Runtime};
 use crate::state::{CellState, now_iso};
 
@@ -51,7 +52,7 @@ pub struct CellOutcome {
     /// The egress canary's report, for cells behind a proxy.
     pub canary: Option<serde_json::Value>,
     /// Output files in which a credential was found and redacted (or removed).
-    pub redacted: Vec<crate::fsx::Redaction>,
+    pub redacted: Vec<crate::redact::Redaction>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -87,7 +88,7 @@ pub struct RunOptions {
     /// Proxy image and egress network, when some cell runs behind a proxy.
     pub egress: Option<Arc<EgressContext>>,
     /// Secret strings never written to a log.
-    pub secrets: Arc<Vec<String>>,
+    pub redactor: Arc<Redactor>,
     /// Flavors whose cells run one at a time (their login ships a refresh token).
     pub serial: Vec<String>,
 }
@@ -152,8 +153,8 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                 {
                     let _ = crate::fsx::remove_tree(&mount.source);
                 }
-                redact_file(&plan.stdout_log, &options.secrets);
-                redact_file(&plan.stderr_log, &options.secrets);
+                options.redactor.file(&plan.stdout_log);
+                options.redactor.file(&plan.stderr_log);
                 // Nothing of a login leaves the cell, not even through its own output.
                 let writable: Vec<std::path::PathBuf> = plan
                     .spec
@@ -162,12 +163,9 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                     .filter(|m| !m.read_only)
                     .map(|m| m.source.clone())
                     .collect();
-                let secrets = options.secrets.clone();
+                let redactor = options.redactor.clone();
                 let redacted = tokio::task::spawn_blocking(move || {
-                    writable
-                        .iter()
-                        .flat_map(|dir| crate::fsx::redact_tree(dir, &secrets))
-                        .collect()
+                    writable.iter().flat_map(|dir| redactor.tree(dir)).collect()
                 })
                 .await
                 .unwrap_or_default();
@@ -266,7 +264,7 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         runtime.cell_logs(&plan.spec.name),
         plan.stdout_log.clone(),
         plan.stderr_log.clone(),
-        options.secrets.clone(),
+        options.redactor.clone(),
     ));
     let ended = wait_or_kill(runtime, plan, cancel).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
@@ -433,14 +431,14 @@ async fn pump_logs(
     >,
     stdout: std::path::PathBuf,
     stderr: std::path::PathBuf,
-    secrets: Arc<Vec<String>>,
+    redactor: Arc<Redactor>,
 ) -> std::io::Result<()> {
     let mut out = CappedLog::create(&stdout).await?;
     let mut err = CappedLog::create(&stderr).await?;
     while let Some(chunk) = stream.next().await {
         match chunk {
-            Ok(LogChunk::Stdout(bytes)) => out.write(&redact(&bytes, &secrets)).await?,
-            Ok(LogChunk::Stderr(bytes)) => err.write(&redact(&bytes, &secrets)).await?,
+            Ok(LogChunk::Stdout(bytes)) => out.write(&redactor.bytes(&bytes)).await?,
+            Ok(LogChunk::Stderr(bytes)) => err.write(&redactor.bytes(&bytes)).await?,
             Err(e) => {
                 err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes())
                     .await?;
@@ -480,38 +478,6 @@ async fn host_lock(
         tokio::select! {
             () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
             () = cancel.cancelled() => return None,
-        }
-    }
-}
-
-/// Replaces every secret in `bytes` with `[REDACTED]`.
-pub fn redact(bytes: &[u8], secrets: &[String]) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        let needle = secret.as_bytes();
-        let mut cleaned = Vec::with_capacity(out.len());
-        let mut rest = out.as_slice();
-        while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
-            cleaned.extend_from_slice(&rest[..at]);
-            cleaned.extend_from_slice(b"[REDACTED]");
-            rest = &rest[at + needle.len()..];
-        }
-        cleaned.extend_from_slice(rest);
-        out = cleaned;
-    }
-    out
-}
-
-/// Redacts a finished log file in place (a secret split across two stream chunks escapes the
-/// live pass, never this one).
-fn redact_file(path: &Path, secrets: &[String]) {
-    if secrets.is_empty() {
-        return;
-    }
-    if let Ok(bytes) = std::fs::read(path) {
-        let cleaned = redact(&bytes, secrets);
-        if cleaned != bytes {
-            let _ = crate::fsx::write_atomic(path, &cleaned);
         }
     }
 }

@@ -62,7 +62,7 @@ pub struct ParticipantResult {
     pub egress: serde_json::Value,
     /// Output files in which a credential was found and redacted (or removed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub redacted_outputs: Vec<crate::fsx::Redaction>,
+    pub redacted_outputs: Vec<crate::redact::Redaction>,
     /// The CLI version its image records (`io.multicooker.cli-version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,

@@ -177,7 +177,7 @@ pub async fn cook<R: Runtime>(
         role: Role::Participant,
         images: specs,
         plans,
-        secrets: Arc::new(logins.secrets()),
+        redactor: Arc::new(crate::redact::Redactor::new(&logins.secrets())),
         serial: serial_flavors(&logins, &flavors),
         hooks: Arc::new(hooks),
         on_built: Box::new(move || {

@@ -39,7 +39,7 @@ pub struct Cells<H: CellHooks> {
     /// What happens around each cell.
     pub hooks: Arc<H>,
     /// Secret strings never written to a log.
-    pub secrets: Arc<Vec<String>>,
+    pub redactor: Arc<crate::redact::Redactor>,
     /// Flavors whose cells run one at a time.
     pub serial: Vec<String>,
     /// Runs (on a blocking thread) once every image is built.
@@ -81,7 +81,7 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         max_parallel: settings.max_parallel,
         images: ready.clone(),
         egress,
-        secrets: phase.secrets,
+        redactor: phase.redactor,
         serial: phase.serial,
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;

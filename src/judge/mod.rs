@@ -174,7 +174,7 @@ pub async fn judge<R: Runtime>(
         role: Role::Judge,
         images: specs,
         plans,
-        secrets: Arc::new(logins.secrets()),
+        redactor: Arc::new(crate::redact::Redactor::new(&logins.secrets())),
         serial: crate::cook::serial_flavors(&logins, &flavors),
         hooks: hooks.clone(),
         on_built: Box::new(|| ()),

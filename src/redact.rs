@@ -1,0 +1,191 @@
+//! Redaction of a run's secrets: every login string the run snapshotted is replaced by
+//! `[REDACTED]` in the cells' logs (live and once more when the cell ends) and in everything
+//! the cells wrote to their writable mounts, before anything is sealed. The secrets are compiled
+//! once per run into one matcher.
+
+use std::borrow::Cow;
+use std::io::{self, Read as _};
+use std::path::Path;
+
+use regex::bytes::Regex;
+use serde::Serialize;
+
+/// What replaces a secret.
+const MARK: &[u8] = b"[REDACTED]";
+/// Largest file [`Redactor::tree`] rewrites in memory; a larger file holding a secret is removed.
+pub const IN_MEMORY_BYTES: u64 = 256 << 20;
+
+/// What [`Redactor::tree`] did to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redaction {
+    /// Path relative to the tree.
+    pub path: String,
+    /// `redacted` (secrets replaced by `[REDACTED]`) or `removed` (too large to rewrite).
+    pub action: &'static str,
+}
+
+/// The secrets of one run, compiled.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// `None` when there is nothing to redact.
+    regex: Option<Regex>,
+    /// Length of the longest secret (the overlap a streaming scan needs).
+    longest: usize,
+}
+
+impl Redactor {
+    /// A redactor for these secrets (empty strings are ignored).
+    pub fn new(secrets: &[String]) -> Self {
+        let secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+        let pattern = secrets
+            .iter()
+            .map(|s| regex::escape(s))
+            .collect::<Vec<_>>()
+            .join("|");
+        Self {
+            regex: (!secrets.is_empty())
+                .then(|| Regex::new(&pattern).expect("escaped literals form a valid regex")),
+            longest: secrets.iter().map(|s| s.len()).max().unwrap_or(0),
+        }
+    }
+
+    /// `bytes` with every secret replaced.
+    pub fn bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        match &self.regex {
+            Some(regex) => regex.replace_all(bytes, MARK),
+            None => Cow::Borrowed(bytes),
+        }
+    }
+
+    /// Redacts a finished log file in place (a secret split across two stream chunks escapes
+    /// the live pass, never this one).
+    pub fn file(&self, path: &Path) {
+        if self.regex.is_none() {
+            return;
+        }
+        if let Ok(bytes) = std::fs::read(path)
+            && let Cow::Owned(cleaned) = self.bytes(&bytes)
+        {
+            let _ = crate::fsx::write_atomic(path, &cleaned);
+        }
+    }
+
+    /// Redacts the regular files under `dir` (links are never followed), so a cell that wrote
+    /// a credential into its output cannot carry it out.
+    pub fn tree(&self, dir: &Path) -> Vec<Redaction> {
+        let Some(regex) = &self.regex else {
+            return Vec::new();
+        };
+        let mut done = Vec::new();
+        for entry in walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+        {
+            let path = entry.path();
+            let relative = path
+                .strip_prefix(dir)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .into_owned();
+            let size = entry.metadata().map_or(0, |m| m.len());
+            let action = if size <= IN_MEMORY_BYTES {
+                let Ok(bytes) = std::fs::read(path) else {
+                    continue;
+                };
+                match self.bytes(&bytes) {
+                    Cow::Owned(cleaned) if crate::fsx::write_atomic(path, &cleaned).is_ok() => {
+                        "redacted"
+                    }
+                    _ => continue,
+                }
+            } else if holds_match(path, regex, self.longest).unwrap_or(true)
+                && std::fs::remove_file(path).is_ok()
+            {
+                "removed"
+            } else {
+                continue;
+            };
+            done.push(Redaction {
+                path: relative,
+                action,
+            });
+        }
+        done
+    }
+}
+
+/// Streams a large file looking for a match (chunks overlap by the longest secret).
+fn holds_match(path: &Path, regex: &Regex, longest: usize) -> io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buffer = vec![0u8; 8 << 20];
+    let mut carried = 0;
+    loop {
+        let read = file.read(&mut buffer[carried..])?;
+        if read == 0 {
+            return Ok(false);
+        }
+        let filled = carried + read;
+        if regex.is_match(&buffer[..filled]) {
+            return Ok(true);
+        }
+        carried = longest.saturating_sub(1).min(filled);
+        buffer.copy_within(filled - carried..filled, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact_tree(dir: &Path, secrets: &[String]) -> Vec<Redaction> {
+        Redactor::new(secrets).tree(dir)
+    }
+
+    #[test]
+    fn secrets_in_outputs_are_redacted_and_links_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("host.txt"), "sk-secret-123456").unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(
+            dir.path().join("sub/notes.md"),
+            "token sk-secret-123456 here",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("clean.md"), "nothing").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("host.txt"), dir.path().join("link"))
+            .unwrap();
+        let done = redact_tree(dir.path(), &["sk-secret-123456".to_owned()]);
+        assert_eq!(
+            done,
+            [Redaction {
+                path: "sub/notes.md".into(),
+                action: "redacted"
+            }]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/notes.md")).unwrap(),
+            "token [REDACTED] here"
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("host.txt")).unwrap(),
+            "sk-secret-123456"
+        );
+    }
+
+    #[test]
+    fn a_secret_across_a_chunk_boundary_is_found_in_a_large_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let mut bytes = vec![b'x'; (8 << 20) - 5];
+        bytes.extend_from_slice(b"sk-secret-123456");
+        bytes.extend(vec![b'y'; 100]);
+        std::fs::write(&path, &bytes).unwrap();
+        let regex = regex::bytes::Regex::new("sk-secret-123456").unwrap();
+        assert!(holds_match(&path, &regex, 16).unwrap());
+        std::fs::write(&path, vec![b'x'; 9 << 20]).unwrap();
+        assert!(!holds_match(&path, &regex, 16).unwrap());
+    }
+}
