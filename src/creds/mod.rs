@@ -8,10 +8,14 @@
 
 mod sources;
 mod store;
+// One list for the host side and the cells' entrypoint.
+#[path = "../../crates/mc-cell/src/members.rs"]
+mod members;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use members::members;
 pub use sources::{
     HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login,
 };
@@ -104,18 +108,6 @@ impl Hint for CredsError {
                     .into(),
             ),
         }
-    }
-}
-
-/// The CLIs a flavor runs: a composite runs several.
-pub fn members(flavor: &str) -> &'static [&'static str] {
-    match flavor {
-        "claude" => &["claude"],
-        "codex" => &["codex"],
-        "agy" => &["agy"],
-        "grok" => &["grok"],
-        "triad" => &["claude", "codex", "grok"],
-        _ => &[],
     }
 }
 

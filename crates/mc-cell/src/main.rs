@@ -8,6 +8,7 @@ mod dummy;
 mod fake;
 mod hostile;
 mod json;
+mod members;
 mod probe;
 mod proxy;
 mod run;

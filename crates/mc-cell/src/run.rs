@@ -12,6 +12,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+use crate::members::members;
+
 /// Where the read-only login snapshot is mounted.
 pub const STAGING: &str = "/run/mc-auth";
 /// The prompt every cell reads.
@@ -19,18 +21,6 @@ pub const PROMPT: &str = "/work/PROMPT.txt";
 
 unsafe extern "C" {
     fn umask(mask: u32) -> u32;
-}
-
-/// The CLIs a flavor runs.
-pub fn members(flavor: &str) -> &'static [&'static str] {
-    match flavor {
-        "claude" => &["claude"],
-        "codex" => &["codex"],
-        "agy" => &["agy"],
-        "grok" => &["grok"],
-        "triad" => &["claude", "codex", "grok"],
-        _ => &[],
-    }
 }
 
 /// What the entrypoint knows from its environment.
