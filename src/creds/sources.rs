@@ -330,28 +330,16 @@ pub fn jwt_expiry(token: &str) -> Option<jiff::Timestamp> {
     jiff::Timestamp::from_second(claims.get("exp")?.as_i64()?).ok()
 }
 
+/// Decodes base64 in either alphabet (JWTs use the URL-safe one, go-keyring the standard
+/// one), padded or not.
 fn base64_url_decode(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        }))
-    };
-    let mut out = Vec::new();
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for c in text.bytes().filter(|c| *c != b'=') {
-        buffer = (buffer << 6) | value(c)?;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(u8::try_from((buffer >> bits) & 0xff).ok()?);
-        }
-    }
-    Some(out)
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    [base64::alphabet::URL_SAFE, base64::alphabet::STANDARD]
+        .iter()
+        .find_map(|alphabet| GeneralPurpose::new(alphabet, config).decode(text).ok())
 }
 
 #[cfg(test)]
