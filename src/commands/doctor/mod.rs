@@ -12,7 +12,7 @@ use crate::cook::images::{base_specs, ensure_base};
 use crate::cook::plan::CellUser;
 use crate::cook::plan::DEFAULT_PIDS;
 use crate::cook::sandbox::{ProbeSettings, probe};
-use crate::creds::Credentials;
+use crate::creds::{Credentials, TokenStore};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
@@ -65,8 +65,10 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             );
             check_user(&mut checks);
             let mut ready = Vec::new();
+            // Found once: finding the keyring probes it.
+            let store = crate::creds::token_store();
             for target in &targets {
-                let login = check_login(target, &mut checks);
+                let login = check_login(target, &*store, &mut checks);
                 let image = check_flavor(
                     &*runtime,
                     target,
@@ -195,16 +197,15 @@ fn flavors_to_check(
 }
 
 /// The flavor's login: present, well-formed, and outliving its cells. True when usable.
-fn check_login(target: &Target, checks: &mut Checks) -> bool {
+fn check_login(target: &Target, store: &dyn TokenStore, checks: &mut Checks) -> bool {
     let flavor = &target.flavor;
     if crate::creds::members(flavor).is_empty() {
         return true;
     }
-    let store = crate::creds::token_store();
     match Credentials::snapshot(
         &[(flavor.clone(), target.timeout_s)],
         &crate::creds::host_home(),
-        &*store,
+        store,
     ) {
         Ok(logins) => {
             for (member, line) in logins.describe(jiff::Timestamp::now()) {
