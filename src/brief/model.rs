@@ -194,6 +194,45 @@ pub struct Judging {
     pub policy: JudgingPolicy,
     /// Accept only the canonical score shape (no tolerant repair).
     pub strict_schema: bool,
+    /// How judges compare: a rubric score per submission, or pairwise verdicts.
+    pub mode: JudgingMode,
+    /// Also give judges their own flavor's submissions, to measure (never count) self-preference.
+    pub self_preference: bool,
+    /// Ask judges to guess which vendor wrote each submission, to measure the blinding.
+    pub blinding_probe: bool,
+}
+
+/// `judging.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgingMode {
+    /// Each judge scores every submission it may see on the rubric (the reference's mode).
+    #[default]
+    Rubric,
+    /// Each judge compares every pair it may see, in both orders, with fresh labels each time.
+    Pairwise,
+}
+
+impl JudgingMode {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 2] = ["rubric", "pairwise"];
+
+    /// The mode's name in brief.yaml and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rubric => "rubric",
+            Self::Pairwise => "pairwise",
+        }
+    }
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "rubric" => Some(Self::Rubric),
+            "pairwise" => Some(Self::Pairwise),
+            _ => None,
+        }
+    }
 }
 
 /// `outputs:` requirements.

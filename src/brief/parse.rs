@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingPolicy,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode, JudgingPolicy,
     Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 use super::names::{check_actor_name, suggest};
@@ -35,7 +35,13 @@ const ACTOR_KEYS: &[&str] = &[
 const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private", "web_tools"];
 const RUBRIC_KEYS: &[&str] = &["scale", "dimensions"];
 const DIMENSION_KEYS: &[&str] = &["id", "weight"];
-const JUDGING_KEYS: &[&str] = &["policy", "strict_schema"];
+const JUDGING_KEYS: &[&str] = &[
+    "policy",
+    "strict_schema",
+    "mode",
+    "self_preference",
+    "blinding_probe",
+];
 const OUTPUTS_KEYS: &[&str] = &["required"];
 const REQUIRED_KEYS: &[&str] = &["path", "kind"];
 const RESOURCE_KEYS: &[&str] = &[
@@ -575,16 +581,53 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
             ),
         }
     }
-    match map.get("strict_schema") {
-        None | Some(Value::Null) => {}
-        Some(Value::Bool(strict)) => judging.strict_schema = *strict,
-        Some(other) => checker.problem(
-            "judging.strict_schema",
-            format!("must be true or false, not {}", show(other)),
-            None,
-        ),
+    judging.strict_schema = flag(checker, map, "strict_schema");
+    judging.self_preference = flag(checker, map, "self_preference");
+    judging.blinding_probe = flag(checker, map, "blinding_probe");
+    if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
+        match JudgingMode::parse(&mode) {
+            Some(parsed) => judging.mode = parsed,
+            None => checker.problem(
+                "judging.mode",
+                format!("unknown mode `{mode}`"),
+                Some(format!("use one of: {}", JudgingMode::NAMES.join(", "))),
+            ),
+        }
+    }
+    if judging.self_preference && judging.policy != JudgingPolicy::RequireDistinctFlavor {
+        checker.problem(
+            "judging.self_preference",
+            format!(
+                "measures self-preference only when self-judgments are not counted, but `judging.policy` is `{}`",
+                judging.policy
+            ),
+            Some("remove `judging.policy` (the default is `require_distinct_flavor`) or set `self_preference: false`".into()),
+        );
+    }
+    if judging.self_preference && judging.mode == JudgingMode::Pairwise {
+        checker.problem(
+            "judging.self_preference",
+            "is measured on rubric scores, not pairwise verdicts".to_owned(),
+            Some("use `mode: rubric` for a self-preference run".into()),
+        );
     }
     judging
+}
+
+/// A `true`/`false` option of `judging:`.
+fn flag(checker: &mut Checker, map: &Map<String, Value>, key: &str) -> bool {
+    match map.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(value)) => *value,
+        Some(other) => {
+            checker.problem(
+                &format!("judging.{key}"),
+                format!("must be true or false, not {}", show(other)),
+                None,
+            );
+            false
+        }
+    }
 }
 
 fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {

@@ -9,8 +9,10 @@ use serde_json::json;
 
 use super::JudgeResult;
 use super::inbox::Assignment;
-use super::scores::{self, Deanonymized, MAX_SCORES_BYTES, Unusable};
-use crate::brief::{Actor, Brief};
+use super::inbox::Comparison;
+use super::scores::{self, MAX_SCORES_BYTES, Rejected, Unusable};
+use super::verdicts;
+use crate::brief::{Actor, Brief, JudgingMode};
 use crate::cook::cell::{CellHooks, CellOutcome};
 use crate::cook::done_phase;
 use crate::cook::plan::CellPlan;
@@ -23,6 +25,7 @@ const OUTBOX_MAX_BYTES: u64 = 64 << 20;
 
 pub(super) struct JudgeHooks {
     paths: CookPaths,
+    brief: Brief,
     strict: bool,
     assignments: Vec<Assignment>,
     status: Arc<StatusStore>,
@@ -40,6 +43,7 @@ impl JudgeHooks {
     ) -> Self {
         Self {
             paths: paths.clone(),
+            brief: brief.clone(),
             strict: brief.judging.strict_schema,
             assignments: assignments.to_vec(),
             status,
@@ -96,7 +100,7 @@ impl JudgeHooks {
     }
 
     /// Copies the outbox out and reads its scores.
-    fn collect(&self, plan: &CellPlan) -> Result<Deanonymized, Unusable> {
+    fn collect(&self, plan: &CellPlan) -> Result<(usize, Vec<Rejected>), Unusable> {
         let outbox = self.paths.judge_work(&plan.actor).join("outbox");
         let dest = self.paths.judge_dir(&plan.actor);
         let _ = fsx::remove_tree(&dest);
@@ -116,6 +120,15 @@ impl JudgeHooks {
                 other => format!("outbox/scores.json was not read: {other:?}"),
             }));
         }
+        let assignment = self.assignment(&plan.actor);
+        let mapping = assignment.map(|a| a.mapping.clone()).unwrap_or_default();
+        if self.brief.judging.blinding_probe {
+            self.collect_guesses(&dest, &mapping);
+        }
+        if self.brief.judging.mode == JudgingMode::Pairwise {
+            let comparisons = assignment.map(|a| a.comparisons.clone()).unwrap_or_default();
+            return collect_verdicts(&dest, &comparisons);
+        }
         let scores_path = dest.join("scores.json");
         if !scores_path.is_file() {
             return Err(Unusable::NoScores(
@@ -125,10 +138,6 @@ impl JudgeHooks {
         let bytes = fsx::read_capped(&scores_path, MAX_SCORES_BYTES)
             .map_err(|e| Unusable::InvalidJson(e.to_string()))?;
         let entries = scores::parse(&bytes, self.strict)?;
-        let mapping = self
-            .assignment(&plan.actor)
-            .map(|a| a.mapping.clone())
-            .unwrap_or_default();
         let result = scores::deanonymize(entries, &mapping);
         if result.scores.is_empty() {
             return Err(Unusable::NoScores(
@@ -137,8 +146,61 @@ impl JudgeHooks {
         }
         fsx::write_json_atomic(&dest.join("scores_deanon.json"), &result.scores)
             .map_err(|e| Unusable::NoScores(format!("cannot write scores_deanon.json: {e}")))?;
-        Ok(result)
+        Ok((result.scores.len(), result.rejected))
     }
+
+    /// Reads the blinding probe's guesses into `guesses_deanon.json` (host side), each with the
+    /// true flavor. A judge that wrote none simply has no guesses: the probe never fails a judge.
+    fn collect_guesses(&self, dest: &std::path::Path, mapping: &[(String, String)]) {
+        let path = dest.join("guesses.json");
+        let Ok(bytes) = fsx::read_capped(&path, MAX_SCORES_BYTES) else {
+            return;
+        };
+        let record = match verdicts::parse_guesses(&bytes, mapping) {
+            Ok(guesses) => {
+                let entries: Vec<serde_json::Value> = guesses
+                    .iter()
+                    .map(|g| {
+                        let flavor = self
+                            .brief
+                            .participant(&g.participant)
+                            .map_or("", |p| p.flavor.as_str());
+                        json!({"submission": g.submission, "participant": g.participant, "guess": g.guess, "flavor": flavor, "hit": g.guess == flavor})
+                    })
+                    .collect();
+                json!({"vendors": super::probe_vendors(&self.brief), "guesses": entries})
+            }
+            Err(reason) => json!({"vendors": super::probe_vendors(&self.brief), "guesses": [], "error": reason}),
+        };
+        self.note_error(fsx::write_json_atomic(
+            &dest.join("guesses_deanon.json"),
+            &record,
+        ));
+    }
+}
+
+/// Reads a pairwise judge's verdicts into `verdicts_deanon.json`.
+fn collect_verdicts(
+    dest: &std::path::Path,
+    comparisons: &[Comparison],
+) -> Result<(usize, Vec<Rejected>), Unusable> {
+    let path = dest.join("verdicts.json");
+    if !path.is_file() {
+        return Err(Unusable::NoScores(
+            "the judge wrote no outbox/verdicts.json".into(),
+        ));
+    }
+    let bytes =
+        fsx::read_capped(&path, MAX_SCORES_BYTES).map_err(|e| Unusable::InvalidJson(e.to_string()))?;
+    let (verdicts, rejected) = verdicts::parse_verdicts(&bytes, comparisons)?;
+    if verdicts.is_empty() {
+        return Err(Unusable::NoScores(
+            "verdicts.json has no usable verdict for any comparison given".into(),
+        ));
+    }
+    fsx::write_json_atomic(&dest.join("verdicts_deanon.json"), &verdicts)
+        .map_err(|e| Unusable::NoScores(format!("cannot write verdicts_deanon.json: {e}")))?;
+    Ok((verdicts.len(), rejected))
 }
 
 impl CellHooks for JudgeHooks {
@@ -191,13 +253,9 @@ impl CellHooks for JudgeHooks {
             None
         };
         let (ok, status, reason, count, rejected) = match &collected {
-            Some(Ok(d)) => (
-                true,
-                "ok".to_owned(),
-                None,
-                Some(d.scores.len()),
-                d.rejected.clone(),
-            ),
+            Some(Ok((count, rejected))) => {
+                (true, "ok".to_owned(), None, Some(*count), rejected.clone())
+            }
             Some(Err(unusable)) => (
                 false,
                 unusable.status().to_owned(),

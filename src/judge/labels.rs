@@ -32,6 +32,11 @@ impl Shuffler {
         }
     }
 
+    /// Shuffles `items` in place.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        items.shuffle(&mut self.rng);
+    }
+
     /// Labels `participants` in a fresh random order: `(label, participant)` pairs sorted by
     /// label.
     pub fn assign(&mut self, participants: &[String]) -> Vec<(String, String)> {

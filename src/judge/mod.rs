@@ -8,7 +8,9 @@
 mod hooks;
 pub mod inbox;
 pub mod labels;
+pub mod normalize;
 pub mod scores;
+pub mod verdicts;
 
 use std::sync::Arc;
 
@@ -16,7 +18,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::brief::{Actor, Brief, JudgingPolicy};
+use crate::brief::{Actor, Brief, JudgingMode, JudgingPolicy};
 use crate::cook::names::Names;
 use crate::cook::phase::{Cells, run_phase};
 use crate::cook::plan::{PlanContext, read_only};
@@ -82,31 +84,77 @@ pub struct JudgeOutcome {
     pub leftovers: Vec<TeardownFailure>,
 }
 
-/// Who each judge may see, with fresh labels.
+/// Who each judge may see, with fresh labels: one label per submission (rubric mode), or one
+/// comparison per ordered pair, both orders, each with its own A/B labels (pairwise mode).
 pub fn assign(brief: &Brief, judges: &[Actor], available: &[String], seed: u64) -> Vec<Assignment> {
     let mut shuffler = Shuffler::new(seed);
+    let flavor_of = |p: &String| brief.participant(p).map_or("", |a| a.flavor.as_str());
     judges
         .iter()
         .map(|judge| {
-            let flavor_of = |p: &String| {
-                brief
-                    .participant(p)
-                    .map_or("", |a| a.flavor.as_str())
-                    .to_owned()
+            let own = |p: &String| flavor_of(p) == judge.flavor;
+            let distinct = brief.judging.policy == JudgingPolicy::RequireDistinctFlavor;
+            let (eligible, excluded): (Vec<String>, Vec<String>) = available
+                .iter()
+                .cloned()
+                .partition(|p| !distinct || !own(p) || brief.judging.self_preference);
+            let self_judged = if distinct && brief.judging.self_preference {
+                eligible.iter().filter(|p| own(p)).cloned().collect()
+            } else {
+                Vec::new()
             };
-            let (eligible, excluded): (Vec<String>, Vec<String>) =
-                available.iter().cloned().partition(|p| {
-                    brief.judging.policy != JudgingPolicy::RequireDistinctFlavor
-                        || flavor_of(p) != judge.flavor
-                });
+            let (mapping, comparisons) = match brief.judging.mode {
+                JudgingMode::Rubric => (shuffler.assign(&eligible), Vec::new()),
+                JudgingMode::Pairwise => pairwise(&mut shuffler, &eligible),
+            };
             Assignment {
                 judge: judge.name.clone(),
                 flavor: judge.flavor.clone(),
-                mapping: shuffler.assign(&eligible),
+                mapping,
+                comparisons,
                 excluded,
+                self_judged,
             }
         })
         .collect()
+}
+
+/// Every ordered pair of `eligible` in a random order, numbered `01`, `02` …: the first of the
+/// pair is `<id>/A`, the second `<id>/B`.
+fn pairwise(
+    shuffler: &mut Shuffler,
+    eligible: &[String],
+) -> (Vec<(String, String)>, Vec<inbox::Comparison>) {
+    let mut pairs: Vec<(String, String)> = eligible
+        .iter()
+        .flat_map(|a| {
+            eligible
+                .iter()
+                .filter(move |b| *b != a)
+                .map(move |b| (a.clone(), b.clone()))
+        })
+        .collect();
+    shuffler.shuffle(&mut pairs);
+    let width = pairs.len().to_string().len().max(2);
+    let comparisons: Vec<inbox::Comparison> = pairs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (first, second))| inbox::Comparison {
+            id: format!("{:0width$}", i + 1),
+            first,
+            second,
+        })
+        .collect();
+    let mapping = comparisons
+        .iter()
+        .flat_map(|c| {
+            [
+                (format!("{}/A", c.id), c.first.clone()),
+                (format!("{}/B", c.id), c.second.clone()),
+            ]
+        })
+        .collect();
+    (mapping, comparisons)
 }
 
 /// Runs the selected judges over the sealed outputs.
@@ -188,7 +236,15 @@ pub async fn judge<R: Runtime>(
         return Err(RunError::Build(message.to_string()));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
-    let judge_result = json!({"finished_at": now_iso(), "policy": brief.judging.policy, "seed": seed, "judges": results});
+    let judge_result = json!({
+        "finished_at": now_iso(),
+        "policy": brief.judging.policy,
+        "mode": brief.judging.mode,
+        "self_preference": brief.judging.self_preference,
+        "blinding_probe": brief.judging.blinding_probe,
+        "seed": seed,
+        "judges": results,
+    });
     fsx::write_json_atomic(&paths.judge_result(), &judge_result)
         .map_err(StateError::io("write", paths.judge_result()))?;
     let state = if settings.cancel.is_cancelled() {
@@ -208,7 +264,8 @@ pub async fn judge<R: Runtime>(
     })
 }
 
-/// Keeps earlier judge outputs aside, writes the mapping (host only) and every inbox.
+/// Keeps earlier judge outputs aside, normalizes each sealed output once (recording what was
+/// stripped), writes the mapping (host only) and every inbox.
 fn prepare_inboxes(
     paths: &CookPaths,
     brief: &Brief,
@@ -223,10 +280,41 @@ fn prepare_inboxes(
     let names: Vec<String> = assignments.iter().map(|a| a.judge.clone()).collect();
     inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
     inbox::write_mapping(&paths.mapping(), seed, assignments).map_err(prepare)?;
+    let normalized = paths.judging().join("_normalized");
+    fsx::remove_tree(&normalized).map_err(prepare)?;
+    let mut participants: Vec<&String> = assignments
+        .iter()
+        .flat_map(|a| a.mapping.iter().map(|(_, p)| p))
+        .collect();
+    participants.sort();
+    participants.dedup();
+    let mut stripped = serde_json::Map::new();
+    for participant in participants {
+        let items =
+            normalize::normalized_copy(&paths.sealed(participant), &normalized.join(participant))
+                .map_err(prepare)?;
+        stripped.insert(participant.clone(), json!(items));
+    }
+    fsx::write_json_atomic(&paths.judging().join("_normalized.json"), &stripped)
+        .map_err(prepare)?;
+    let vendors = probe_vendors(brief);
+    let asks = inbox::Asks {
+        pairwise: brief.judging.mode == JudgingMode::Pairwise,
+        vendors: brief.judging.blinding_probe.then_some(vendors.as_slice()),
+    };
     for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
-        inbox::build_work(paths, brief, assignment, settings.user).map_err(prepare)?;
+        inbox::build_work(paths, brief, assignment, &normalized, asks, settings.user)
+            .map_err(prepare)?;
     }
     Ok(())
+}
+
+/// The vendors a blinding-probe guess may name: the participants' flavors, sorted.
+pub fn probe_vendors(brief: &Brief) -> Vec<String> {
+    let mut vendors: Vec<String> = brief.participants.iter().map(|p| p.flavor.clone()).collect();
+    vendors.sort();
+    vendors.dedup();
+    vendors
 }
 
 /// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
@@ -250,6 +338,11 @@ fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::Ce
             read_only: false,
         },
     ];
+    if context.brief.judging.blinding_probe {
+        plan.spec
+            .mounts
+            .push(read_only(work.join("PROBE.json"), "/work/PROBE.json"));
+    }
     plan
 }
 

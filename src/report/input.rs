@@ -45,6 +45,34 @@ pub struct ReportInput {
     pub injection_flags: Vec<super::injection::InjectionFlag>,
     /// `RUN_RESULT.json` `cli_versions`: the CLI version per flavor, from its image.
     pub cli_versions: std::collections::BTreeMap<String, String>,
+    /// Pairwise mode: judges with a usable `verdicts_deanon.json`, sorted by name.
+    pub verdicts: Vec<JudgeVerdicts>,
+    /// Blinding probe: each judge's de-anonymized guesses, sorted by judge.
+    pub guesses: Vec<JudgeGuesses>,
+    /// `judging/_normalized.json`: what normalization stripped, per participant.
+    pub normalized: IndexMap<String, Vec<String>>,
+}
+
+/// One pairwise judge's de-anonymized verdicts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeVerdicts {
+    /// Judge name.
+    pub judge: String,
+    /// `(first, second, winner)`; `None` is a tie.
+    pub verdicts: Vec<(String, String, Option<String>)>,
+    /// `judging/<j>/review.md`, trimmed.
+    pub review: Option<String>,
+}
+
+/// One judge's blinding-probe guesses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeGuesses {
+    /// Judge name.
+    pub judge: String,
+    /// How many vendors a guess could name.
+    pub vendors: usize,
+    /// `(participant, guess, true flavor)`.
+    pub guesses: Vec<(String, String, String)>,
 }
 
 /// One participant entry of the latest round's result file.
@@ -91,6 +119,14 @@ pub struct JudgeResult {
     pub finished_at: Option<String>,
     /// `policy`, as written.
     pub policy: Option<String>,
+    /// `mode` (`rubric` when absent).
+    pub mode: Option<String>,
+    /// `self_preference`.
+    pub self_preference: bool,
+    /// `blinding_probe`.
+    pub blinding_probe: bool,
+    /// `seed` of the label shuffles, reused for the bootstrap.
+    pub seed: Option<u64>,
     /// `judges`, exactly as written (summary.json's `judge_run`).
     pub raw_judges: Vec<Value>,
     /// The fields of `judges` the report shows.
@@ -181,13 +217,36 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
     }
     input.judge_result =
         read_json(&paths.judge_result(), &mut input.warnings)?.map(|v| judge_result(&v));
+    let pairwise = input
+        .judge_result
+        .as_ref()
+        .and_then(|r| r.mode.as_deref())
+        == Some("pairwise");
     for judge in judge_dirs(&judging, brief)? {
-        match read_scores(&paths.judge_dir(&judge).join("scores_deanon.json")) {
+        let dir = paths.judge_dir(&judge);
+        if let Some(guesses) = read_guesses(&dir.join("guesses_deanon.json")) {
+            input.guesses.push(JudgeGuesses {
+                judge: judge.clone(),
+                ..guesses
+            });
+        }
+        if pairwise {
+            match read_verdicts(&dir.join("verdicts_deanon.json")) {
+                Ok(verdicts) => {
+                    let review = read_review(&dir.join("review.md"), &mut input.warnings);
+                    input.verdicts.push(JudgeVerdicts {
+                        judge,
+                        verdicts,
+                        review,
+                    });
+                }
+                Err(reason) => input.skipped.push(SkippedJudge { judge, reason }),
+            }
+            continue;
+        }
+        match read_scores(&dir.join("scores_deanon.json")) {
             Ok(entries) => {
-                let review = read_review(
-                    &paths.judge_dir(&judge).join("review.md"),
-                    &mut input.warnings,
-                );
+                let review = read_review(&dir.join("review.md"), &mut input.warnings);
                 input.scores.push(JudgeScores {
                     judge,
                     entries,
@@ -196,6 +255,20 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             }
             Err(reason) => input.skipped.push(SkippedJudge { judge, reason }),
         }
+    }
+    if let Some(Value::Object(map)) =
+        read_json(&judging.join("_normalized.json"), &mut input.warnings)?
+    {
+        input.normalized = map
+            .iter()
+            .map(|(p, items)| {
+                let items = items
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect())
+                    .unwrap_or_default();
+                (p.clone(), items)
+            })
+            .collect();
     }
     input.injection_flags = super::injection::scan(paths, brief);
     Ok(input)
@@ -308,6 +381,10 @@ fn judge_result(value: &Value) -> JudgeResult {
     JudgeResult {
         finished_at: text(value, "finished_at"),
         policy: text(value, "policy"),
+        mode: text(value, "mode"),
+        self_preference: value.get("self_preference").and_then(Value::as_bool) == Some(true),
+        blinding_probe: value.get("blinding_probe").and_then(Value::as_bool) == Some(true),
+        seed: value.get("seed").and_then(Value::as_u64),
         raw_judges,
         judges,
     }
@@ -357,6 +434,47 @@ fn judge_dirs(judging: &Path, brief: &Brief) -> Result<Vec<String>, ReportError>
     }
     names.sort();
     Ok(names)
+}
+
+/// Reads `verdicts_deanon.json`; the error is why the judge is skipped.
+fn read_verdicts(path: &Path) -> Result<Vec<(String, String, Option<String>)>, String> {
+    let bytes = match fsx::read_capped(path, MAX_INPUT_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err("`verdicts_deanon.json` is missing".into());
+        }
+        Err(e) => return Err(format!("`verdicts_deanon.json` cannot be read: {e}")),
+    };
+    let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err("`verdicts_deanon.json` is not a JSON list".into());
+    };
+    Ok(items
+        .iter()
+        .filter_map(|v| {
+            Some((
+                text(v, "first")?,
+                text(v, "second")?,
+                text(v, "winner"),
+            ))
+        })
+        .collect())
+}
+
+/// Reads `guesses_deanon.json`, if the judge has one.
+fn read_guesses(path: &Path) -> Option<JudgeGuesses> {
+    let bytes = fsx::read_capped(path, MAX_INPUT_BYTES).ok()?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    let guesses = value
+        .get("guesses")?
+        .as_array()?
+        .iter()
+        .filter_map(|g| Some((text(g, "participant")?, text(g, "guess")?, text(g, "flavor")?)))
+        .collect();
+    Some(JudgeGuesses {
+        judge: String::new(),
+        vendors: value.get("vendors").and_then(Value::as_array).map_or(0, Vec::len),
+        guesses,
+    })
 }
 
 /// Reads `scores_deanon.json`; the error is why the judge is skipped.

@@ -74,8 +74,18 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
         text.push_str(&format!("\n\ndummy-quality: {quality}\n"));
     }
     for directive in script {
-        if let Directive::Note(note) = directive {
-            text.push_str(&format!("\n{note}\n"));
+        match directive {
+            Directive::Note(note) => text.push_str(&format!("\n{note}\n")),
+            Directive::Plant(path) => {
+                let path = out.join(path);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                }
+                std::fs::write(&path, "planted by the dummy\n")
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            _ => {}
         }
     }
     std::fs::write(out.join("RESULT.md"), &text)
@@ -174,6 +184,67 @@ fn scores(rubric: &Rubric, labels: &[(String, i64)], script: &[Directive]) -> Js
     Json::Object(entries)
 }
 
+/// Pairwise verdicts: each `submissions/<id>/` holds `A/` and `B/`; the higher quality wins,
+/// equal is a tie; `prefer-first` always answers A.
+fn verdicts(rubric: &Rubric, ids: &[String], script: &[Directive]) -> Json {
+    let root = Path::new("/work/submissions");
+    let entries = ids
+        .iter()
+        .map(|id| {
+            let a = quality_of(&root.join(id).join("A"), rubric.scale);
+            let b = quality_of(&root.join(id).join("B"), rubric.scale);
+            let winner = if script.contains(&Directive::PreferFirst) || a > b {
+                "A"
+            } else if b > a {
+                "B"
+            } else {
+                "tie"
+            };
+            (
+                id.clone(),
+                Json::Object(vec![("winner".into(), Json::Str(winner.into()))]),
+            )
+        })
+        .collect();
+    Json::Object(entries)
+}
+
+/// The blinding probe: one guess per submission named in /work/PROBE.json: the `guess:`
+/// directive's vendor, else the first vendor listed.
+fn guesses(script: &[Directive]) -> Result<Option<Json>, String> {
+    let Ok(text) = std::fs::read_to_string("/work/PROBE.json") else {
+        return Ok(None);
+    };
+    let probe = json::parse(&text).map_err(|e| format!("PROBE.json: {e}"))?;
+    let first_vendor = match probe.get("vendors") {
+        Some(Json::Array(items)) => items.iter().find_map(|v| match v {
+            Json::Str(s) => Some(s.clone()),
+            _ => None,
+        }),
+        _ => None,
+    };
+    let guess = script
+        .iter()
+        .find_map(|d| match d {
+            Directive::Guess(v) => Some(v.clone()),
+            _ => None,
+        })
+        .or(first_vendor)
+        .unwrap_or_else(|| "unknown".into());
+    let Some(Json::Array(submissions)) = probe.get("submissions") else {
+        return Err("PROBE.json has no `submissions` list".into());
+    };
+    Ok(Some(Json::Object(
+        submissions
+            .iter()
+            .filter_map(|s| match s {
+                Json::Str(label) => Some((label.clone(), Json::Str(guess.clone()))),
+                _ => None,
+            })
+            .collect(),
+    )))
+}
+
 pub(crate) fn judge_outputs(script: &[Directive]) -> Result<(), String> {
     let rubric = read_rubric(Path::new("/work/RUBRIC.json")).map_err(|e| {
         eprintln!("mc-cell: {e}");
@@ -198,6 +269,28 @@ pub(crate) fn judge_outputs(script: &[Directive]) -> Result<(), String> {
         return Ok(());
     }
     let outbox = output_dir(true);
+    if let Some(guesses) = guesses(script)? {
+        std::fs::write(outbox.join("guesses.json"), guesses.pretty())
+            .map_err(|e| format!("cannot write outbox/guesses.json: {e}"))?;
+    }
+    let pairwise = labels
+        .first()
+        .is_some_and(|(l, _)| Path::new("/work/submissions").join(l).join("A").is_dir());
+    if pairwise {
+        let ids: Vec<String> = labels.iter().map(|(l, _)| l.clone()).collect();
+        std::fs::write(
+            outbox.join("verdicts.json"),
+            verdicts(&rubric, &ids, script).pretty(),
+        )
+        .map_err(|e| format!("cannot write outbox/verdicts.json: {e}"))?;
+        std::fs::write(
+            outbox.join("review.md"),
+            format!("dummy judge: compared {} pair(s).\n", ids.len()),
+        )
+        .map_err(|e| format!("cannot write outbox/review.md: {e}"))?;
+        println!("dummy judge: compared {} pair(s)", ids.len());
+        return Ok(());
+    }
     let text = if script.contains(&Directive::InvalidJson) {
         "{\"A\": {".to_owned()
     } else {

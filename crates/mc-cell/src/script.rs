@@ -58,6 +58,12 @@ pub enum Directive {
     Inject,
     /// Judge only: a sparse 1 GiB scores.json.
     HugeScores,
+    /// Judge only, pairwise: always prefer the submission shown first (position bias).
+    PreferFirst,
+    /// Judge only, blinding probe: guess this vendor for every submission.
+    Guess(String),
+    /// Participant: `plant:PATH` writes a small file at out/PATH (e.g. a vendor file).
+    Plant(String),
 }
 
 /// A script that could not be parsed.
@@ -146,6 +152,15 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "missing-dim" => Directive::MissingDim,
         "inject" => Directive::Inject,
         "huge-scores" => Directive::HugeScores,
+        "prefer-first" => Directive::PreferFirst,
+        "guess" => Directive::Guess(need("a vendor")?.to_owned()),
+        "plant" => {
+            let path = need("a relative path")?;
+            if path.starts_with('/') || path.split('/').any(|c| c == "..") {
+                return Err(bad("a relative path inside out/"));
+            }
+            Directive::Plant(path.to_owned())
+        }
         _ => {
             return Err(ScriptError(format!(
                 "mc-cell: unknown dummy directive `{token}`"
