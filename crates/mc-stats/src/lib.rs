@@ -1,0 +1,99 @@
+//! mc-stats: the numerics behind multicooker's leaderboard, where LLM coding agents (items) are
+//! scored by several LLM judges across several briefs (clusters).
+//!
+//! Pure functions over plain data: no I/O, no printing, no clock, no global state. Every random
+//! number comes from a generator seeded by the caller, so the same inputs and seed give the same
+//! numbers on every machine.
+//!
+//! - [`cluster_means`]: mean of per-cluster means with a cluster-bootstrap percentile interval.
+//! - [`bradley_terry`] and [`bradley_terry_bootstrap`]: pairwise verdicts to percent scores.
+//! - [`krippendorff_alpha_interval`]: agreement between judges.
+//! - [`tied_groups`]: items whose intervals overlap the best remaining item's.
+//! - [`binomial_upper_tail`]: the p-value of a blinding probe.
+//!
+//! # Cluster bootstrap
+//!
+//! The clusters are the distinct `cluster` numbers in the input (judges within one cook, briefs
+//! in a nightly). One resample draws as many clusters as there are, uniformly with replacement,
+//! and recomputes the statistic with each cluster weighted by how often it was drawn. One draw
+//! serves every item, so items stay correlated as they are in the data. A resample in which an
+//! item has no observation is skipped for that item. The interval is the percentile interval:
+//! the `(1 - level) / 2` and `(1 + level) / 2` quantiles of the resampled statistics, with linear
+//! interpolation between order statistics (Hyndman and Fan type 7, `numpy.percentile`'s
+//! default). A percentile interval usually contains the full-data estimate but is not forced
+//! to.
+//!
+//! # Random numbers
+//!
+//! The generator is `rand_pcg::Pcg64` (`pcg64`, a 128-bit LCG with the XSL-RR output; O'Neill
+//! 2014), seeded with `rand_core::SeedableRng::seed_from_u64`. Its output stream is fixed by the
+//! PCG reference and tested by `rand_pcg` against reference vectors; `rand_core` treats a change to
+//! `seed_from_u64` as value-breaking. This crate's tests pin the stream against numpy's
+//! independent `PCG64` (see `tests/reference.py`), so an upgrade that changed it would fail. A
+//! cluster index below `k` comes from one 64-bit output by Lemire's multiply-and-reject method,
+//! written here (not taken from `rand`, whose range sampling may change between versions), so the
+//! whole path from seed to resample is specified by this crate.
+
+mod binomial;
+mod bootstrap;
+mod bradley_terry;
+mod groups;
+mod krippendorff;
+mod means;
+mod rng;
+
+pub use binomial::binomial_upper_tail;
+pub use bradley_terry::{bradley_terry, bradley_terry_bootstrap};
+pub use groups::tied_groups;
+pub use krippendorff::krippendorff_alpha_interval;
+pub use means::cluster_means;
+
+/// A point estimate with its bootstrap percentile interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// The statistic on the full data.
+    pub estimate: f64,
+    /// Lower end of the interval; `None` when the item has fewer than 2 clusters or no resample
+    /// had it.
+    pub lo: Option<f64>,
+    /// Upper end of the interval; `None` exactly when `lo` is.
+    pub hi: Option<f64>,
+    /// How many distinct clusters have the item.
+    pub clusters: usize,
+}
+
+/// One value for one item from one cluster (for example a judge's score of a participant).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// Cluster number: any `usize`, need not be contiguous.
+    pub cluster: usize,
+    /// Item index, below the `items` count passed with the observations; others are ignored.
+    pub item: usize,
+    /// The value; must be finite.
+    pub value: f64,
+}
+
+/// One pairwise verdict between items `a` and `b` from one cluster.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Cluster number: any `usize`, need not be contiguous.
+    pub cluster: usize,
+    /// First item index.
+    pub a: usize,
+    /// Second item index.
+    pub b: usize,
+    /// `a`'s share of the win: 1 when `a` wins, 0.5 for a tie, 0 when `b` wins (values in
+    /// between count as fractional wins; values outside are clamped to `[0, 1]`).
+    pub score_a: f64,
+}
+
+/// Settings of a cluster bootstrap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bootstrap {
+    /// Number of resamples; 0 gives no interval.
+    pub resamples: usize,
+    /// Coverage of the interval, in `(0, 1)`, for example 0.95.
+    pub level: f64,
+    /// Seed of the random number generator.
+    pub seed: u64,
+}

@@ -1,0 +1,227 @@
+"""Reference values for mc-stats' tests, computed without mc-stats' code.
+
+Run: pip install numpy scipy krippendorff && python3 crates/mc-stats/tests/reference.py
+(used: Python 3, numpy 2.4.6, scipy 1.17.1, krippendorff 0.9.0). Each section prints the numbers
+pasted into the Rust test named beside it (src/rng.rs, src/bootstrap.rs, tests/reference.rs).
+
+Independence: the random stream is numpy's own C implementation of pcg64 (`numpy.random.PCG64`),
+given the state that `rand_core::SeedableRng::seed_from_u64` derives (its small pcg32 hash is
+transcribed below). Bradley-Terry is maximized by scipy's BFGS on the log-likelihood written
+out directly, not by MM. Krippendorff's alpha comes from the `krippendorff` package and from
+Krippendorff's 2011 paper. Binomial tails come from scipy.stats.binom.
+"""
+
+import numpy as np
+import krippendorff
+from scipy import optimize, stats
+
+MASK64 = (1 << 64) - 1
+MASK128 = (1 << 128) - 1
+PCG64_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645
+
+
+def seed_words(seed):
+    """rand_core 0.10 `seed_from_u64`: 8 pcg32 outputs, little-endian, make the 32-byte seed."""
+    state = seed
+    out = b""
+    for _ in range(8):
+        state = (state * 0x5851F42D4C957F2D + 0xA17654E46FBE17F3) & MASK64
+        xorshifted = (((state >> 18) ^ state) >> 27) & 0xFFFFFFFF
+        rot = state >> 59
+        x = ((xorshifted >> rot) | (xorshifted << ((32 - rot) & 31))) & 0xFFFFFFFF
+        out += x.to_bytes(4, "little")
+    return [int.from_bytes(out[i : i + 8], "little") for i in range(0, 32, 8)]
+
+
+def pcg64(seed):
+    """numpy's PCG64 set to the state rand_pcg's `Lcg128Xsl64::from_seed` starts from."""
+    w = seed_words(seed)
+    state = w[0] | (w[1] << 64)
+    inc = (w[2] | (w[3] << 64)) | 1
+    # from_state_incr: state += inc, then one LCG step; numpy steps before each output too.
+    state = (((state + inc) & MASK128) * PCG64_MULTIPLIER + inc) & MASK128
+    bitgen = np.random.PCG64()
+    bitgen.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": inc},
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    return bitgen
+
+
+class Draws:
+    """Lemire's multiply-and-reject index below a bound, over numpy's raw pcg64 outputs."""
+
+    def __init__(self, seed):
+        self.bitgen = pcg64(seed)
+
+    def below(self, bound):
+        threshold = ((1 << 64) - bound) % bound
+        while True:
+            product = int(self.bitgen.random_raw()) * bound
+            if product & MASK64 >= threshold:
+                return product >> 64
+
+
+def resample_weights(clusters, resamples, seed):
+    draws = Draws(seed)
+    for _ in range(resamples):
+        weights = np.zeros(clusters)
+        for _ in range(clusters):
+            weights[draws.below(clusters)] += 1
+        yield weights
+
+
+def interval(samples, level):
+    if not samples:
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(samples, [tail, 100 - tail])
+    return lo, hi
+
+
+def section(name):
+    print(f"\n## {name}")
+
+
+section("rng (src/rng.rs)")
+for seed in (0, 20251122):
+    bitgen = pcg64(seed)
+    print(seed, [hex(int(bitgen.random_raw())) for _ in range(4)])
+draws = Draws(42)
+print("below(7), seed 42:", [draws.below(7) for _ in range(12)])
+
+section("quantile (src/bootstrap.rs)")
+x = [3.5, -1, 2, 10, 0.25, 7, 7, 4]
+print(np.percentile(x, [0, 2.5, 50, 97.5, 100]))
+
+section("cluster_means (tests/reference.rs: cluster_means_match_numpy)")
+# (cluster, item, value); clusters 3, 10, 11, 20, 42; item 3 only in cluster 20; item 4 in
+# clusters 3 and 11 only (so some resamples miss it); item 5 absent.
+OBS = [
+    (3, 0, 70.0), (3, 0, 80.0), (3, 1, 55.0), (3, 2, 90.0),
+    (10, 0, 65.0), (10, 1, 60.0), (10, 1, 64.0), (10, 2, 85.0),
+    (11, 0, 90.0), (11, 2, 70.0),
+    (20, 0, 72.5), (20, 1, 40.0), (20, 2, 95.0), (20, 3, 10.0),
+    (42, 1, 58.0), (42, 2, 88.0), (42, 2, 92.0),
+    (3, 4, 20.0), (11, 4, 30.0), (11, 4, 45.0),
+]
+ITEMS = 6
+cluster_ids = sorted({c for c, _, _ in OBS})
+cell = {}
+for c, i, v in OBS:
+    cell.setdefault((cluster_ids.index(c), i), []).append(v)
+cell = {key: np.mean(vs) for key, vs in cell.items()}
+
+
+def weighted_item_mean(item, weights):
+    pairs = [(weights[c], m) for (c, i), m in cell.items() if i == item and weights[c] > 0]
+    if not pairs:
+        return None
+    w, m = np.array(pairs).T
+    return float(np.sum(w * m) / np.sum(w))
+
+
+samples = {i: [] for i in range(ITEMS)}
+for weights in resample_weights(len(cluster_ids), 200, 7):
+    for i in range(ITEMS):
+        m = weighted_item_mean(i, weights)
+        if m is not None:
+            samples[i].append(m)
+for i in range(ITEMS):
+    est = weighted_item_mean(i, np.ones(len(cluster_ids)))
+    n_clusters = sum(1 for (c, j) in cell if j == i)
+    iv = interval(samples[i], 0.9) if n_clusters >= 2 else None
+    print(i, est, iv and tuple(map(float, iv)), n_clusters, len(samples[i]))
+
+section("bradley_terry (tests/reference.rs: bradley_terry_matches_scipy)")
+# (cluster, a, b, score_a); item 3 appears nowhere; item 2 never loses (one tie).
+CMP = [
+    (0, 0, 1, 1.0), (0, 1, 0, 0.5), (0, 2, 0, 1.0), (0, 2, 1, 0.5),
+    (1, 0, 1, 0.0), (1, 0, 2, 0.0), (1, 1, 2, 0.0), (1, 4, 0, 1.0),
+    (2, 0, 1, 1.0), (2, 4, 1, 0.5), (2, 4, 2, 0.0), (2, 0, 4, 0.5),
+    (5, 1, 0, 1.0), (5, 2, 4, 1.0),
+]
+BT_ITEMS = 5
+
+
+def bt_scores(cmp, items):
+    present = sorted({x for _, a, b, _ in cmp for x in (a, b)})
+    index = {item: k for k, item in enumerate(present)}
+
+    def negative_log_likelihood(theta):
+        total = 0.0
+        for _, a, b, s in cmp:
+            ta, tb = theta[index[a]], theta[index[b]]
+            total += s * (ta - np.logaddexp(ta, tb)) + (1 - s) * (tb - np.logaddexp(ta, tb))
+        # the prior: one virtual tie per item against a reference of strength 1 (log 0).
+        for t in theta:
+            total += 0.5 * (t - np.logaddexp(t, 0.0)) + 0.5 * (0.0 - np.logaddexp(t, 0.0))
+        return -total
+
+    def gradient(theta):
+        grad = np.zeros_like(theta)
+        for _, a, b, s in cmp:
+            ka, kb = index[a], index[b]
+            chance_a = 1 / (1 + np.exp(theta[kb] - theta[ka]))
+            grad[ka] += s - chance_a
+            grad[kb] -= s - chance_a
+        grad += 0.5 - 1 / (1 + np.exp(-theta))
+        return -grad
+
+    fit = optimize.minimize(
+        negative_log_likelihood, np.zeros(len(present)), jac=gradient, method="BFGS",
+        options={"gtol": 1e-13, "maxiter": 10000},
+    )
+    # the analytic gradient agrees with the likelihood; polish BFGS's optimum (which stops near
+    # 1e-9 for lack of precision in its line search) by solving gradient = 0
+    assert optimize.check_grad(negative_log_likelihood, gradient, fit.x + 0.1) < 1e-5
+    root = optimize.root(gradient, fit.x, method="hybr", options={"xtol": 1e-15})
+    assert np.max(np.abs(gradient(root.x))) < 1e-12, root  # (hybr may stop "not making progress" at 1e-16)
+    assert negative_log_likelihood(root.x) <= fit.fun + 1e-12
+    theta = root.x - root.x.mean()  # geometric mean of the strengths becomes 1
+    scores = [None] * items
+    for item, k in index.items():
+        p = np.exp(theta[k])
+        scores[item] = 100 * p / (p + 1)
+    return scores
+
+
+print("full:", [None if s is None else float(s) for s in bt_scores(CMP, BT_ITEMS)])
+
+section("bradley_terry_bootstrap (tests/reference.rs: bradley_terry_bootstrap_matches_scipy)")
+bt_clusters = sorted({c for c, _, _, _ in CMP})
+bt_samples = {i: [] for i in range(BT_ITEMS)}
+for weights in resample_weights(len(bt_clusters), 100, 11):
+    drawn = [row for row in CMP for _ in range(int(weights[bt_clusters.index(row[0])]))]
+    for i, s in enumerate(bt_scores(drawn, BT_ITEMS)):
+        if s is not None:
+            bt_samples[i].append(s)
+for i in range(BT_ITEMS):
+    n_clusters = len({c for c, a, b, _ in CMP if i in (a, b)})
+    iv = interval(bt_samples[i], 0.8) if n_clusters >= 2 else None
+    print(i, iv and tuple(map(float, iv)), n_clusters, len(bt_samples[i]))
+
+section("krippendorff (tests/reference.rs: krippendorff_*)")
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers x
+# 12 units, missing values as nan. The paper gives interval alpha 0.849.
+K2011 = np.array([
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+    [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+])
+print("2011 example:", krippendorff.alpha(reliability_data=K2011, level_of_measurement="interval"))
+# Judges' percent scores: 3 judges (rows) x 6 participants (units), some missing.
+JUDGES = np.array([
+    [72.0, 55.5, np.nan, 90.0, 40.0, 63.0],
+    [68.0, 60.0, 81.0, 88.0, np.nan, 70.0],
+    [75.0, np.nan, 77.5, 93.0, 35.0, np.nan],
+])
+print("judges:", krippendorff.alpha(reliability_data=JUDGES, level_of_measurement="interval"))
+
+section("binomial (tests/reference.rs: binomial_upper_tail_matches_scipy)")
+for hits, n, p in [(3, 10, 0.25), (7, 10, 0.25), (1, 1, 0.5), (12, 40, 1 / 3),
+                   (1200, 3000, 0.35), (1400, 3000, 0.35), (2, 4000, 0.001), (4000, 4000, 0.999)]:
+    print(hits, n, p, repr(float(stats.binom.sf(hits - 1, n, p))))
