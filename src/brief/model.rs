@@ -43,6 +43,11 @@ impl Brief {
         self.participants.iter().find(|p| p.name == name)
     }
 
+    /// The judge of that name.
+    pub fn judge(&self, name: &str) -> Option<&Actor> {
+        self.judges.iter().find(|j| j.name == name)
+    }
+
     /// The network policy of one cell: its own, else the brief's.
     pub fn network_for<'a>(&'a self, actor: &'a Actor) -> &'a Network {
         actor.network.as_ref().unwrap_or(&self.network)

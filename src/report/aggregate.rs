@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::input::{JudgeScores, ReportInput, Usage};
+use super::jury;
 use super::model::{
     ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
 };
@@ -28,7 +29,26 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
     for scores in &input.scores {
         tally.add_judge(scores, brief, &excluded);
     }
+    for verdicts in &input.verdicts {
+        tally.breakdown.push(JudgeSection::Scored {
+            judge: verdicts.judge.clone(),
+            entries: Vec::new(),
+            review: verdicts.review.clone(),
+        });
+    }
     tally.add_judge_step(input);
+    let pairwise = input
+        .judge_result
+        .as_ref()
+        .and_then(|r| r.mode.as_deref())
+        == Some("pairwise");
+    let (jury, pairwise_scores) = if pairwise {
+        let (jury, scores) = jury::pairwise_jury(input, brief);
+        (jury, Some(scores))
+    } else {
+        let jury = jury::rubric_jury(input, brief, &tally.counted, &tally.self_judged);
+        (jury, None)
+    };
     let judge_metrics: Vec<JudgeMetrics> = judge_result
         .map_or(&[][..], |r| r.judges.as_slice())
         .iter()
@@ -51,7 +71,10 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .as_ref()
             .is_some_and(|r| !r.dimensions.is_empty()),
         judges_used: input.scores.iter().map(|s| s.judge.clone()).collect(),
-        standings: standings(input, brief, &tally.accepted),
+        standings: match &pairwise_scores {
+            Some(scores) => pairwise_standings(input, brief, scores, &jury),
+            None => standings(input, brief, &tally.accepted),
+        },
         breakdown: tally.breakdown,
         judge_run: judge_result
             .map(|r| r.raw_judges.clone())
@@ -85,6 +108,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             })
             .map(|p| p.name.clone())
             .collect(),
+        jury,
     }
 }
 
@@ -93,6 +117,10 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
 struct Tally {
     /// Accepted scores per brief participant (brief order).
     accepted: Vec<Vec<f64>>,
+    /// The same scores with their judge, for the statistics.
+    counted: Vec<jury::Scored>,
+    /// Scores of a judge's own flavor, never counted (self-preference runs).
+    self_judged: Vec<jury::Scored>,
     rejected: Vec<RejectedPair>,
     breakdown: Vec<JudgeSection>,
 }
@@ -102,12 +130,21 @@ impl Tally {
     /// excluded nor rejected.
     fn add_judge(&mut self, scores: &JudgeScores, brief: &Brief, excluded: &[ExcludedPair]) {
         let entries = judge_entries(scores, brief, excluded);
-        for entry in entries.iter().filter(|e| !e.excluded) {
+        for entry in &entries {
             let Some(index) = brief.participants.iter().position(|p| p.name == entry.key) else {
                 continue;
             };
+            if entry.excluded {
+                if let Some(pct) = entry.score_pct {
+                    self.self_judged.push((scores.judge.clone(), index, pct));
+                }
+                continue;
+            }
             match (entry.score_pct, &entry.rejected) {
-                (Some(pct), _) => self.accepted[index].push(pct),
+                (Some(pct), _) => {
+                    self.accepted[index].push(pct);
+                    self.counted.push((scores.judge.clone(), index, pct));
+                }
                 (None, Some(reason)) => self.reject(&scores.judge, &entry.key, reason),
                 (None, None) => {}
             }
@@ -130,7 +167,9 @@ impl Tally {
             for (participant, reason) in &run.rejected {
                 self.reject(&run.name, participant, reason);
             }
-            if !input.scores.iter().any(|s| s.judge == run.name) {
+            if !input.scores.iter().any(|s| s.judge == run.name)
+                && !input.verdicts.iter().any(|v| v.judge == run.name)
+            {
                 let skipped = input
                     .skipped
                     .iter()
@@ -261,6 +300,48 @@ fn standings(input: &ReportInput, brief: &Brief, accepted: &[Vec<f64>]) -> Vec<S
         })
         .collect();
     // `sort_by` is stable: equal means keep brief order, and unscored ones go last in brief order.
+    rank(&mut all);
+    all
+}
+
+/// Pairwise mode: ranked by Bradley–Terry percent; `num_judges` counts judges whose verdicts
+/// involve the participant.
+fn pairwise_standings(
+    input: &ReportInput,
+    brief: &Brief,
+    scores: &[Option<f64>],
+    jury: &jury::Jury,
+) -> Vec<Standing> {
+    let mut all: Vec<Standing> = brief
+        .participants
+        .iter()
+        .enumerate()
+        .map(|(i, participant)| {
+            let judges = jury
+                .coverage
+                .iter()
+                .find(|c| c.participant == participant.name)
+                .map_or(0, |c| c.scored_by);
+            Standing {
+                rank: None,
+                participant: participant.name.clone(),
+                flavor: participant.flavor.clone(),
+                mean_pct: scores.get(i).copied().flatten().filter(|_| judges > 0),
+                num_judges: judges,
+                run: input
+                    .run_entries
+                    .iter()
+                    .find(|e| e.name == participant.name)
+                    .cloned(),
+            }
+        })
+        .collect();
+    rank(&mut all);
+    all
+}
+
+/// Sorts by score descending (ties and unscored in brief order) and numbers the scored.
+fn rank(all: &mut [Standing]) {
     all.sort_by(|a, b| match (a.mean_pct, b.mean_pct) {
         (Some(x), Some(y)) => y.total_cmp(&x),
         (Some(_), None) => std::cmp::Ordering::Less,
@@ -270,7 +351,6 @@ fn standings(input: &ReportInput, brief: &Brief, accepted: &[Vec<f64>]) -> Vec<S
     for (index, standing) in all.iter_mut().filter(|s| s.mean_pct.is_some()).enumerate() {
         standing.rank = Some(index + 1);
     }
-    all
 }
 
 #[expect(clippy::cast_precision_loss, reason = "a handful of judges")]

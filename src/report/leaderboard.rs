@@ -10,6 +10,7 @@ use crate::brief::JudgingPolicy;
 pub fn render_leaderboard(report: &Report) -> String {
     let mut lines = header(report);
     ranking_table(report, &mut lines);
+    super::jury_render::markdown(&report.jury, &mut lines);
     left_out(report, &mut lines);
     judge_metrics(report, &mut lines);
     breakdown(report, &mut lines);
@@ -19,7 +20,9 @@ pub fn render_leaderboard(report: &Report) -> String {
 }
 
 fn header(report: &Report) -> Vec<String> {
-    let score_line = if report.has_rubric {
+    let score_line = if report.jury.mode == crate::brief::JudgingMode::Pairwise {
+        "Score = Bradley–Terry chance (%) of beating an average participant, from pairwise verdicts in both orders.".to_owned()
+    } else if report.has_rubric {
         "Score = weighted % from `brief.yaml` rubric (0–100, 100 = max in every dimension)."
             .to_owned()
     } else {

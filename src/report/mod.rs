@@ -11,6 +11,8 @@ mod aggregate;
 mod format;
 pub mod injection;
 mod input;
+pub mod jury;
+mod jury_render;
 mod leaderboard;
 mod model;
 mod score;

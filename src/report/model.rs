@@ -49,6 +49,8 @@ pub struct Report {
     pub web_tools: Vec<String>,
     /// Lines that look aimed at the grader (shown, never scored).
     pub injection_flags: Vec<super::injection::InjectionFlag>,
+    /// Intervals, tied groups, agreement, coverage and the bias measurements.
+    pub jury: super::jury::Jury,
 }
 
 impl Report {

@@ -31,6 +31,7 @@ pub fn render_summary(report: &Report) -> Value {
         "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
     });
     if let Value::Object(map) = &mut summary {
+        super::jury_render::summary_keys(report, map);
         if let Some(usage_totals) = &report.usage_totals {
             map.insert("usage_totals".into(), usage_totals.clone());
         }
