@@ -10,7 +10,8 @@
 //! strength 1. This adds `0.5 ln(p_i / (p_i + 1)) + 0.5 ln(1 / (p_i + 1))` per item to the
 //! log-likelihood, pulls every strength gently towards the reference and makes the maximum unique
 //! and finite. The fit maximizes this penalized likelihood by the MM algorithm (Hunter 2004, "MM
-//! algorithms for generalized Bradley-Terry models"), then divides the strengths by their
+//! algorithms for generalized Bradley-Terry models"), each step followed by an exact rescaling,
+//! until no log-strength moves by more than 1e-12, then divides the strengths by their
 //! geometric mean over the items that appear, and reports `100 p_i / (p_i + 1)`: the percent
 //! chance of beating an item of average (geometric-mean) strength.
 //!
@@ -137,7 +138,11 @@ impl Table {
 
     /// Strengths on the reference's scale by MM: `p_i <- W_i / D_i` with `W_i` the item's wins
     /// plus the virtual half win and `D_i = sum_j n_ij / (p_i + p_j) + 1 / (p_i + 1)`, all items
-    /// updated together from the previous step.
+    /// updated together from the previous step. After each MM step the strengths are multiplied
+    /// by the common factor that maximizes the likelihood along that ray (`best_scale`): the
+    /// weak prior alone pins the overall scale, and plain MM crawls along it (33,000 steps per
+    /// fit on 10 items × 2,700 verdicts, against about 220 with this step). Both steps never
+    /// lower the likelihood, so they converge to the same unique maximum.
     fn fit(&self) -> Vec<Option<f64>> {
         let n = self.items;
         let present: Vec<bool> = (0..n).map(|i| self.appears(i)).collect();
@@ -157,6 +162,11 @@ impl Table {
                 largest_move = largest_move.max((next[i] / p[i]).ln().abs());
             }
             std::mem::swap(&mut p, &mut next);
+            let shift = best_scale(&p, &present);
+            for pi in &mut p {
+                *pi *= shift.exp();
+            }
+            largest_move = largest_move.max(shift.abs());
             if largest_move < TOLERANCE {
                 break;
             }
@@ -168,10 +178,113 @@ impl Table {
     }
 }
 
+/// The log of the common factor `c` that maximizes the likelihood of `c p` (the verdicts do not
+/// depend on it, only the virtual ties do): the root of `sum_i sigma(ln p_i + s) = m / 2` over the
+/// `m` present items. The sum rises with `s`, and the root lies between `-max ln p_i` and
+/// `-min ln p_i`; Newton's method, falling back to bisection when a step leaves that bracket.
+fn best_scale(p: &[f64], present: &[bool]) -> f64 {
+    let logs: Vec<f64> = p
+        .iter()
+        .zip(present)
+        .filter(|&(_, &here)| here)
+        .map(|(p, _)| p.ln())
+        .collect();
+    if logs.is_empty() {
+        return 0.0;
+    }
+    let mut low = -logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut high = -logs.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut shift = 0.0_f64.clamp(low, high);
+    for _ in 0..200 {
+        let (excess, slope) = logs.iter().fold((0.0, 0.0), |(excess, slope), theta| {
+            let chance = 1.0 / (1.0 + (-(theta + shift)).exp());
+            (excess + chance - 0.5, slope + chance * (1.0 - chance))
+        });
+        if excess > 0.0 {
+            high = shift;
+        } else {
+            low = shift;
+        }
+        let newton = shift - excess / slope;
+        let next = if newton > low && newton < high {
+            newton
+        } else {
+            0.5 * (low + high)
+        };
+        let step = next - shift;
+        shift = next;
+        if step.abs() <= 1e-15 * (1.0 + shift.abs()) {
+            break;
+        }
+    }
+    shift
+}
+
 #[cfg(test)]
 mod tests {
-    use super::bradley_terry;
+    use super::{Table, bradley_terry};
     use crate::Comparison;
+    use crate::bootstrap::Clusters;
+
+    /// 10 items, 20 clusters × 3 verdicts per pair, item `a` beating `b > a` more often the
+    /// further apart they are, ties included: the kind of table on which plain MM crawled.
+    #[expect(clippy::cast_precision_loss, reason = "small numbers")]
+    fn large_table() -> Vec<Comparison> {
+        let mut state: u64 = 12_345;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1_u64 << 53) as f64
+        };
+        let mut verdicts = Vec::new();
+        for cluster in 0..20 {
+            for _ in 0..3 {
+                for a in 0..10 {
+                    for b in a + 1..10 {
+                        let chance = 1.0 / (1.0 + (-0.8 * (b - a) as f64).exp());
+                        let draw = uniform();
+                        let score_a = if draw < 0.9 * chance {
+                            1.0
+                        } else if draw < 0.9 * chance + 0.1 {
+                            0.5
+                        } else {
+                            0.0
+                        };
+                        verdicts.push(Comparison {
+                            cluster,
+                            a,
+                            b,
+                            score_a,
+                        });
+                    }
+                }
+            }
+        }
+        verdicts
+    }
+
+    // At the maximum the score equations hold: each item's wins plus its virtual half win equal
+    // its expected wins, `sum_j n_ij p_i / (p_i + p_j) + p_i / (p_i + 1)`.
+    #[test]
+    fn the_fit_solves_the_score_equations_on_a_large_table() {
+        let verdicts = large_table();
+        let clusters = Clusters::new(verdicts.iter().map(|c| c.cluster));
+        let table = Table::new(&verdicts, 10, &clusters, &vec![1.0; clusters.len()]);
+        let p: Vec<f64> = table
+            .fit()
+            .into_iter()
+            .map(|p| p.expect("present"))
+            .collect();
+        for i in 0..10 {
+            let expected: f64 = (0..10)
+                .map(|j| table.games[i * 10 + j] * p[i] / (p[i] + p[j]))
+                .sum::<f64>()
+                + p[i] / (p[i] + 1.0);
+            let residual = table.wins[i] + 0.5 - expected;
+            assert!(residual.abs() < 1e-8, "item {i}: residual {residual}");
+        }
+    }
 
     fn verdict(a: usize, b: usize, score_a: f64) -> Comparison {
         Comparison {

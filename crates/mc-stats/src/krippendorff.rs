@@ -33,12 +33,20 @@ pub fn krippendorff_alpha_interval(units: &[Vec<Option<f64>>]) -> Option<f64> {
     (expected > 0.0).then(|| 1.0 - observed / expected)
 }
 
-/// `sum_{i != j} (v_i - v_j)^2 = 2 m sum_i (v_i - mean)^2`, centred for accuracy.
+/// `sum_{i != j} (v_i - v_j)^2 = 2 m sum_i (v_i - mean)^2`, centred for accuracy; exactly 0 when
+/// the values are equal (a rounded mean would leave noise that turns "no spread" into a ratio).
 #[expect(
     clippy::cast_precision_loss,
     reason = "value counts are far below 2^52"
 )]
+#[expect(
+    clippy::float_cmp,
+    reason = "exactly equal values are what has no spread"
+)]
 fn pair_sum(values: &[f64]) -> f64 {
+    if values.iter().all(|&v| v == values[0]) {
+        return 0.0;
+    }
     let m = values.len() as f64;
     let mean = values.iter().sum::<f64>() / m;
     2.0 * m * values.iter().map(|v| (v - mean).powi(2)).sum::<f64>()
@@ -54,5 +62,8 @@ mod tests {
         assert_eq!(krippendorff_alpha_interval(&[vec![Some(1.0), None]]), None);
         let same = vec![vec![Some(2.0), Some(2.0)], vec![Some(2.0), Some(2.0), None]];
         assert_eq!(krippendorff_alpha_interval(&same), None);
+        // a rounded mean of equal values once made this 0 (found by proptest)
+        let one_unit = vec![vec![Some(-27.120_598_667_863_412); 3]];
+        assert_eq!(krippendorff_alpha_interval(&one_unit), None);
     }
 }

@@ -2,7 +2,7 @@
 
 Run: pip install numpy scipy krippendorff && python3 crates/mc-stats/tests/reference.py
 (used: Python 3, numpy 2.4.6, scipy 1.17.1, krippendorff 0.9.0). Each section prints the numbers
-pasted into the Rust test named beside it (src/rng.rs, src/bootstrap.rs, tests/reference.rs).
+pasted into the Rust test named beside it (src/rng.rs, src/bootstrap.rs, tests/it/reference.rs).
 
 Independence: the random stream is numpy's own C implementation of pcg64 (`numpy.random.PCG64`),
 given the state that `rand_core::SeedableRng::seed_from_u64` derives (its small pcg32 hash is
@@ -96,7 +96,7 @@ section("quantile (src/bootstrap.rs)")
 x = [3.5, -1, 2, 10, 0.25, 7, 7, 4]
 print(np.percentile(x, [0, 2.5, 50, 97.5, 100]))
 
-section("cluster_means (tests/reference.rs: cluster_means_match_numpy)")
+section("cluster_means (tests/it/reference.rs: cluster_means_match_numpy)")
 # (cluster, item, value); clusters 3, 10, 11, 20, 42; item 3 only in cluster 20; item 4 in
 # clusters 3 and 11 only (so some resamples miss it); item 5 absent.
 OBS = [
@@ -135,7 +135,7 @@ for i in range(ITEMS):
     iv = interval(samples[i], 0.9) if n_clusters >= 2 else None
     print(i, est, iv and tuple(map(float, iv)), n_clusters, len(samples[i]))
 
-section("bradley_terry (tests/reference.rs: bradley_terry_matches_scipy)")
+section("bradley_terry (tests/it/reference.rs: bradley_terry_matches_scipy)")
 # (cluster, a, b, score_a); item 3 appears nowhere; item 2 never loses (one tie).
 CMP = [
     (0, 0, 1, 1.0), (0, 1, 0, 0.5), (0, 2, 0, 1.0), (0, 2, 1, 0.5),
@@ -190,7 +190,7 @@ def bt_scores(cmp, items):
 
 print("full:", [None if s is None else float(s) for s in bt_scores(CMP, BT_ITEMS)])
 
-section("bradley_terry_bootstrap (tests/reference.rs: bradley_terry_bootstrap_matches_scipy)")
+section("bradley_terry_bootstrap (tests/it/reference.rs: bradley_terry_bootstrap_matches_scipy)")
 bt_clusters = sorted({c for c, _, _, _ in CMP})
 bt_samples = {i: [] for i in range(BT_ITEMS)}
 for weights in resample_weights(len(bt_clusters), 100, 11):
@@ -203,7 +203,7 @@ for i in range(BT_ITEMS):
     iv = interval(bt_samples[i], 0.8) if n_clusters >= 2 else None
     print(i, iv and tuple(map(float, iv)), n_clusters, len(bt_samples[i]))
 
-section("krippendorff (tests/reference.rs: krippendorff_*)")
+section("krippendorff (tests/it/reference.rs: krippendorff_*)")
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers x
 # 12 units, missing values as nan. The paper gives interval alpha 0.849.
 K2011 = np.array([
@@ -221,7 +221,8 @@ JUDGES = np.array([
 ])
 print("judges:", krippendorff.alpha(reliability_data=JUDGES, level_of_measurement="interval"))
 
-section("binomial (tests/reference.rs: binomial_upper_tail_matches_scipy)")
+section("binomial (tests/it/reference.rs: binomial_upper_tail_matches_scipy)")
 for hits, n, p in [(3, 10, 0.25), (7, 10, 0.25), (1, 1, 0.5), (12, 40, 1 / 3),
-                   (1200, 3000, 0.35), (1400, 3000, 0.35), (2, 4000, 0.001), (4000, 4000, 0.999)]:
+                   (1200, 3000, 0.35), (1400, 3000, 0.35), (2, 4000, 0.001), (4000, 4000, 0.999),
+                   (1655, 4276, 0.36891002001040685), (965, 2353, 0.74313546733235)]:
     print(hits, n, p, repr(float(stats.binom.sf(hits - 1, n, p))))

@@ -3,9 +3,11 @@
 //! in the section named in each test's comment.
 
 use mc_stats::{
-    Bootstrap, Comparison, Interval, Observation, binomial_upper_tail, bradley_terry,
-    bradley_terry_bootstrap, cluster_means, krippendorff_alpha_interval,
+    Bootstrap, Interval, binomial_upper_tail, bradley_terry, bradley_terry_bootstrap,
+    cluster_means, krippendorff_alpha_interval,
 };
+
+use crate::common::{comparisons, observations};
 
 fn assert_close(got: f64, want: f64, tolerance: f64, what: &str) {
     assert!(
@@ -26,39 +28,6 @@ fn assert_interval(got: Option<Interval>, want: (f64, Option<(f64, f64)>, usize)
         }
         None => assert_eq!((got.lo, got.hi), (None, None)),
     }
-}
-
-/// `OBS` in `tests/reference.py`.
-fn observations() -> Vec<Observation> {
-    [
-        (3, 0, 70.0),
-        (3, 0, 80.0),
-        (3, 1, 55.0),
-        (3, 2, 90.0),
-        (10, 0, 65.0),
-        (10, 1, 60.0),
-        (10, 1, 64.0),
-        (10, 2, 85.0),
-        (11, 0, 90.0),
-        (11, 2, 70.0),
-        (20, 0, 72.5),
-        (20, 1, 40.0),
-        (20, 2, 95.0),
-        (20, 3, 10.0),
-        (42, 1, 58.0),
-        (42, 2, 88.0),
-        (42, 2, 92.0),
-        (3, 4, 20.0),
-        (11, 4, 30.0),
-        (11, 4, 45.0),
-    ]
-    .into_iter()
-    .map(|(cluster, item, value)| Observation {
-        cluster,
-        item,
-        value,
-    })
-    .collect()
 }
 
 // Section "cluster_means": per-cluster means with numpy, numpy's pcg64 stream through Lemire's
@@ -89,35 +58,6 @@ fn cluster_means_match_numpy() {
     assert_interval(got[3], (10.0, None, 1), tolerance);
     assert_interval(got[4], (28.75, Some((20.0, 37.5)), 2), tolerance);
     assert_eq!(got[5], None);
-}
-
-/// `CMP` in `tests/reference.py`: ties, an item (3) that never appears, an item (2) that never
-/// loses, an item (4) in 3 of 4 clusters.
-fn comparisons() -> Vec<Comparison> {
-    [
-        (0, 0, 1, 1.0),
-        (0, 1, 0, 0.5),
-        (0, 2, 0, 1.0),
-        (0, 2, 1, 0.5),
-        (1, 0, 1, 0.0),
-        (1, 0, 2, 0.0),
-        (1, 1, 2, 0.0),
-        (1, 4, 0, 1.0),
-        (2, 0, 1, 1.0),
-        (2, 4, 1, 0.5),
-        (2, 4, 2, 0.0),
-        (2, 0, 4, 0.5),
-        (5, 1, 0, 1.0),
-        (5, 2, 4, 1.0),
-    ]
-    .into_iter()
-    .map(|(cluster, a, b, score_a)| Comparison {
-        cluster,
-        a,
-        b,
-        score_a,
-    })
-    .collect()
 }
 
 // Section "bradley_terry": the same penalized log-likelihood (ties as half wins, one virtual tie
@@ -235,7 +175,8 @@ fn krippendorff_judges_scores_match_the_package() {
     assert_close(alpha, 0.961_675_223_598_991_3, 1e-12, "alpha");
 }
 
-// Section "binomial": `scipy.stats.binom.sf(hits - 1, n, p)`.
+// Section "binomial": `scipy.stats.binom.sf(hits - 1, n, p)`. The tolerance, 1e-10 relative, is
+// ten times the worst error seen over 3000 random cases with n up to 5000.
 #[test]
 fn binomial_upper_tail_matches_scipy() {
     let cases = [
@@ -247,11 +188,18 @@ fn binomial_upper_tail_matches_scipy() {
         (1400, 3000, 0.35, 1.338_142_831_458_249_3e-39),
         (2, 4000, 0.001, 0.908_531_711_593_974_4),
         (4000, 4000, 0.999, 0.018_279_019_827_489_42),
+        (
+            1655,
+            4276,
+            0.368_910_020_010_406_85,
+            0.007_442_948_507_978_329,
+        ),
+        (965, 2353, 0.743_135_467_332_35, 1.0),
     ];
     for (hits, n, p, want) in cases {
         let got = binomial_upper_tail(hits, n, p);
         assert!(
-            (got - want).abs() <= 1e-11 * want,
+            (got - want).abs() <= 1e-10 * want,
             "P(X >= {hits}), n = {n}, p = {p}: got {got}, want {want}"
         );
     }

@@ -1,0 +1,7 @@
+//! mc-stats' integration tests, one binary: reference values computed by `tests/reference.py`,
+//! the bootstrap's behaviour, and properties over generated inputs.
+
+mod bootstrap;
+mod common;
+mod properties;
+mod reference;
