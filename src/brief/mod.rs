@@ -13,8 +13,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode, JudgingPolicy,
-    Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode,
+    JudgingPolicy, Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 pub use names::{check_actor_name, suggest};
 pub use parse::{normalize_target, parse_bytes};

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode, JudgingPolicy,
-    Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode,
+    JudgingPolicy, Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
 use super::names::{check_actor_name, suggest};
 use super::{KNOWN_FLAVORS, Problem};
@@ -621,7 +621,7 @@ fn flag(checker: &mut Checker, map: &Map<String, Value>, key: &str) -> bool {
         Some(Value::Bool(value)) => *value,
         Some(other) => {
             checker.problem(
-                &format!("judging.{key}"),
+                format!("judging.{key}"),
                 format!("must be true or false, not {}", show(other)),
                 None,
             );

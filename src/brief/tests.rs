@@ -278,3 +278,52 @@ fn a_huge_brief_is_refused_before_parsing() {
     assert!(matches!(error, BriefError::TooLarge { .. }), "{error}");
     assert!(error.to_string().contains("may be at most 1048576 bytes"));
 }
+
+#[test]
+fn judging_modes_and_bias_measurements_parse_and_conflicts_name_the_fix() {
+    let text = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {mode: pairwise, blinding_probe: true}",
+    );
+    let judging = load_text(&text).unwrap().brief.judging;
+    assert_eq!(judging.mode, JudgingMode::Pairwise);
+    assert!(judging.blinding_probe && !judging.self_preference);
+    let text = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {self_preference: true}",
+    );
+    assert!(load_text(&text).unwrap().brief.judging.self_preference);
+
+    let bad = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {mode: tournament, self_preference: yes-please}",
+    );
+    let found = problems(&bad);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("judging.mode") && p.contains("unknown mode `tournament`")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("judging.self_preference") && p.contains("true or false")),
+        "{found:?}"
+    );
+    let counted = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {policy: allow_self, self_preference: true}",
+    );
+    let Err(BriefError::Invalid { problems, .. }) = load_text(&counted) else {
+        panic!("self-judgments cannot be both counted and measured");
+    };
+    assert_eq!(problems[0].field, "judging.self_preference");
+    assert!(
+        problems[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("remove `judging.policy`")),
+        "{problems:?}"
+    );
+}

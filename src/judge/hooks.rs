@@ -126,7 +126,9 @@ impl JudgeHooks {
             self.collect_guesses(&dest, &mapping);
         }
         if self.brief.judging.mode == JudgingMode::Pairwise {
-            let comparisons = assignment.map(|a| a.comparisons.clone()).unwrap_or_default();
+            let comparisons = assignment
+                .map(|a| a.comparisons.clone())
+                .unwrap_or_default();
             return collect_verdicts(&dest, &comparisons);
         }
         let scores_path = dest.join("scores.json");
@@ -170,7 +172,9 @@ impl JudgeHooks {
                     .collect();
                 json!({"vendors": super::probe_vendors(&self.brief), "guesses": entries})
             }
-            Err(reason) => json!({"vendors": super::probe_vendors(&self.brief), "guesses": [], "error": reason}),
+            Err(reason) => {
+                json!({"vendors": super::probe_vendors(&self.brief), "guesses": [], "error": reason})
+            }
         };
         self.note_error(fsx::write_json_atomic(
             &dest.join("guesses_deanon.json"),
@@ -190,8 +194,8 @@ fn collect_verdicts(
             "the judge wrote no outbox/verdicts.json".into(),
         ));
     }
-    let bytes =
-        fsx::read_capped(&path, MAX_SCORES_BYTES).map_err(|e| Unusable::InvalidJson(e.to_string()))?;
+    let bytes = fsx::read_capped(&path, MAX_SCORES_BYTES)
+        .map_err(|e| Unusable::InvalidJson(e.to_string()))?;
     let (verdicts, rejected) = verdicts::parse_verdicts(&bytes, comparisons)?;
     if verdicts.is_empty() {
         return Err(Unusable::NoScores(

@@ -94,7 +94,11 @@ pub fn build_work(
     }
     user.prepare_writable(&work.join("outbox"))?;
     let prompt = if asks.pairwise {
-        let ids: Vec<&str> = assignment.comparisons.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<&str> = assignment
+            .comparisons
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
         pairwise_prompt(&ids)
     } else {
         let labels: Vec<&str> = assignment.mapping.iter().map(|(l, _)| l.as_str()).collect();
@@ -112,7 +116,8 @@ pub fn build_work(
     fsx::write_synced(&work.join("RUBRIC.json"), &fsx::to_json_pretty(&rubric))?;
     if let Some(vendors) = asks.vendors {
         let labels: Vec<&str> = assignment.mapping.iter().map(|(l, _)| l.as_str()).collect();
-        let probe = json!({"vendors": vendors, "submissions": labels, "write": "outbox/guesses.json"});
+        let probe =
+            json!({"vendors": vendors, "submissions": labels, "write": "outbox/guesses.json"});
         fsx::write_synced(&work.join("PROBE.json"), &fsx::to_json_pretty(&probe))?;
     }
     Ok(())

@@ -311,7 +311,11 @@ fn prepare_inboxes(
 
 /// The vendors a blinding-probe guess may name: the participants' flavors, sorted.
 pub fn probe_vendors(brief: &Brief) -> Vec<String> {
-    let mut vendors: Vec<String> = brief.participants.iter().map(|p| p.flavor.clone()).collect();
+    let mut vendors: Vec<String> = brief
+        .participants
+        .iter()
+        .map(|p| p.flavor.clone())
+        .collect();
     vendors.sort();
     vendors.dedup();
     vendors

@@ -133,7 +133,10 @@ mod tests {
             fs_err::write(path, text).unwrap();
         };
         write("meta.json", "{\"exit_class\": \"ok\"}");
-        write("out/RESULT.md", "answer\n\nCo-Authored-By: Claude <noreply@anthropic.com>\n🤖 Generated with [Claude Code](https://claude.com/claude-code)\nGenerated with care by hand\nend\n");
+        write(
+            "out/RESULT.md",
+            "answer\n\nCo-Authored-By: Claude <noreply@anthropic.com>\n🤖 Generated with [Claude Code](https://claude.com/claude-code)\nGenerated with care by hand\nend\n",
+        );
         write("out/CLAUDE.md", "# project memory");
         write("out/sub/AGENTS.md", "agents");
         write("out/.codex/sessions/x.jsonl", "{}");

@@ -152,8 +152,7 @@ mod tests {
     #[test]
     fn guesses_only_for_given_submissions() {
         let mapping = vec![("A".to_owned(), "p".to_owned()), ("B".into(), "q".into())];
-        let guesses =
-            parse_guesses(br#"{"A": "Claude", "B": 3, "C": "codex"}"#, &mapping).unwrap();
+        let guesses = parse_guesses(br#"{"A": "Claude", "B": 3, "C": "codex"}"#, &mapping).unwrap();
         assert_eq!(
             guesses,
             [Guess {

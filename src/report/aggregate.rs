@@ -37,11 +37,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         });
     }
     tally.add_judge_step(input);
-    let pairwise = input
-        .judge_result
-        .as_ref()
-        .and_then(|r| r.mode.as_deref())
-        == Some("pairwise");
+    let pairwise = input.judge_result.as_ref().and_then(|r| r.mode.as_deref()) == Some("pairwise");
     let (jury, pairwise_scores) = if pairwise {
         let (jury, scores) = jury::pairwise_jury(input, brief);
         (jury, Some(scores))

@@ -217,11 +217,7 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
     }
     input.judge_result =
         read_json(&paths.judge_result(), &mut input.warnings)?.map(|v| judge_result(&v));
-    let pairwise = input
-        .judge_result
-        .as_ref()
-        .and_then(|r| r.mode.as_deref())
-        == Some("pairwise");
+    let pairwise = input.judge_result.as_ref().and_then(|r| r.mode.as_deref()) == Some("pairwise");
     for judge in judge_dirs(&judging, brief)? {
         let dir = paths.judge_dir(&judge);
         if let Some(guesses) = read_guesses(&dir.join("guesses_deanon.json")) {
@@ -264,7 +260,11 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             .map(|(p, items)| {
                 let items = items
                     .as_array()
-                    .map(|a| a.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|i| i.as_str().map(str::to_owned))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 (p.clone(), items)
             })
@@ -450,13 +450,7 @@ fn read_verdicts(path: &Path) -> Result<Vec<(String, String, Option<String>)>, S
     };
     Ok(items
         .iter()
-        .filter_map(|v| {
-            Some((
-                text(v, "first")?,
-                text(v, "second")?,
-                text(v, "winner"),
-            ))
-        })
+        .filter_map(|v| Some((text(v, "first")?, text(v, "second")?, text(v, "winner"))))
         .collect())
 }
 
@@ -468,11 +462,20 @@ fn read_guesses(path: &Path) -> Option<JudgeGuesses> {
         .get("guesses")?
         .as_array()?
         .iter()
-        .filter_map(|g| Some((text(g, "participant")?, text(g, "guess")?, text(g, "flavor")?)))
+        .filter_map(|g| {
+            Some((
+                text(g, "participant")?,
+                text(g, "guess")?,
+                text(g, "flavor")?,
+            ))
+        })
         .collect();
     Some(JudgeGuesses {
         judge: String::new(),
-        vendors: value.get("vendors").and_then(Value::as_array).map_or(0, Vec::len),
+        vendors: value
+            .get("vendors")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
         guesses,
     })
 }

@@ -379,8 +379,12 @@ fn statistics(
         .collect();
     ranked.sort_by(|x, y| y.1.estimate.total_cmp(&x.1.estimate).then(x.0.cmp(&y.0)));
     let name = |i: usize| brief.participants[i].name.clone();
-    let tied_groups = mc_stats::tied_groups(&ranked)
-        .map(|groups| groups.into_iter().map(|g| g.into_iter().map(name).collect()).collect());
+    let tied_groups = mc_stats::tied_groups(&ranked).map(|groups| {
+        groups
+            .into_iter()
+            .map(|g| g.into_iter().map(name).collect())
+            .collect()
+    });
     let note = (tied_groups.is_none() && !ranked.is_empty()).then(|| {
         "an interval needs scores from at least 2 judges; with fewer, no tied groups are drawn"
             .to_owned()
@@ -415,7 +419,10 @@ fn coverage(input: &ReportInput, brief: &Brief, scored_by: &[usize]) -> Vec<Cove
         .judge_result
         .as_ref()
         .map_or(&[][..], |r| r.raw_judges.as_slice());
-    let self_preference = input.judge_result.as_ref().is_some_and(|r| r.self_preference);
+    let self_preference = input
+        .judge_result
+        .as_ref()
+        .is_some_and(|r| r.self_preference);
     brief
         .participants
         .iter()
@@ -452,7 +459,9 @@ fn coverage(input: &ReportInput, brief: &Brief, scored_by: &[usize]) -> Vec<Cove
                     .collect();
                 match run_status.as_deref() {
                     Some(status) if status != "ok" => format!("its run ended `{status}`"),
-                    _ if !failed.is_empty() => format!("judges without usable output ({})", failed.join(", ")),
+                    _ if !failed.is_empty() => {
+                        format!("judges without usable output ({})", failed.join(", "))
+                    }
                     _ => "some judges' scores of it were rejected or missing".to_owned(),
                 }
             });
@@ -472,7 +481,11 @@ fn self_preference(
     counted: &[Scored],
     self_judged: &[Scored],
 ) -> Vec<SelfPreference> {
-    if !input.judge_result.as_ref().is_some_and(|r| r.self_preference) {
+    if !input
+        .judge_result
+        .as_ref()
+        .is_some_and(|r| r.self_preference)
+    {
         return Vec::new();
     }
     judge_names(self_judged.iter().map(|(j, _, _)| j))
@@ -487,7 +500,10 @@ fn self_preference(
                     .map(|(_, _, v)| *v),
             );
             Some(SelfPreference {
-                flavor: brief.judge(&judge).map(|j| j.flavor.clone()).unwrap_or_default(),
+                flavor: brief
+                    .judge(&judge)
+                    .map(|j| j.flavor.clone())
+                    .unwrap_or_default(),
                 judge,
                 self_mean_pct: self_mean,
                 others_mean_pct: others,
@@ -560,4 +576,42 @@ fn ratio(part: usize, whole: usize) -> Option<f64> {
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let values: Vec<f64> = values.collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_orders_agreeing_give_the_winner_disagreeing_give_a_tie() {
+        let names = ["p", "q", "r"];
+        let index = |n: &str| names.iter().position(|x| *x == n);
+        let v =
+            |a: &str, b: &str, w: Option<&str>| (a.to_owned(), b.to_owned(), w.map(str::to_owned));
+        let judge = JudgeVerdicts {
+            judge: "j".into(),
+            verdicts: vec![
+                v("p", "q", Some("q")),
+                v("q", "p", Some("q")),
+                v("r", "p", Some("r")),
+                v("p", "r", None),
+                v("q", "r", Some("q")),
+            ],
+            review: None,
+        };
+        let pairs = pair_outcomes(&judge, &index);
+        let outcomes: Vec<(&str, &str, &str, Option<bool>)> = pairs
+            .iter()
+            .map(|o| (o.a.as_str(), o.b.as_str(), o.outcome, o.consistent))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("p", "q", "b", Some(true)),
+                ("p", "r", "tie", Some(false)),
+                ("q", "r", "a", None),
+            ],
+            "a win against a tie is a disagreement; one order alone is not a consistency check"
+        );
+    }
 }

@@ -206,9 +206,6 @@ fn bias(jury: &Jury, lines: &mut Vec<String>) {
         .map(|(p, items)| format!("{p}: {}", items.join(", ")))
         .collect();
     if !stripped.is_empty() {
-        lines.push(format!(
-            "Stripped before judging: {}.",
-            stripped.join("; ")
-        ));
+        lines.push(format!("Stripped before judging: {}.", stripped.join("; ")));
     }
 }

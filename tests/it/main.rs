@@ -9,5 +9,6 @@ mod egress;
 mod hello;
 mod isolation;
 mod judge;
+mod jury;
 mod lifecycle;
 mod logins;
