@@ -99,6 +99,17 @@ pub enum Command {
     Judge(JudgeArgs),
     /// Aggregate the judges' scores into leaderboard.md and summary.json.
     Report(TaskArgs),
+    /// Show a cook's state and cells, and whether a process is still running on it.
+    ///
+    /// A cook left mid-run by a killed process is shown as interrupted, with the cells that were
+    /// running then. `--json` prints status.json plus `running` and `interrupted`.
+    Status(TaskArgs),
+    /// Stop the command running on a cook, from another terminal or process.
+    ///
+    /// Same as Ctrl-C in its terminal: cells not started never start, running cells are killed
+    /// and removed, finished cells keep their state, partial outputs stay in work/, and the cook
+    /// ends `cancelled`. Exits 1 (changing nothing) when nothing is running on the cook.
+    Cancel(CancelArgs),
     /// Remove a cook's containers, networks, volumes and images (never its results).
     ///
     /// Objects are found by their `io.multicooker.cook` label, so `clean --all` also reclaims
@@ -142,6 +153,20 @@ pub struct TaskArgs {
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
+}
+
+/// `cancel`.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Return once asked, without waiting for the run to stop.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Seconds to wait for the run to stop (cleanup included).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub wait_s: u64,
 }
 
 /// `new`.
@@ -255,7 +280,8 @@ impl Command {
             Self::New(a) => &a.global,
             Self::Cook(a) => &a.task.global,
             Self::Judge(a) => &a.task.global,
-            Self::Report(a) => &a.global,
+            Self::Report(a) | Self::Status(a) => &a.global,
+            Self::Cancel(a) => &a.task.global,
             Self::Clean(a) => &a.global,
             Self::Doctor(a) => &a.global,
             Self::Login(a) => &a.global,

@@ -7,6 +7,7 @@ mod judge;
 mod login;
 mod new;
 mod report;
+mod status;
 
 use std::sync::Arc;
 
@@ -25,6 +26,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cook(args) => cook::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
         Command::Report(args) => report::run(&args),
+        Command::Status(args) => status::status(&args),
+        Command::Cancel(args) => status::cancel(&args).await,
         Command::Clean(args) => clean::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),

@@ -110,6 +110,44 @@ impl RunLock {
     }
 }
 
+/// Who holds a cook's lock right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// The command (`cook`, `judge` …).
+    pub command: String,
+    /// Its process id.
+    pub pid: u32,
+    /// Since when (RFC 3339).
+    pub since: String,
+}
+
+/// The process running on this cook, if any: the lock is held (the kernel says so) and its
+/// file names the owner. A lock file left by a dead process is no holder.
+pub fn holder(cook: &Path) -> Option<Holder> {
+    let path = run_lock_path(cook);
+    let file = std::fs::OpenOptions::new().read(true).open(&path).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            None
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let owner: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Some(Holder {
+                command: owner.get("command")?.as_str()?.to_owned(),
+                pid: u32::try_from(owner.get("pid")?.as_u64()?).ok()?,
+                since: owner
+                    .get("since")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("?")
+                    .to_owned(),
+            })
+        }
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,7 +167,13 @@ mod tests {
         drop(held);
         // The file stays with the old owner's pid (as after a SIGKILL): it is simply taken.
         assert!(run_lock_path(dir.path()).is_file());
+        assert_eq!(holder(dir.path()), None, "a released lock has no holder");
         let again = RunLock::acquire(dir.path(), "report").unwrap();
+        let now = holder(dir.path()).unwrap();
+        assert_eq!(
+            (now.command.as_str(), now.pid),
+            ("report", std::process::id())
+        );
         let text = std::fs::read_to_string(run_lock_path(dir.path())).unwrap();
         assert!(text.contains("\"command\":\"report\""), "{text}");
         drop(again);

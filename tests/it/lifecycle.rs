@@ -63,6 +63,20 @@ fn after_sigkill_clean_all_reclaims_everything() {
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");
     child.wait().unwrap();
+    // status tells the truth about a run that died: nobody holds the cook, cells were running.
+    let output = cook.run_args(&["status", cook.name(), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(status["interrupted"], true, "{status}");
+    assert_eq!(status["running"], serde_json::Value::Null);
+    assert_eq!(status["state"], "cooking");
+    assert_eq!(status["cells"]["a"]["state"], "running");
+    let text = cook.run_args(&["status", cook.name()]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("running (interrupted)"),
+        "{}",
+        show(&text)
+    );
     let left = cook.leftovers();
     assert!(
         left.iter().any(|o| o.starts_with("container")),
@@ -142,4 +156,73 @@ fn a_second_command_on_a_busy_cook_is_refused_with_who_holds_it() {
     );
     let _ = cook.run_args(&["clean", cook.name()]);
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+#[test]
+fn cancel_does_not_overwrite_finished_states_or_let_unlaunched_cells_start() {
+    let cook = TestCook::new(
+        "cancel",
+        &dummy_brief(
+            &[
+                ("first", "quality:3"),
+                ("slow", "sleep:120"),
+                ("last", "quality:4"),
+            ],
+            "",
+        ),
+    );
+    let child = cook
+        .command(&["cook", cook.name(), "--max-parallel", "1"])
+        .spawn()
+        .unwrap();
+    cook.wait_for_cell_state("slow", "running", Duration::from_secs(60));
+    let running = cook.run_args(&["status", cook.name(), "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&running.stdout).unwrap();
+    assert_eq!(status["running"]["command"], "cook", "{status}");
+    assert_eq!(status["interrupted"], false);
+    let output = cook.run_args(&["cancel", cook.name()]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let cooked = child.wait_with_output().unwrap();
+    assert_eq!(cooked.status.code(), Some(130), "{}", show(&cooked));
+    let status = cook.json("status.json");
+    assert_eq!(status["state"], "cancelled");
+    assert_eq!(
+        status["cells"]["first"]["state"], "ok",
+        "finished cells stay ok"
+    );
+    assert_eq!(status["cells"]["slow"]["state"], "cancelled");
+    assert_eq!(status["cells"]["last"]["state"], "cancelled");
+    assert!(
+        status["cells"]["last"].get("started_at").is_none(),
+        "a cell not launched before the cancel never starts: {status}"
+    );
+    assert!(
+        cook.dir().join("work/first/out/RESULT.md").is_file(),
+        "partial outputs are kept"
+    );
+    assert!(!cook.dir().join("work/last/out/RESULT.md").exists());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+#[test]
+fn cancel_on_a_cook_nothing_runs_on_changes_nothing() {
+    let cook = TestCook::new("cancel-idle", &dummy_brief(&[("a", "quality:3")], ""));
+    assert_eq!(cook.run("cook").status.code(), Some(0));
+    let before = cook.text("status.json");
+    let output = cook.run_args(&["cancel", cook.name()]);
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("nothing is running"),
+        "{}",
+        show(&output)
+    );
+    assert_eq!(
+        cook.text("status.json"),
+        before,
+        "a finished cook is never relabelled"
+    );
 }

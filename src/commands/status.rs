@@ -1,0 +1,195 @@
+//! `multicooker status <task>` and `multicooker cancel <task>`.
+//!
+//! status.json says what the last writer saw; the run lock says whether anyone is still
+//! writing. Together they tell the truth after a crash: a cook left `cooking` with nobody
+//! holding its lock was interrupted, and its running cells are shown as such.
+//!
+//! `cancel` asks the process holding the cook's lock to stop, exactly as Ctrl-C in its terminal
+//! would: cells that have not started never start, running ones are killed and removed, finished
+//! ones keep their state, partial outputs stay in `work/`, and the cook ends `cancelled`. A cook
+//! that nothing is running on is left as it is (a `reported` cook never becomes `cancelled`).
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::cli::{CancelArgs, TaskArgs};
+use crate::error::{ExitCode, UserError};
+use crate::settings;
+use crate::state::{CellState, CookState, Status, find_cook, holder, read_status};
+
+/// States in which some process must be running.
+fn in_progress(state: CookState) -> bool {
+    matches!(
+        state,
+        CookState::Created
+            | CookState::Preflighting
+            | CookState::Building
+            | CookState::Cooking
+            | CookState::Judging
+    )
+}
+
+pub(super) fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.global)?;
+    let paths = find_cook(&session.root, &args.task)?;
+    let running = holder(paths.dir());
+    let Some(status) = read_status(&paths) else {
+        session.printer.json(&json!({"cook": paths.name(), "state": null, "running": running.as_ref().map(|h| json!({"command": h.command, "pid": h.pid, "since": h.since}))}));
+        session.printer.data(&format!(
+            "{}: not cooked yet (no status.json)",
+            paths.name()
+        ));
+        session
+            .printer
+            .info(&format!("next: multicooker cook {}", paths.name()));
+        return Ok(ExitCode::Success);
+    };
+    let interrupted = running.is_none() && in_progress(status.state);
+    let mut document = serde_json::to_value(&status)?;
+    document["running"] = running.as_ref().map_or(
+        serde_json::Value::Null,
+        |h| json!({"command": h.command, "pid": h.pid, "since": h.since}),
+    );
+    document["interrupted"] = json!(interrupted);
+    session.printer.json(&document);
+    let printer = session.printer;
+    printer.data(&format!(
+        "{}: {} (phase {}, round {}), updated {}",
+        paths.name(),
+        state_word(status.state),
+        serde_json::to_value(status.phase)?.as_str().unwrap_or("?"),
+        status.round,
+        status.updated_at
+    ));
+    match (&running, interrupted) {
+        (Some(h), _) => printer.data(&format!(
+            "running: `multicooker {}` (pid {}) since {}",
+            h.command, h.pid, h.since
+        )),
+        (None, true) => printer.data(
+            "interrupted: no multicooker process is running on this cook any more; cells shown running were stopped with it",
+        ),
+        (None, false) => {}
+    }
+    cells(&status, interrupted, printer);
+    printer.info(&format!(
+        "next: {}",
+        next_step(&status, interrupted, paths.name())
+    ));
+    Ok(ExitCode::Success)
+}
+
+fn state_word(state: CookState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn cells(status: &Status, interrupted: bool, printer: crate::output::Printer) {
+    for (name, cell) in &status.cells {
+        let mut state = cell.state.as_str().to_owned();
+        if interrupted && !cell.state.is_final() {
+            state = format!("{state} (interrupted)");
+        }
+        let class = cell
+            .exit_class
+            .as_deref()
+            .filter(|c| *c != cell.state.as_str())
+            .map_or_else(String::new, |c| format!(" [{c}]"));
+        let duration = cell
+            .duration_s
+            .map_or_else(String::new, |d| format!(" {d:.1}s"));
+        printer.data(&format!(
+            "  {:<11} {name:<20} {:<10} {state}{class}{duration}",
+            cell.role.as_str(),
+            cell.flavor
+        ));
+    }
+}
+
+fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
+    let retryable = status.cells.values().any(|c| {
+        matches!(
+            c.state,
+            CellState::RateLimited
+                | CellState::TimedOut
+                | CellState::StartFailed
+                | CellState::NonZeroExit
+        ) || (interrupted && !c.state.is_final())
+    });
+    match status.state {
+        _ if interrupted || retryable => format!(
+            "multicooker cook {cook} --participants <names> re-runs the cells that did not end ok"
+        ),
+        CookState::Sealed | CookState::Cancelled => format!("multicooker judge {cook}"),
+        CookState::Judged => format!("multicooker report {cook}"),
+        CookState::Reported => format!("read `{cook}/leaderboard.md`"),
+        _ => format!("multicooker status {cook} again later"),
+    }
+}
+
+pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.task.global)?;
+    let paths = find_cook(&session.root, &args.task.task)?;
+    let Some(running) = holder(paths.dir()) else {
+        let state =
+            read_status(&paths).map_or_else(|| "not cooked".to_owned(), |s| state_word(s.state));
+        session
+            .printer
+            .json(&json!({"cook": paths.name(), "cancelled": false, "state": state}));
+        session.printer.info(&format!(
+            "nothing is running on `{}`; it stays `{state}`",
+            paths.name()
+        ));
+        return Ok(ExitCode::NothingUsable);
+    };
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(running.pid)?);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| {
+        UserError::new(
+            format!(
+                "cannot stop `multicooker {}` (pid {}): {e}",
+                running.command, running.pid
+            ),
+            "run `multicooker cancel` as the user that started it",
+        )
+    })?;
+    session.printer.info(&format!(
+        "asked `multicooker {}` (pid {}) to stop; cells that have not started will not start",
+        running.command, running.pid
+    ));
+    if args.no_wait {
+        session
+            .printer
+            .json(&json!({"cook": paths.name(), "cancelled": true, "state": null}));
+        return Ok(ExitCode::Success);
+    }
+    // Wait on the lock itself (the kernel wakes us when the holder exits): no polling.
+    let lock = crate::state::run_lock_path(paths.dir());
+    let released = tokio::task::spawn_blocking(move || {
+        std::fs::File::open(&lock).and_then(|f| f.lock_shared().map(|()| f))
+    });
+    if tokio::time::timeout(Duration::from_secs(args.wait_s), released)
+        .await
+        .is_err()
+    {
+        return Err(UserError::new(
+            format!(
+                "`multicooker {}` (pid {}) is still stopping after {}s",
+                running.command, running.pid, args.wait_s
+            ),
+            "wait, then check with `multicooker status`; `multicooker clean` removes what a killed run left",
+        )
+        .into());
+    }
+    let state = read_status(&paths).map_or_else(|| "?".to_owned(), |s| state_word(s.state));
+    session
+        .printer
+        .json(&json!({"cook": paths.name(), "cancelled": true, "state": state}));
+    session.printer.info(&format!(
+        "stopped; `{}` is now `{state}` and its partial outputs are kept",
+        paths.name()
+    ));
+    Ok(ExitCode::Success)
+}
