@@ -97,6 +97,12 @@ pub enum Command {
     /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
     /// flavor. Scores are validated and mapped back to participants on the host.
     Judge(JudgeArgs),
+    /// Judge again from scratch, keeping every earlier judging.
+    ///
+    /// Each judge's earlier outputs, `JUDGE_RESULT.json`, leaderboard.md and summary.json move to
+    /// judging/_previous/<time>/; then the judges run with a fresh label mapping (e.g. after
+    /// editing `JUDGE_BRIEF.md`). Same flags as `judge`.
+    Rejudge(JudgeArgs),
     /// Aggregate the judges' scores into leaderboard.md and summary.json.
     Report(TaskArgs),
     /// Show a cook's state and cells, and whether a process is still running on it.
@@ -110,6 +116,13 @@ pub enum Command {
     /// and removed, finished cells keep their state, partial outputs stay in work/, and the cook
     /// ends `cancelled`. Exits 1 (changing nothing) when nothing is running on the cook.
     Cancel(CancelArgs),
+    /// Check that brief.yaml, BRIEF.md and `JUDGE_BRIEF.md` agree.
+    ///
+    /// Every rubric dimension id must appear in `JUDGE_BRIEF.md` as a whole word; a scale or a
+    /// weight it states must match brief.yaml; no template PLACEHOLDER may remain. `cook`
+    /// refuses to start a cook that fails. Exit 0 clean, 1 with findings, 2 if brief.yaml is
+    /// invalid.
+    Lint(TaskArgs),
     /// Remove a cook's containers, networks, volumes and images (never its results).
     ///
     /// Objects are found by their `io.multicooker.cook` label, so `clean --all` also reclaims
@@ -279,8 +292,8 @@ impl Command {
         match self {
             Self::New(a) => &a.global,
             Self::Cook(a) => &a.task.global,
-            Self::Judge(a) => &a.task.global,
-            Self::Report(a) | Self::Status(a) => &a.global,
+            Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
+            Self::Report(a) | Self::Status(a) | Self::Lint(a) => &a.global,
             Self::Cancel(a) => &a.task.global,
             Self::Clean(a) => &a.global,
             Self::Doctor(a) => &a.global,

@@ -5,6 +5,7 @@
 //! file, the field and the fix. This module never writes anything: a bad brief leaves the cook
 //! untouched.
 
+pub mod lint;
 mod model;
 mod names;
 mod parse;

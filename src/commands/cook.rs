@@ -7,22 +7,16 @@ use serde_json::json;
 use super::{cell_session, connect, open_cook, report_leftovers, select};
 use crate::cli::CookArgs;
 use crate::cook;
-use crate::error::{ExitCode, UserError};
+use crate::error::ExitCode;
 use crate::settings::run_settings;
 use crate::state::{CellState, CookState};
 
 pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
-    let _lock = crate::state::RunLock::acquire(paths.dir(), "cook")?;
     let brief = &loaded.brief;
-    if !paths.brief_md().is_file() {
-        return Err(UserError::new(
-            format!("`{}` is missing", paths.brief_md().display()),
-            "write the task for the participants in BRIEF.md",
-        )
-        .into());
-    }
+    super::status::lint_gate(&paths, brief)?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "cook")?;
     let names = brief.participants.iter().map(|p| p.name.as_str());
     let selected = select(
         "participant",

@@ -12,9 +12,21 @@ use crate::settings::run_settings;
 use crate::state::CookState;
 
 pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
+    judge_or_rejudge(args, false).await
+}
+
+/// `multicooker rejudge <task>`: every earlier judging (each judge's outputs, the judge run's
+/// result, the report's files) moves to `judging/_previous/<stamp>/`, then the judges run again
+/// with a fresh mapping, e.g. after editing `JUDGE_BRIEF.md`.
+pub(super) async fn rejudge(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
+    judge_or_rejudge(args, true).await
+}
+
+async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
-    let _lock = crate::state::RunLock::acquire(paths.dir(), "judge")?;
+    let _lock =
+        crate::state::RunLock::acquire(paths.dir(), if again { "rejudge" } else { "judge" })?;
     let brief = &loaded.brief;
     if brief.judges.is_empty() {
         return Err(UserError::new(
@@ -46,6 +58,15 @@ pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     }
     let names = brief.judges.iter().map(|j| j.name.as_str());
     let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
+    if again {
+        let kept =
+            judge::inbox::archive_judging(&paths, &crate::state::now_iso().replace(':', "-"))?;
+        if let Some(kept) = kept {
+            session
+                .printer
+                .info(&format!("earlier judging kept in `{}`", kept.display()));
+        }
+    }
     let judges: Vec<_> = brief
         .judges
         .iter()

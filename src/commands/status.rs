@@ -30,6 +30,53 @@ fn in_progress(state: CookState) -> bool {
     )
 }
 
+/// `multicooker lint <task>`: schema errors are the usual error (exit 2); findings exit 1.
+pub(super) fn lint(args: &TaskArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.global)?;
+    let (paths, loaded) = super::open_cook(&session, &args.task)?;
+    let findings = crate::brief::lint::lint(paths.dir(), &loaded.brief);
+    session.printer.json(&json!({
+        "cook": paths.name(),
+        "ok": findings.is_empty(),
+        "findings": findings.iter().map(|f| json!({"file": f.file, "problem": f.problem, "fix": f.fix})).collect::<Vec<_>>(),
+    }));
+    if findings.is_empty() {
+        session.printer.data(&format!("lint: {} ok", paths.name()));
+        return Ok(ExitCode::Success);
+    }
+    session
+        .printer
+        .data(&format!("{}: {} issue(s):", paths.name(), findings.len()));
+    for finding in &findings {
+        session.printer.data(&format!("  - {finding}"));
+    }
+    Ok(ExitCode::NothingUsable)
+}
+
+/// The lint gate of `cook`: a cook that fails lint does not start.
+pub(super) fn lint_gate(
+    paths: &crate::state::CookPaths,
+    brief: &crate::brief::Brief,
+) -> anyhow::Result<()> {
+    let findings = crate::brief::lint::lint(paths.dir(), brief);
+    if findings.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = findings.iter().map(|f| format!("  - {f}")).collect();
+    Err(UserError::new(
+        format!(
+            "`{}` fails lint, so it was not started:\n{}",
+            paths.name(),
+            lines.join("\n")
+        ),
+        format!(
+            "fix each file as said, then check with `multicooker lint {}`",
+            paths.name()
+        ),
+    )
+    .into())
+}
+
 pub(super) fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let paths = find_cook(&session.root, &args.task)?;

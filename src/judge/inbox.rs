@@ -65,6 +65,38 @@ pub fn archive_previous(paths: &CookPaths, judges: &[String], stamp: &str) -> io
     Ok(())
 }
 
+/// Moves every earlier judging aside into `judging/_previous/<stamp>/`: each judge's output
+/// folder, `JUDGE_RESULT.json`, `leaderboard.md` and `summary.json` (`rejudge`). Returns the
+/// folder, if there was anything to keep.
+pub fn archive_judging(paths: &CookPaths, stamp: &str) -> io::Result<Option<std::path::PathBuf>> {
+    let target = paths.judging_previous().join(stamp);
+    let mut moved = false;
+    let mut take = |from: &Path, name: &str| -> io::Result<()> {
+        if fs_err::symlink_metadata(from).is_ok() {
+            fs_err::create_dir_all(&target)?;
+            fs_err::rename(from, target.join(name))?;
+            moved = true;
+        }
+        Ok(())
+    };
+    if paths.judging().is_dir() {
+        let mut judges: Vec<String> = fs_err::read_dir(paths.judging())?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('_'))
+            .collect();
+        judges.sort();
+        for judge in judges {
+            take(&paths.judge_dir(&judge), &judge)?;
+        }
+    }
+    take(&paths.judge_result(), "JUDGE_RESULT.json")?;
+    take(&paths.leaderboard(), "leaderboard.md")?;
+    take(&paths.summary(), "summary.json")?;
+    Ok(moved.then_some(target))
+}
+
 /// Builds the judge's work folder from the normalized copies in `normalized/<participant>/`:
 /// submissions, an outbox writable by the cell user, PROMPT.txt, RUBRIC.json and, when the
 /// blinding probe is on, PROBE.json.

@@ -80,3 +80,41 @@ fn a_missing_cook_names_the_folder_and_the_fix() {
         "{stderr}"
     );
 }
+
+#[test]
+fn lint_names_each_problem_and_cook_refuses_a_cook_that_fails_it() {
+    let cook = TestCook::new("lint", &dummy_brief(&[("a", "quality:3")], ""));
+    fs_err::write(
+        cook.dir().join("JUDGE_BRIEF.md"),
+        "Judge the correctness of each answer on a 1 to 10 scale.\n",
+    )
+    .unwrap();
+    let before = files_of(&cook);
+    let output = cook.run("lint");
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("2 issue(s)"), "{stdout}");
+    assert!(
+        stdout.contains("never names the rubric dimension(s) `clarity`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("states the scale 1–10"), "{stdout}");
+    let refused = cook.run("cook");
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("fails lint, so it was not started"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`clarity`"), "{stderr}");
+    assert_eq!(files_of(&cook), before, "a refused cook writes nothing");
+    fs_err::write(
+        cook.dir().join("JUDGE_BRIEF.md"),
+        "Score correctness and clarity on a 0-5 scale.\n",
+    )
+    .unwrap();
+    let clean = cook.run_args(&["lint", cook.name(), "--json"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    let report: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+}

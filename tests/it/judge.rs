@@ -302,3 +302,59 @@ fn hostile_outputs_and_judges_are_recorded_without_stopping_the_cook() {
         cook.leftovers()
     );
 }
+
+#[test]
+fn rejudge_keeps_every_earlier_judging_and_judges_afresh() {
+    let cook = TestCook::new(
+        "rejudge",
+        &two_judges(&[("a", "quality:2"), ("b", "quality:4")]),
+    );
+    for command in ["cook", "judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0), "{command}");
+    }
+    let first = cook.json("judging/referee/scores_deanon.json");
+    fs_err::write(
+        cook.dir().join("JUDGE_BRIEF.md"),
+        "Score correctness and clarity, 0-5, strictly.\n",
+    )
+    .unwrap();
+    let output = cook.run_args(&["rejudge", cook.name(), "--judges", "referee"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let previous: Vec<_> = fs_err::read_dir(cook.dir().join("judging/_previous"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(previous.len(), 1, "one earlier judging");
+    let kept = previous[0].path();
+    for file in [
+        "referee/scores_deanon.json",
+        "umpire/scores_deanon.json",
+        "JUDGE_RESULT.json",
+        "summary.json",
+        "leaderboard.md",
+    ] {
+        assert!(kept.join(file).is_file(), "{file} is kept");
+    }
+    assert_eq!(
+        serde_json::from_slice::<Value>(
+            &fs_err::read(kept.join("referee/scores_deanon.json")).unwrap()
+        )
+        .unwrap(),
+        first
+    );
+    assert!(
+        !cook.dir().join("judging/umpire").exists(),
+        "a judge not re-run leaves no stale scores under the new mapping"
+    );
+    assert!(
+        cook.dir()
+            .join("judging/referee/scores_deanon.json")
+            .is_file()
+    );
+    assert_eq!(cook.run("report").status.code(), Some(0));
+    assert_eq!(
+        cook.json("summary.json")["judges_used"],
+        serde_json::json!(["referee"])
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
