@@ -97,6 +97,13 @@ pub enum Command {
     /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
     /// flavor. Scores are validated and mapped back to participants on the host.
     Judge(JudgeArgs),
+    /// Run again only the participants whose cells did not finish, keeping every ok one.
+    ///
+    /// Retried: cells classified `rate_limited`, `timed_out`, `start_failed`, `non_zero_exit`,
+    /// cancelled, or left unfinished by a killed run, and participants never reached. `--force`
+    /// also retries `oom_killed` and `artifact_missing`. Results are merged; a cell that ended ok
+    /// is never run again.
+    Resume(ResumeArgs),
     /// Judge again from scratch, keeping every earlier judging.
     ///
     /// Each judge's earlier outputs, `JUDGE_RESULT.json`, leaderboard.md and summary.json move to
@@ -166,6 +173,20 @@ pub struct TaskArgs {
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
+}
+
+/// `resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Also retry cells that ended for good (`oom_killed`, `artifact_missing`).
+    #[arg(long)]
+    pub force: bool,
+    /// Cells running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<usize>,
 }
 
 /// `cancel`.
@@ -295,6 +316,7 @@ impl Command {
             Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
             Self::Report(a) | Self::Status(a) | Self::Lint(a) => &a.global,
             Self::Cancel(a) => &a.task.global,
+            Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,
             Self::Doctor(a) => &a.global,
             Self::Login(a) => &a.global,

@@ -87,6 +87,7 @@ pub fn run_settings(
         seal_max_bytes,
         cancel,
         sandbox_check: true,
+        merge: false,
     })
 }
 

@@ -7,6 +7,7 @@ mod judge;
 mod login;
 mod new;
 mod report;
+mod resume;
 mod status;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::New(args) => new::run(&args),
         Command::Cook(args) => cook::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
+        Command::Resume(args) => resume::run(&args).await,
         Command::Rejudge(args) => judge::rejudge(&args).await,
         Command::Report(args) => report::run(&args),
         Command::Status(args) => status::status(&args),

@@ -103,6 +103,8 @@ pub struct RunSettings {
     pub cancel: CancellationToken,
     /// Run the sandbox probe beside the cells (`cook --skip-sandbox-check` turns it off).
     pub sandbox_check: bool,
+    /// Resume: keep the other participants' cells and results, replace only these.
+    pub merge: bool,
 }
 
 impl RunSettings {
@@ -159,7 +161,7 @@ pub async fn cook<R: Runtime>(
     let logins = snapshot_logins(brief, &cells_of)?;
     prepare_folder(paths, &actors, settings)?;
     stage_logins(paths, &logins, &cells_of, settings.user)?;
-    let (status, events) = open_run(paths, brief, &actors)?;
+    let (status, events) = open_run(paths, brief, &actors, settings.merge)?;
     let context = settings.plan_context(paths, &engine_names, brief);
     let mut plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
     attach_logins(paths, &mut plans);
@@ -213,7 +215,14 @@ pub async fn cook<R: Runtime>(
         Some(handle) => Some(settle_probe(handle).await),
         None => None,
     };
-    write_run_result(paths, &results, &versions, sandbox.as_ref())?;
+    write_run_result(
+        paths,
+        brief,
+        &results,
+        &versions,
+        sandbox.as_ref(),
+        settings.merge,
+    )?;
     if let Some(report) = &sandbox {
         status.update(|s| {
             s.extra.insert(
@@ -344,22 +353,41 @@ fn prepare_folder(
     fs_err::create_dir_all(paths.raw()).map_err(prepare(paths.raw()))
 }
 
-/// RUN.json, a fresh status.json and the opening events.
+/// RUN.json, a fresh status.json (resume: the same one, with these cells reset) and the opening
+/// events.
 fn open_run(
     paths: &CookPaths,
     brief: &Brief,
     actors: &[Actor],
+    merge: bool,
 ) -> Result<(Arc<StatusStore>, EventLog), StateError> {
     let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
-    let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker"});
+    let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker", "resumed": merge});
     fsx::write_json_atomic(&paths.run_json(), &run_json)
         .map_err(StateError::io("write", paths.run_json()))?;
     let cells: IndexMap<String, Cell> = actors
         .iter()
         .map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor)))
         .collect();
-    let status = Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?);
     let events = EventLog::new(paths);
+    let status = if merge && crate::state::read_status(paths).is_some() {
+        let status = Arc::new(StatusStore::open(paths));
+        status.update(|s| {
+            s.phase = Phase::Resume;
+            for (name, cell) in &cells {
+                s.cells.insert(name.clone(), cell.clone());
+            }
+        })?;
+        events.cook(
+            "phase.started",
+            Phase::Resume,
+            Some(json!({"round": 1, "targets": names})),
+        )?;
+        status.set_state(Phase::Resume, CookState::Preflighting)?;
+        return Ok((status, events));
+    } else {
+        Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?)
+    };
     events.cook(
         "cook.created",
         Phase::Cook,
@@ -398,12 +426,60 @@ fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), Sta
 
 fn write_run_result(
     paths: &CookPaths,
+    brief: &Brief,
     results: &[ParticipantResult],
     cli_versions: &std::collections::BTreeMap<String, String>,
     sandbox: Option<&sandbox::SandboxReport>,
+    merge: bool,
 ) -> Result<(), StateError> {
     let sandbox = sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r));
-    let value = json!({"finished_at": now_iso(), "round": 1, "participants": results, "cli_versions": cli_versions, "sandbox_check": sandbox});
+    let mut participants: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
+    let mut versions = serde_json::Map::new();
+    if merge {
+        let prior: serde_json::Value = fsx::read_capped(&paths.run_result(), 64 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        // Prior entries of participants not re-run stay as they were; brief order.
+        let prior_entries = prior["participants"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let name = |v: &serde_json::Value| v["name"].as_str().map(str::to_owned);
+        for entry in prior_entries {
+            if !participants.iter().any(|p| name(p) == name(&entry)) {
+                participants.push(entry);
+            }
+        }
+        // A run killed before writing its result left each finished cell's trace.json.
+        for participant in &brief.participants {
+            if participants
+                .iter()
+                .any(|p| p["name"] == participant.name.as_str())
+            {
+                continue;
+            }
+            if let Ok(bytes) = fsx::read_capped(&paths.trace(&participant.name), 64 << 20)
+                && let Ok(serde_json::Value::Object(mut trace)) = serde_json::from_slice(&bytes)
+            {
+                for extra in ["mode", "round_num", "rate_limited"] {
+                    trace.remove(extra);
+                }
+                participants.push(serde_json::Value::Object(trace));
+            }
+        }
+        let rank = |v: &serde_json::Value| {
+            name(v)
+                .and_then(|n| brief.participants.iter().position(|p| p.name == n))
+                .unwrap_or(usize::MAX)
+        };
+        participants.sort_by_key(rank);
+        if let Some(prior_versions) = prior["cli_versions"].as_object() {
+            versions.extend(prior_versions.clone());
+        }
+    }
+    versions.extend(cli_versions.iter().map(|(k, v)| (k.clone(), json!(v))));
+    let value = json!({"finished_at": now_iso(), "round": 1, "participants": participants, "cli_versions": versions, "sandbox_check": sandbox});
     fsx::write_json_atomic(&paths.run_result(), &value)
         .map_err(StateError::io("write", paths.run_result()))
 }

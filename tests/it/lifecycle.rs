@@ -226,3 +226,85 @@ fn cancel_on_a_cook_nothing_runs_on_changes_nothing() {
         "a finished cook is never relabelled"
     );
 }
+
+#[test]
+fn a_killed_run_is_resumed_without_rerunning_cells_that_ended_ok() {
+    let cook = TestCook::new(
+        "resume",
+        &dummy_brief(
+            &[
+                ("done", "quality:3"),
+                ("cut", "sleep:120"),
+                ("flaky", "exit:3"),
+            ],
+            "",
+        ),
+    );
+    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    cook.wait_for_cell_state("done", "ok", Duration::from_secs(60));
+    cook.wait_for_cell_state("flaky", "non_zero_exit", Duration::from_secs(60));
+    cook.wait_for_cell_state("cut", "running", Duration::from_secs(60));
+    signal(child.id(), "KILL");
+    child.wait().unwrap();
+    let done_before = cook.json("status.json")["cells"]["done"].clone();
+    let result_before = fs_err::read(cook.dir().join("judging/_inbox/done/out/RESULT.md")).unwrap();
+    // The flaky participant is fixed before resuming; the cut one now finishes quickly.
+    let brief = cook
+        .text("brief.yaml")
+        .replace("sleep:120", "quality:4")
+        .replace("exit:3", "quality:2");
+    fs_err::write(cook.dir().join("brief.yaml"), brief).unwrap();
+    let output = cook.run_args(&["resume", cook.name()]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cut (was interrupted)") && stderr.contains("flaky (was non_zero_exit)"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("done (was"),
+        "an ok cell is never re-run: {stderr}"
+    );
+    let status = cook.json("status.json");
+    assert_eq!(status["state"], "sealed");
+    assert_eq!(
+        status["cells"]["done"], done_before,
+        "the ok cell is untouched"
+    );
+    assert_eq!(status["cells"]["cut"]["state"], "ok");
+    assert_eq!(status["cells"]["flaky"]["state"], "ok");
+    assert_eq!(
+        fs_err::read(cook.dir().join("judging/_inbox/done/out/RESULT.md")).unwrap(),
+        result_before
+    );
+    let run = cook.json("RUN_RESULT.json");
+    let names: Vec<&str> = run["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["done", "cut", "flaky"],
+        "results merged in brief order"
+    );
+    let again = cook.run_args(&["resume", cook.name()]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to resume"));
+    for command in ["judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0), "{command}");
+    }
+    assert_eq!(
+        cook.json("summary.json")["ranking"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}

@@ -1,0 +1,123 @@
+//! `multicooker resume <task> [--force]`: finishes a cook whose run was cut short.
+//!
+//! Only the cells that did not finish are run again: those the last run classified as
+//! retryable (`rate_limited`, `timed_out`, `start_failed`, `non_zero_exit`), those it never
+//! finished (cancelled, or left pending/running by a killed process), and participants it
+//! never reached. `--force` adds every other non-ok cell. A cell that ended ok is never run
+//! again; its output, seal and result stay as they are, and the results are merged.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{cell_session, connect, open_cook, report_leftovers};
+use crate::cli::ResumeArgs;
+use crate::cook;
+use crate::error::ExitCode;
+use crate::settings::run_settings;
+use crate::state::{CellState, CookPaths, CookState, read_status};
+
+/// Why each participant is (or is not) run again.
+fn targets(paths: &CookPaths, brief: &crate::brief::Brief, force: bool) -> Vec<(String, String)> {
+    let prior: serde_json::Value = crate::fsx::read_capped(&paths.run_result(), 64 << 20)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let status = read_status(paths);
+    brief
+        .participants
+        .iter()
+        .filter_map(|p| {
+            let recorded = prior["participants"]
+                .as_array()
+                .and_then(|a| a.iter().find(|e| e["name"] == p.name.as_str()))
+                .and_then(|e| e["status"].as_str().map(str::to_owned));
+            let cell = status.as_ref().and_then(|s| s.cells.get(&p.name));
+            // The status cell is newer than RUN_RESULT.json when a run died before writing it.
+            let state = match (cell, recorded) {
+                (Some(cell), _) if !cell.state.is_final() => "interrupted".to_owned(),
+                (Some(cell), _) => cell.state.as_str().to_owned(),
+                (None, Some(recorded)) => recorded,
+                (None, None) => "never run".to_owned(),
+            };
+            let retry = match state.as_str() {
+                "ok" => false,
+                "rate_limited" | "timed_out" | "start_failed" | "non_zero_exit" | "cancelled"
+                | "interrupted" | "never run" => true,
+                _ => force,
+            };
+            retry.then(|| (p.name.clone(), state))
+        })
+        .collect()
+}
+
+pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
+    let (session, cancel) = cell_session(&args.task.global)?;
+    let (paths, loaded) = open_cook(&session, &args.task.task)?;
+    let brief = &loaded.brief;
+    super::status::lint_gate(&paths, brief)?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "resume")?;
+    let targets = targets(&paths, brief, args.force);
+    if targets.is_empty() {
+        session
+            .printer
+            .json(&json!({"cook": paths.name(), "resumed": [], "state": null}));
+        let others: Vec<String> = read_status(&paths)
+            .map(|s| {
+                s.cells
+                    .iter()
+                    .filter(|(_, c)| {
+                        c.state != CellState::Ok && c.role == crate::state::Role::Participant
+                    })
+                    .map(|(n, c)| format!("{n} ({})", c.state.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let hint = if others.is_empty() {
+            String::new()
+        } else {
+            format!("; not retryable without --force: {}", others.join(", "))
+        };
+        session.printer.info(&format!(
+            "nothing to resume in `{}`: every participant ended ok or for good{hint}",
+            paths.name()
+        ));
+        return Ok(ExitCode::Success);
+    }
+    let names: Vec<String> = targets.iter().map(|(n, _)| n.clone()).collect();
+    session.printer.info(&format!(
+        "resuming `{}`: {}",
+        paths.name(),
+        targets
+            .iter()
+            .map(|(n, s)| format!("{n} (was {s})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let (runtime, engine) = connect(&session).await?;
+    let mut settings = run_settings(brief, &engine, args.max_parallel, names.len(), cancel)?;
+    settings.merge = true;
+    let progress = Arc::new(session.printer.progress("resume"));
+    let outcome = cook::cook(&runtime, &paths, brief, &names, &settings, progress).await?;
+    report_leftovers(&session, &outcome.leftovers);
+    let printer = session.printer;
+    printer
+        .json(&json!({"cook": paths.name(), "state": outcome.state, "resumed": outcome.results}));
+    for result in &outcome.results {
+        printer.data(&format!(
+            "{:<20} {:<16} {:.1}s",
+            result.name,
+            result.status.as_str(),
+            result.duration_s
+        ));
+    }
+    if outcome.state == CookState::Cancelled {
+        return Ok(ExitCode::Cancelled);
+    }
+    if outcome.results.iter().any(|r| r.status == CellState::Ok) {
+        printer.info(&format!("next: multicooker judge {}", paths.name()));
+        Ok(ExitCode::Success)
+    } else {
+        Ok(ExitCode::NothingUsable)
+    }
+}
