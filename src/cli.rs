@@ -84,6 +84,8 @@ pub enum ColorChoice {
 pub enum Command {
     /// Create a cook folder (`<root>/<yymmdd>-<name>`) from an example or the default template.
     New(NewArgs),
+    /// Add a participant to a cook's brief.yaml (its comments and layout are kept).
+    AddParticipant(AddParticipantArgs),
     /// Run every participant of a cook, each in its own container and network, and seal outputs.
     ///
     /// Cells run in parallel under the hardening baseline (non-root, no capabilities, read-only
@@ -170,6 +172,18 @@ pub struct TaskArgs {
     /// The cook: its folder name under the root (`251122-hello`), the name without date
     /// (newest match), or an absolute path.
     pub task: String,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `add-participant`.
+#[derive(Debug, Args)]
+pub struct AddParticipantArgs {
+    /// The cook.
+    pub task: String,
+    /// `NAME` (flavor NAME) or `NAME=FLAVOR`.
+    pub participant: String,
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -312,6 +326,7 @@ impl Command {
     pub fn global(&self) -> &GlobalArgs {
         match self {
             Self::New(a) => &a.global,
+            Self::AddParticipant(a) => &a.global,
             Self::Cook(a) => &a.task.global,
             Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
             Self::Report(a) | Self::Status(a) | Self::Lint(a) => &a.global,

@@ -1,5 +1,6 @@
 //! One file per subcommand: glue between settings, the domain modules and the printer.
 
+mod add_participant;
 mod clean;
 mod cook;
 mod doctor;
@@ -24,6 +25,7 @@ use crate::state::{CookPaths, find_cook};
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::New(args) => new::run(&args),
+        Command::AddParticipant(args) => add_participant::run(&args),
         Command::Cook(args) => cook::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
         Command::Resume(args) => resume::run(&args).await,

@@ -1,7 +1,7 @@
 //! What users read: `--help` and error messages, as insta snapshots (review with
 //! `cargo insta review`; CI never accepts new snapshots).
 
-use crate::common::{TestCook, dummy_brief};
+use crate::common::{TestCook, dummy_brief, show};
 
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
@@ -103,4 +103,40 @@ fn doctor_sandbox_checks_every_property_from_inside_a_cell() {
     let ok = sandbox.iter().filter(|c| c["level"] == "OK").count();
     assert_eq!(ok, 12, "every property holds: {sandbox:#?}");
     assert!(cook.leftovers().is_empty());
+}
+
+#[test]
+fn add_participant_keeps_comments_and_refuses_duplicates_without_touching_the_file() {
+    let yaml = format!(
+        "# my cook, my comments\n{}",
+        dummy_brief(&[("a", "quality:3")], "")
+    );
+    let cook = TestCook::new("add", &yaml);
+    let output = cook.run_args(&["add-participant", cook.name(), "bee=dummy"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let text = cook.text("brief.yaml");
+    assert!(text.starts_with("# my cook, my comments\n"), "{text}");
+    assert!(
+        text.contains("  - {name: bee, flavor: dummy}\njudges:"),
+        "{text}"
+    );
+    assert!(cook.dir().join("work/bee").is_dir());
+    for (spec, expected) in [
+        ("bee=dummy", "already in"),
+        ("cee=nosuch", "unknown flavor `nosuch`"),
+        ("=dummy", "bad participant spec"),
+    ] {
+        let output = cook.run_args(&["add-participant", cook.name(), spec]);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(expected),
+            "{}",
+            show(&output)
+        );
+        assert_eq!(
+            cook.text("brief.yaml"),
+            text,
+            "a refused edit changes nothing"
+        );
+    }
 }

@@ -1,0 +1,151 @@
+//! `multicooker add-participant <task> NAME[=FLAVOR]`: one more participant in brief.yaml.
+//!
+//! The line is inserted into the file as written, so its comments and layout stay (the
+//! reference re-dumped the YAML and lost them). The edited text is parsed before it is written:
+//! if it would not be a valid brief with the new participant in it, the file is left untouched.
+
+use serde_json::json;
+
+use crate::brief::{self, KNOWN_FLAVORS};
+use crate::cli::AddParticipantArgs;
+use crate::error::{ExitCode, UserError};
+use crate::settings;
+use crate::state::find_cook;
+
+pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
+    let session = settings::session(&args.global)?;
+    let paths = find_cook(&session.root, &args.task)?;
+    let spec = args.participant.trim();
+    let (name, flavor) = match spec.split_once('=') {
+        Some((n, f)) => (n.trim(), f.trim()),
+        None => (spec, spec),
+    };
+    if name.is_empty() || flavor.is_empty() {
+        return Err(UserError::new(
+            format!("bad participant spec `{spec}`"),
+            "use NAME or NAME=FLAVOR",
+        )
+        .into());
+    }
+    let custom = crate::flavor::cook_flavors(paths.dir());
+    if !KNOWN_FLAVORS.contains(&flavor) && !custom.iter().any(|c| c == flavor) {
+        return Err(UserError::new(
+            format!("unknown flavor `{flavor}` in `{spec}`"),
+            format!(
+                "known flavors: {}; a custom flavor needs {}/flavors/{flavor}/Dockerfile",
+                KNOWN_FLAVORS.join(", "),
+                paths.dir().display()
+            ),
+        )
+        .into());
+    }
+    let path = paths.brief_yaml();
+    let loaded = brief::load(&path)?;
+    if loaded.brief.participant(name).is_some() {
+        return Err(UserError::new(
+            format!("participant `{name}` is already in `{}`", path.display()),
+            "pick another name",
+        )
+        .into());
+    }
+    let text = fs_err::read_to_string(&path)?;
+    let line = format!("{{name: {name}, flavor: {flavor}}}");
+    let Some(edited) = insert_participant(&text, &line) else {
+        return Err(UserError::new(
+            format!(
+                "cannot find a block-style `participants:` list in `{}`",
+                path.display()
+            ),
+            format!("add `- {line}` to the participants list by hand"),
+        )
+        .into());
+    };
+    let reparsed = brief::parse(&path, edited.as_bytes()).map_err(|e| {
+        anyhow::Error::new(e)
+            .context("brief.yaml would not be valid with that participant; nothing was changed")
+    })?;
+    if reparsed.brief.participant(name).is_none() {
+        return Err(UserError::new(
+            format!("the edit would not add `{name}` to `{}`", path.display()),
+            format!("add `- {line}` to the participants list by hand"),
+        )
+        .into());
+    }
+    crate::fsx::write_atomic(&path, edited.as_bytes())?;
+    fs_err::create_dir_all(paths.work(name))?;
+    session
+        .printer
+        .json(&json!({"cook": paths.name(), "added": {"name": name, "flavor": flavor}}));
+    session.printer.data(&format!(
+        "added participant: {name} (flavor: {flavor}) → {}",
+        path.display()
+    ));
+    session.printer.info(&format!(
+        "next: multicooker cook {} --participants {name}",
+        paths.name()
+    ));
+    Ok(ExitCode::Success)
+}
+
+/// Inserts `- <item>` after the last item of the top-level block list `participants:`, with
+/// the list's own indentation. `None` when there is no such block list.
+fn insert_participant(text: &str, item: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines.iter().position(|l| {
+        l.trim_end() == "participants:"
+            || l.starts_with("participants:")
+                && l["participants:".len()..].trim_start().starts_with('#')
+    })?;
+    let mut last_item_line = None;
+    let mut indent = None;
+    for (i, line) in lines.iter().enumerate().skip(start + 1) {
+        let trimmed = line.trim_start();
+        if trimmed.trim().is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let width = line.len() - trimmed.len();
+        if width == 0 && !trimmed.starts_with('-') {
+            break;
+        }
+        if trimmed.starts_with('-') {
+            indent.get_or_insert(width);
+        }
+        last_item_line = Some(i);
+    }
+    let (last, indent) = (last_item_line?, indent?);
+    let mut out: String = lines[..=last].concat();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{}- {item}\n", " ".repeat(indent)));
+    out.push_str(&lines[last + 1..].concat());
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_item_goes_after_the_last_participant_and_comments_stay() {
+        let text = "# my cook\nname: t\nparticipants:   # who cooks\n  - {name: a, flavor: dummy}\n  # a comment\n  - name: b\n    flavor: dummy\n\njudges: []\n";
+        let edited = insert_participant(text, "{name: c, flavor: codex}").unwrap();
+        assert_eq!(
+            edited,
+            "# my cook\nname: t\nparticipants:   # who cooks\n  - {name: a, flavor: dummy}\n  # a comment\n  - name: b\n    flavor: dummy\n  - {name: c, flavor: codex}\n\njudges: []\n"
+        );
+        let flush = insert_participant(
+            "participants:\n- {name: a, flavor: dummy}\n",
+            "{name: b, flavor: dummy}",
+        )
+        .unwrap();
+        assert_eq!(
+            flush,
+            "participants:\n- {name: a, flavor: dummy}\n- {name: b, flavor: dummy}\n"
+        );
+        assert_eq!(
+            insert_participant("participants: [{name: a, flavor: dummy}]\n", "x"),
+            None
+        );
+    }
+}
