@@ -132,6 +132,17 @@ pub enum Command {
     /// refuses to start a cook that fails. Exit 0 clean, 1 with findings, 2 if brief.yaml is
     /// invalid.
     Lint(TaskArgs),
+    /// List every file of a cook with its visibility class into artifacts.json.
+    ///
+    /// Classes: public (participants' outputs, leaderboard, summary, reviews), operator (the
+    /// rest, including any unknown file), secret (login snapshots), `host_only` (label mapping,
+    /// sealed inboxes, judges' inboxes).
+    Artifacts(TaskArgs),
+    /// Copy a cook's shareable files into a folder or a .tar.gz.
+    ///
+    /// Public files only, plus operator files with --include-operator. Secret and `host_only`
+    /// files are never copied; links and special files are skipped.
+    Archive(ArchiveArgs),
     /// Remove a cook's containers, networks, volumes and images (never its results).
     ///
     /// Objects are found by their `io.multicooker.cook` label, so `clean --all` also reclaims
@@ -187,6 +198,32 @@ pub struct AddParticipantArgs {
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
+}
+
+/// `archive --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArchiveFormat {
+    /// A folder (default: `<cook>/archive/`).
+    Dir,
+    /// A gzip tarball (default: `<cook>/<cook>-archive.tar.gz`).
+    Tar,
+}
+
+/// `archive`.
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Also copy operator files (logs, results, briefs, traces).
+    #[arg(long)]
+    pub include_operator: bool,
+    /// Folder or tarball.
+    #[arg(long, value_enum, default_value_t = ArchiveFormat::Dir)]
+    pub format: ArchiveFormat,
+    /// Where to write it (replaced if it exists).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// `resume`.
@@ -329,7 +366,8 @@ impl Command {
             Self::AddParticipant(a) => &a.global,
             Self::Cook(a) => &a.task.global,
             Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
-            Self::Report(a) | Self::Status(a) | Self::Lint(a) => &a.global,
+            Self::Report(a) | Self::Status(a) | Self::Lint(a) | Self::Artifacts(a) => &a.global,
+            Self::Archive(a) => &a.task.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

@@ -4,6 +4,7 @@
 //! Layout (see STYLE.md): `commands` are glue; `cook`, `judge` and `report` are the domain;
 //! `runtime`, `state`, `brief` and `flavor` sit below them. Only `output` prints.
 
+pub mod artifacts;
 pub mod brief;
 pub mod cli;
 pub mod commands;

@@ -1,6 +1,7 @@
 //! One file per subcommand: glue between settings, the domain modules and the printer.
 
 mod add_participant;
+mod artifacts;
 mod clean;
 mod cook;
 mod doctor;
@@ -34,6 +35,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => status::status(&args),
         Command::Cancel(args) => status::cancel(&args).await,
         Command::Lint(args) => status::lint(&args),
+        Command::Artifacts(args) => artifacts::artifacts(&args),
+        Command::Archive(args) => artifacts::archive(&args),
         Command::Clean(args) => clean::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),

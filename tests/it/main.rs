@@ -1,6 +1,7 @@
 //! Integration tests: the real binary against the real Docker engine. Every test ends by
 //! asserting that no engine object labelled with its cook remains.
 
+mod archive;
 mod brief_errors;
 mod cli;
 mod common;
