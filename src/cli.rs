@@ -149,6 +149,12 @@ pub enum Command {
     /// what a killed run left behind. Login snapshots a killed run left in `<cook>/.auth/` are
     /// removed too (a finished cell's snapshot is removed when the cell ends).
     Clean(CleanArgs),
+    /// Remove cooks idle for more than DAYS (folders and engine objects).
+    ///
+    /// A cook some process is running on is never pruned; DAYS must be above 0.
+    /// --keep-results keeps brief.yaml, the briefs and every result file, so the cook can still
+    /// be reported and cleaned.
+    Prune(PruneArgs),
     /// Check the engine, its API version, and that every flavor's image builds.
     Doctor(DoctorArgs),
     /// Store a flavor's long-lived, non-rotating token for cooks (claude: `claude setup-token`).
@@ -195,6 +201,26 @@ pub struct AddParticipantArgs {
     pub task: String,
     /// `NAME` (flavor NAME) or `NAME=FLAVOR`.
     pub participant: String,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Prune cooks with no activity for more than this many days (fractions allowed; above 0).
+    #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
+    pub older_than: f64,
+    /// Keep brief.yaml, the briefs and the result files; remove outputs, logs, inboxes.
+    #[arg(long)]
+    pub keep_results: bool,
+    /// Also remove the pruned cooks' images.
+    #[arg(long)]
+    pub prune_images: bool,
+    /// Only say what would be pruned.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -368,6 +394,7 @@ impl Command {
             Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
             Self::Report(a) | Self::Status(a) | Self::Lint(a) | Self::Artifacts(a) => &a.global,
             Self::Archive(a) => &a.task.global,
+            Self::Prune(a) => &a.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

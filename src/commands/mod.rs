@@ -8,6 +8,7 @@ mod doctor;
 mod judge;
 mod login;
 mod new;
+mod prune;
 mod report;
 mod resume;
 mod status;
@@ -38,6 +39,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Artifacts(args) => artifacts::artifacts(&args),
         Command::Archive(args) => artifacts::archive(&args),
         Command::Clean(args) => clean::run(&args).await,
+        Command::Prune(args) => prune::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),
     }

@@ -308,3 +308,72 @@ fn a_killed_run_is_resumed_without_rerunning_cells_that_ended_ok() {
         cook.leftovers()
     );
 }
+
+/// Sets the cook folder's top-level modification times `days` into the past.
+fn age(dir: &std::path::Path, days: u64) {
+    let then = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+    for entry in fs_err::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::File::open(&path)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+    }
+    std::fs::File::open(dir)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+}
+
+#[test]
+fn prune_never_takes_a_running_cook_or_everything_and_keep_results_keeps_a_usable_cook() {
+    let old = TestCook::new("prune", &dummy_brief(&[("a", "quality:3")], ""));
+    assert_eq!(old.run("cook").status.code(), Some(0));
+    let fresh = old.root().join("990101-fresh");
+    fs_err::create_dir_all(&fresh).unwrap();
+    fs_err::copy(old.dir().join("brief.yaml"), fresh.join("brief.yaml")).unwrap();
+    age(&old.dir(), 10);
+
+    let everything = old.run_args(&["prune", "--older-than", "0"]);
+    assert_eq!(everything.status.code(), Some(2), "{}", show(&everything));
+    assert!(String::from_utf8_lossy(&everything.stderr).contains("would prune every cook"));
+
+    let lock = multicooker::state::RunLock::acquire(&old.dir(), "cook").unwrap();
+    age(&old.dir(), 10);
+    let busy = old.run_args(&["prune", "--older-than", "5"]);
+    assert_eq!(busy.status.code(), Some(0), "{}", show(&busy));
+    assert!(
+        String::from_utf8_lossy(&busy.stderr).contains("is running on it"),
+        "{}",
+        show(&busy)
+    );
+    assert!(
+        old.dir().join("work/a/out/RESULT.md").is_file(),
+        "a running cook is kept"
+    );
+    drop(lock);
+    age(&old.dir(), 10);
+
+    let dry = old.run_args(&["prune", "--older-than", "5", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&dry.stdout).contains(&format!("would prune {}", old.name())));
+    assert!(old.dir().join("work").is_dir());
+
+    let output = old.run_args(&["prune", "--older-than", "5", "--keep-results"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(old.dir().join("brief.yaml").is_file() && old.dir().join("RUN_RESULT.json").is_file());
+    assert!(!old.dir().join("work").exists() && !old.dir().join("logs").exists());
+    assert!(
+        fresh.join("brief.yaml").is_file(),
+        "a recent cook is untouched"
+    );
+    assert_eq!(
+        old.run_args(&["status", old.name()]).status.code(),
+        Some(0),
+        "still listed"
+    );
+    assert!(
+        old.leftovers().is_empty(),
+        "left behind: {:?}",
+        old.leftovers()
+    );
+}
