@@ -119,6 +119,11 @@ pub enum Command {
     /// A cook left mid-run by a killed process is shown as interrupted, with the cells that were
     /// running then. `--json` prints status.json plus `running` and `interrupted`.
     Status(TaskArgs),
+    /// Print the cells' logs live, each line prefixed by its actor, with the cook's events.
+    ///
+    /// Cells that start later are followed as their logs appear; following stops by itself when
+    /// no command runs on the cook any more. Standard error lines are marked `[actor:err]`.
+    Tail(TailArgs),
     /// Stop the command running on a cook, from another terminal or process.
     ///
     /// Same as Ctrl-C in its terminal: cells not started never start, running cells are killed
@@ -204,6 +209,19 @@ pub struct AddParticipantArgs {
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
+}
+
+/// `tail`.
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Only this participant or judge.
+    pub actor: Option<String>,
+    /// Print what is there and exit.
+    #[arg(long)]
+    pub no_follow: bool,
 }
 
 /// `prune`.
@@ -395,6 +413,7 @@ impl Command {
             Self::Report(a) | Self::Status(a) | Self::Lint(a) | Self::Artifacts(a) => &a.global,
             Self::Archive(a) => &a.task.global,
             Self::Prune(a) => &a.global,
+            Self::Tail(a) => &a.task.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

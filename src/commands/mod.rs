@@ -12,6 +12,7 @@ mod prune;
 mod report;
 mod resume;
 mod status;
+mod tail;
 
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rejudge(args) => judge::rejudge(&args).await,
         Command::Report(args) => report::run(&args),
         Command::Status(args) => status::status(&args),
+        Command::Tail(args) => tail::run(&args).await,
         Command::Cancel(args) => status::cancel(&args).await,
         Command::Lint(args) => status::lint(&args),
         Command::Artifacts(args) => artifacts::artifacts(&args),

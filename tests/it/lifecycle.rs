@@ -377,3 +377,45 @@ fn prune_never_takes_a_running_cook_or_everything_and_keep_results_keeps_a_usabl
         old.leftovers()
     );
 }
+
+#[test]
+fn tail_follows_cells_as_they_start_prefixes_each_line_and_stops_with_the_run() {
+    let cook = TestCook::new(
+        "tail",
+        &dummy_brief(
+            &[
+                ("first", "say:hello_from_first,sleep:2"),
+                ("second", "say:hello_from_second,warn:careful"),
+            ],
+            "",
+        ),
+    );
+    let child = cook
+        .command(&["cook", cook.name(), "--max-parallel", "1"])
+        .spawn()
+        .unwrap();
+    cook.wait_for_cell_state("first", "running", Duration::from_secs(60));
+    let tail = cook.command(&["tail", cook.name()]).output().unwrap();
+    let cooked = child.wait_with_output().unwrap();
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    assert_eq!(
+        tail.status.code(),
+        Some(0),
+        "tail stops when the run ends: {}",
+        show(&tail)
+    );
+    let text = String::from_utf8_lossy(&tail.stdout);
+    assert!(text.contains("[first] hello from first"), "{text}");
+    assert!(
+        text.contains("[second] hello from second"),
+        "a cell that started later is followed: {text}"
+    );
+    assert!(text.contains("[second:err] careful"), "{text}");
+    assert!(text.contains("[mc] seal.finished"), "{text}");
+    let only = cook.run_args(&["tail", cook.name(), "second", "--no-follow"]);
+    let text = String::from_utf8_lossy(&only.stdout);
+    assert!(
+        text.contains("[second] hello") && !text.contains("[first]"),
+        "{text}"
+    );
+}
