@@ -99,6 +99,17 @@ pub enum Command {
     /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
     /// flavor. Scores are validated and mapped back to participants on the host.
     Judge(JudgeArgs),
+    /// Run round N+1: each participant improves its previous output with feedback.
+    ///
+    /// Shared feedback comes from FEEDBACK.md (or --feedback), personal feedback from
+    /// `FEEDBACK_<participant>.md` (else `FEEDBACK_<flavor>.md`). The previous round is kept in
+    /// rounds/<N>/ first; `diff` compares rounds.
+    Refine(RefineArgs),
+    /// Show which files each participant added, removed or changed between two rounds.
+    ///
+    /// Defaults to the latest round against the one before. Exit 0 if anything changed, 1 if
+    /// nothing did.
+    Diff(DiffArgs),
     /// Run again only the participants whose cells did not finish, keeping every ok one.
     ///
     /// Retried: cells classified `rate_limited`, `timed_out`, `start_failed`, `non_zero_exit`,
@@ -209,6 +220,40 @@ pub struct AddParticipantArgs {
     /// Global flags.
     #[command(flatten)]
     pub global: GlobalArgs,
+}
+
+/// `refine`.
+#[derive(Debug, Args)]
+pub struct RefineArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Refine only these participants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Vec<String>,
+    /// Shared feedback file (default: the cook's FEEDBACK.md).
+    #[arg(long, value_name = "PATH")]
+    pub feedback: Option<std::path::PathBuf>,
+    /// Cells running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<usize>,
+}
+
+/// `diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// The earlier round (default: the one before --to).
+    #[arg(long, value_name = "N")]
+    pub from: Option<u32>,
+    /// The later round (default: the latest).
+    #[arg(long, value_name = "M")]
+    pub to: Option<u32>,
+    /// Only these participants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Vec<String>,
 }
 
 /// `tail`.
@@ -414,6 +459,8 @@ impl Command {
             Self::Archive(a) => &a.task.global,
             Self::Prune(a) => &a.global,
             Self::Tail(a) => &a.task.global,
+            Self::Refine(a) => &a.task.global,
+            Self::Diff(a) => &a.task.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

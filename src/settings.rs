@@ -88,6 +88,7 @@ pub fn run_settings(
         cancel,
         sandbox_check: true,
         merge: false,
+        refine: None,
     })
 }
 

@@ -4,11 +4,13 @@ mod add_participant;
 mod artifacts;
 mod clean;
 mod cook;
+mod diff;
 mod doctor;
 mod judge;
 mod login;
 mod new;
 mod prune;
+mod refine;
 mod report;
 mod resume;
 mod status;
@@ -31,6 +33,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::AddParticipant(args) => add_participant::run(&args),
         Command::Cook(args) => cook::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
+        Command::Refine(args) => refine::run(&args).await,
+        Command::Diff(args) => diff::run(&args),
         Command::Resume(args) => resume::run(&args).await,
         Command::Rejudge(args) => judge::rejudge(&args).await,
         Command::Report(args) => report::run(&args),

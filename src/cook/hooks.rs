@@ -100,6 +100,8 @@ pub(super) struct CookHooks {
     events: EventLog,
     progress: Arc<dyn Progress>,
     seal_max_bytes: u64,
+    /// The round these cells run (1 for `cook`, N for `refine`).
+    round: u32,
 }
 
 impl CookHooks {
@@ -109,6 +111,7 @@ impl CookHooks {
         status: Arc<StatusStore>,
         progress: Arc<dyn Progress>,
         seal_max_bytes: u64,
+        round: u32,
     ) -> Self {
         Self {
             paths: paths.clone(),
@@ -117,6 +120,7 @@ impl CookHooks {
             events: EventLog::new(paths),
             progress,
             seal_max_bytes,
+            round,
         }
     }
 
@@ -164,7 +168,7 @@ impl CellHooks for CookHooks {
             "cell.started",
             Phase::Cook,
             &plan.actor,
-            json!({"flavor": plan.flavor, "round": 1}),
+            json!({"flavor": plan.flavor, "round": self.round}),
         ));
     }
 
@@ -176,7 +180,7 @@ impl CellHooks for CookHooks {
                 &self.paths,
                 &plan.actor,
                 state.as_str(),
-                1,
+                self.round,
                 self.seal_max_bytes,
             ) {
                 Ok(report) => Some(report),
@@ -201,7 +205,7 @@ impl CellHooks for CookHooks {
                     &self.paths,
                     &plan.actor,
                     state.as_str(),
-                    1,
+                    self.round,
                     self.seal_max_bytes,
                 );
             }
@@ -247,8 +251,9 @@ impl CookHooks {
     fn record(&self, plan: &CellPlan, result: &ParticipantResult) {
         let mut trace = serde_json::to_value(result).unwrap_or_default();
         if let Some(map) = trace.as_object_mut() {
-            map.insert("mode".into(), json!("cook"));
-            map.insert("round_num".into(), json!(1));
+            let mode = if self.round > 1 { "refine" } else { "cook" };
+            map.insert("mode".into(), json!(mode));
+            map.insert("round_num".into(), json!(self.round));
             map.insert(
                 "rate_limited".into(),
                 json!(result.status == CellState::RateLimited),

@@ -105,6 +105,8 @@ pub struct RunSettings {
     pub sandbox_check: bool,
     /// Resume: keep the other participants' cells and results, replace only these.
     pub merge: bool,
+    /// Refine: run round N on top of the previous outputs, with these prompts.
+    pub refine: Option<Refine>,
 }
 
 impl RunSettings {
@@ -124,6 +126,15 @@ impl RunSettings {
             run_id: &self.run_id,
         }
     }
+}
+
+/// A refine round: the participants edit their previous `out/` with feedback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refine {
+    /// The round being run (2 or more).
+    pub round: u32,
+    /// Each participant's prompt.
+    pub prompts: std::collections::BTreeMap<String, String>,
 }
 
 /// What a cook run produced.
@@ -159,9 +170,10 @@ pub async fn cook<R: Runtime>(
     let bases = images::base_tags(&specs);
     let cells_of: Vec<(&Actor, bool)> = actors.iter().map(|a| (a, false)).collect();
     let logins = snapshot_logins(brief, &cells_of)?;
+    let round = settings.refine.as_ref().map_or(1, |r| r.round);
     prepare_folder(paths, &actors, settings)?;
     stage_logins(paths, &logins, &cells_of, settings.user)?;
-    let (status, events) = open_run(paths, brief, &actors, settings.merge)?;
+    let (status, events) = open_run(paths, brief, &actors, settings.merge, round)?;
     let context = settings.plan_context(paths, &engine_names, brief);
     let mut plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
     attach_logins(paths, &mut plans);
@@ -174,6 +186,7 @@ pub async fn cook<R: Runtime>(
         status.clone(),
         progress.clone(),
         settings.seal_max_bytes,
+        round,
     );
     let cells = phase::Cells {
         role: Role::Participant,
@@ -215,31 +228,16 @@ pub async fn cook<R: Runtime>(
         Some(handle) => Some(settle_probe(handle).await),
         None => None,
     };
-    write_run_result(
+    write_round_result(
         paths,
         brief,
         &results,
         &versions,
         sandbox.as_ref(),
-        settings.merge,
+        settings,
+        round,
     )?;
-    if let Some(report) = &sandbox {
-        status.update(|s| {
-            s.extra.insert(
-                "sandbox_check".into(),
-                json!({"passed": report.passed, "failures": report.failures()}),
-            );
-        })?;
-    }
-    if let Some(report) = sandbox.as_ref().filter(|r| !r.passed) {
-        let failures = report.failures();
-        fail(
-            &status,
-            &events,
-            &format!("sandbox check failed: {}", failures.join("; ")),
-        )?;
-        return Err(RunError::Sandbox(failures));
-    }
+    record_sandbox(&status, &events, sandbox.as_ref())?;
     let state = finish(&status, &events, settings.cancel.is_cancelled())?;
     Ok(CookOutcome {
         results,
@@ -345,8 +343,17 @@ fn prepare_folder(
     let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(prepare(paths.brief_md()))?;
     let prompt = participant_prompt(&brief_md);
     for actor in actors {
-        stale::set_aside_previous_output(paths, &actor.name, settings.user)
-            .map_err(prepare(paths.work(&actor.name)))?;
+        // A refine round edits the previous out/ in place (rounds/ holds its snapshot).
+        let prompt = if let Some(refine) = &settings.refine {
+            fsx::remove_tree(&paths.sealed(&actor.name))
+                .and_then(|()| settings.user.prepare_writable_tree(&paths.out(&actor.name)))
+                .map_err(prepare(paths.out(&actor.name)))?;
+            refine.prompts.get(&actor.name).cloned().unwrap_or_default()
+        } else {
+            stale::set_aside_previous_output(paths, &actor.name, settings.user)
+                .map_err(prepare(paths.work(&actor.name)))?;
+            prompt.clone()
+        };
         fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes())
             .map_err(prepare(paths.prompt(&actor.name)))?;
     }
@@ -360,6 +367,7 @@ fn open_run(
     brief: &Brief,
     actors: &[Actor],
     merge: bool,
+    round: u32,
 ) -> Result<(Arc<StatusStore>, EventLog), StateError> {
     let names: Vec<&str> = actors.iter().map(|a| a.name.as_str()).collect();
     let run_json = json!({"started_at": now_iso(), "participants": names, "timeout_s": brief.timeout_s, "host": hostname(), "mode": "docker", "resumed": merge});
@@ -370,20 +378,27 @@ fn open_run(
         .map(|a| (a.name.clone(), Cell::pending(Role::Participant, &a.flavor)))
         .collect();
     let events = EventLog::new(paths);
-    let status = if merge && crate::state::read_status(paths).is_some() {
+    let status = if (merge || round > 1) && crate::state::read_status(paths).is_some() {
+        // Resume and refine keep the other participants' cells (BEHAVIOR.md §10.19).
+        let phase = if round > 1 {
+            Phase::Refine
+        } else {
+            Phase::Resume
+        };
         let status = Arc::new(StatusStore::open(paths));
         status.update(|s| {
-            s.phase = Phase::Resume;
+            s.phase = phase;
+            s.round = round;
             for (name, cell) in &cells {
                 s.cells.insert(name.clone(), cell.clone());
             }
         })?;
         events.cook(
             "phase.started",
-            Phase::Resume,
-            Some(json!({"round": 1, "targets": names})),
+            phase,
+            Some(json!({"round": round, "targets": names})),
         )?;
-        status.set_state(Phase::Resume, CookState::Preflighting)?;
+        status.set_state(phase, CookState::Preflighting)?;
         return Ok((status, events));
     } else {
         Arc::new(StatusStore::create(paths, Phase::Cook, 1, cells)?)
@@ -422,6 +437,50 @@ fn finish(
 fn fail(status: &StatusStore, events: &EventLog, reason: &str) -> Result<(), StateError> {
     status.set_state(Phase::Cook, CookState::Failed)?;
     events.cook("cook.failed", Phase::Cook, Some(json!({"reason": reason})))
+}
+
+/// The sandbox probe's verdict in status.json; a failed check fails the run.
+fn record_sandbox(
+    status: &StatusStore,
+    events: &EventLog,
+    sandbox: Option<&sandbox::SandboxReport>,
+) -> Result<(), RunError> {
+    if let Some(report) = sandbox {
+        status.update(|s| {
+            s.extra.insert(
+                "sandbox_check".into(),
+                json!({"passed": report.passed, "failures": report.failures()}),
+            );
+        })?;
+    }
+    if let Some(report) = sandbox.filter(|r| !r.passed) {
+        let failures = report.failures();
+        fail(
+            status,
+            events,
+            &format!("sandbox check failed: {}", failures.join("; ")),
+        )?;
+        return Err(RunError::Sandbox(failures));
+    }
+    Ok(())
+}
+
+/// `RUN_RESULT.json` (round 1) or `REFINE_<N>_RESULT.json`.
+fn write_round_result(
+    paths: &CookPaths,
+    brief: &Brief,
+    results: &[ParticipantResult],
+    versions: &std::collections::BTreeMap<String, String>,
+    sandbox: Option<&sandbox::SandboxReport>,
+    settings: &RunSettings,
+    round: u32,
+) -> Result<(), StateError> {
+    if round == 1 {
+        return write_run_result(paths, brief, results, versions, sandbox, settings.merge);
+    }
+    let value = json!({"finished_at": now_iso(), "round_num": round, "round": round, "participants": results, "cli_versions": versions});
+    let path = paths.dir().join(format!("REFINE_{round}_RESULT.json"));
+    fsx::write_json_atomic(&path, &value).map_err(StateError::io("write", path))
 }
 
 fn write_run_result(

@@ -92,6 +92,32 @@ impl CellUser {
     }
 }
 
+impl CellUser {
+    /// Like [`CellUser::prepare_writable`], for a folder and everything in it (a refine round
+    /// edits files an earlier round or a restored snapshot left). Links are never followed.
+    pub fn prepare_writable_tree(&self, dir: &Path) -> std::io::Result<()> {
+        self.prepare_writable(dir)?;
+        for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+            let entry = entry.map_err(std::io::Error::other)?;
+            if entry.file_type().is_symlink() {
+                continue;
+            }
+            if self.host_uid == 0 {
+                std::os::unix::fs::lchown(entry.path(), Some(self.uid), Some(self.gid))?;
+            } else if self.host_uid != self.uid {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = if entry.file_type().is_dir() {
+                    0o777
+                } else {
+                    0o666
+                };
+                fs_err::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 fn parse_user(text: &str) -> Result<(u32, u32), String> {
     let (uid, gid) = text.split_once(':').unwrap_or((text, text));
     let parse = |s: &str| {

@@ -13,3 +13,4 @@ mod judge;
 mod jury;
 mod lifecycle;
 mod logins;
+mod refine;
