@@ -247,3 +247,60 @@ mod tests {
         assert!(findings.iter().any(|f| f.problem.contains("verdicts.json")));
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    #[test]
+    fn every_example_parses_and_lints_clean() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut names = Vec::new();
+        for entry in fs_err::read_dir(&root).unwrap() {
+            let dir = entry.unwrap().path();
+            let loaded = crate::brief::load(&dir.join("brief.yaml"))
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            assert!(
+                loaded.warnings.is_empty(),
+                "{}: {:?}",
+                dir.display(),
+                loaded.warnings
+            );
+            assert_eq!(lint(&dir, &loaded.brief), [], "{}", dir.display());
+            names.push(dir.file_name().unwrap().to_string_lossy().into_owned());
+        }
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "code-review-audit",
+                "design-landing",
+                "hello-task",
+                "implementation-spike",
+                "multi-concept-ui",
+                "technical-proposal"
+            ],
+            "the six kinds of the original's examples"
+        );
+    }
+
+    #[test]
+    fn a_cook_in_the_original_format_parses_and_lints_clean() {
+        // The reference's shape: fixed name, policy warn, a flat `{"scores": …}` judge brief.
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "name: design-landing\ntimeout_s: 1800\njudge_timeout_s: 900\nparticipants:\n- name: claude\n  flavor: claude\n- name: codex\n  flavor: codex\njudges:\n- name: claude-judge\n  flavor: claude\n- name: agy-judge\n  flavor: agy\nrubric:\n  scale: [0, 5]\n  dimensions:\n  - id: correctness\n    weight: 50\n  - id: quality\n    weight: 30\n  - id: honesty\n    weight: 20\njudging:\n  policy: warn\n";
+        fs_err::write(dir.path().join("brief.yaml"), yaml).unwrap();
+        fs_err::write(
+            dir.path().join("BRIEF.md"),
+            "# Brief\n\nBuild a landing page.\n",
+        )
+        .unwrap();
+        fs_err::write(
+            dir.path().join("JUDGE_BRIEF.md"),
+            "Score correctness, quality and honesty from 0 to 5.\n\nWrite `outbox/scores.json` as {\"scores\": {\"A\": {\"correctness\": 4, \"quality\": 3, \"honesty\": 5}}}\n",
+        )
+        .unwrap();
+        let loaded = crate::brief::load(&dir.path().join("brief.yaml")).unwrap();
+        assert_eq!(lint(dir.path(), &loaded.brief), []);
+    }
+}
