@@ -56,5 +56,6 @@ pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         printer.info(&format!("\nleaderboard: {}", path.display()));
     }
     printer.info(&format!("summary:     {}", written.summary.display()));
+    printer.info(&format!("html:        {}", written.html.display()));
     Ok(ExitCode::Success)
 }

@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod format;
+pub mod html;
 pub mod injection;
 mod input;
 pub mod jury;
@@ -79,11 +80,14 @@ pub struct Written {
     pub leaderboard: Option<PathBuf>,
     /// `summary.json`, always.
     pub summary: PathBuf,
+    /// `leaderboard.html`, always (an honest "no scores" page in the no-scores case).
+    pub html: PathBuf,
     /// No participant has an accepted score: the command exits 1.
     pub no_scores: bool,
 }
 
-/// Writes `summary.json` and, when some score was accepted, `leaderboard.md`, each atomically.
+/// Writes `summary.json`, `leaderboard.html` and, when some score was accepted,
+/// `leaderboard.md`, each atomically.
 /// In the no-scores case an existing leaderboard.md is left as it is.
 pub fn write(paths: &CookPaths, report: &Report) -> Result<Written, ReportError> {
     let no_scores = !report.has_scores();
@@ -95,10 +99,14 @@ pub fn write(paths: &CookPaths, report: &Report) -> Result<Written, ReportError>
         Some(path)
     };
     let summary = paths.summary();
-    write_file(&summary, &fsx::to_json_pretty(&render_summary(report)))?;
+    let data = render_summary(report);
+    write_file(&summary, &fsx::to_json_pretty(&data))?;
+    let html = paths.dir().join("leaderboard.html");
+    write_file(&html, html::render_leaderboard_html(&data).as_bytes())?;
     Ok(Written {
         leaderboard,
         summary,
+        html,
         no_scores,
     })
 }

@@ -28,7 +28,7 @@ pub fn render_summary(report: &Report) -> Value {
         "web_tools": report.web_tools,
         "sandbox_check_passed": report.sandbox_passed,
         "cli_versions": report.cli_versions,
-        "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "manifest": "artifacts.json"}) } else { json!({}) },
+        "artifacts": if scored { json!({"leaderboard": "leaderboard.md", "html": "leaderboard.html", "manifest": "artifacts.json"}) } else { json!({}) },
     });
     if let Value::Object(map) = &mut summary {
         super::jury_render::summary_keys(report, map);

@@ -1,0 +1,664 @@
+//! `leaderboard.html` (and the history page): one self-contained file, rendered from the same
+//! data as summary.json. No script, no network: inline CSS and SVG only, every text escaped.
+//! Older summaries without the jury keys render too (means without intervals).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Percent-encodes a path segment for a relative link.
+fn href_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1d2329;background:#fbfbfa}\
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dadd;padding-bottom:.2rem}\
+.meta{color:#5a6570;margin:.2rem 0}table{border-collapse:collapse;width:100%;margin:.6rem 0}th,td{padding:.35rem .5rem;border-bottom:1px solid #e4e6e8;text-align:left;vertical-align:middle}\
+th{background:#f0f2f4;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}.group{background:#eef5ff}.group-1{background:#fff}\
+.badge{display:inline-block;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
+.unscored{color:#8a6d00}svg text{font:11px system-ui,sans-serif;fill:#5a6570}code{background:#eef0f2;padding:0 .25rem;border-radius:3px}\
+details{margin:.4rem 0}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}";
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => "–".to_owned(),
+        Value::String(s) => escape(s),
+        other => escape(&other.to_string()),
+    }
+}
+
+fn num(value: &Value, decimals: usize) -> String {
+    value
+        .as_f64()
+        .map_or_else(|| "–".to_owned(), |x| format!("{x:.decimals$}"))
+}
+
+/// An SVG error bar on a 0–100 axis; a dot only when there is no interval.
+fn bar(estimate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
+    const W: f64 = 220.0;
+    let x = |v: f64| 10.0 + v.clamp(0.0, 100.0) / 100.0 * W;
+    let mut svg = format!(
+        "<svg width=\"240\" height=\"18\" role=\"img\" aria-label=\"score\"><line x1=\"10\" y1=\"9\" x2=\"{:.1}\" y2=\"9\" stroke=\"#e1e4e8\"/>",
+        10.0 + W
+    );
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        let _ = write!(
+            svg,
+            "<line class=\"interval\" x1=\"{:.1}\" y1=\"9\" x2=\"{:.1}\" y2=\"9\" stroke=\"#3b6ea5\" stroke-width=\"3\"/><line x1=\"{:.1}\" y1=\"4\" x2=\"{:.1}\" y2=\"14\" stroke=\"#3b6ea5\"/><line x1=\"{:.1}\" y1=\"4\" x2=\"{:.1}\" y2=\"14\" stroke=\"#3b6ea5\"/>",
+            x(lo),
+            x(hi),
+            x(lo),
+            x(lo),
+            x(hi),
+            x(hi)
+        );
+    }
+    if let Some(e) = estimate {
+        let _ = write!(
+            svg,
+            "<circle cx=\"{:.1}\" cy=\"9\" r=\"4\" fill=\"#1d3f66\"/>",
+            x(e)
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn header(title: &str, out: &mut String) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    );
+}
+
+/// Renders leaderboard.html from summary.json's data.
+pub fn render_leaderboard_html(summary: &Value) -> String {
+    let cook = summary["cook"].as_str().unwrap_or("?");
+    let mut out = String::new();
+    header(&format!("Leaderboard — {cook}"), &mut out);
+    let _ = write!(
+        out,
+        "<h1>Leaderboard — <code>{}</code></h1>\n<p class=\"meta\">Round {} · generated {} · policy {} · mode {}</p>\n",
+        escape(cook),
+        text(&summary["round"]),
+        text(&summary["generated_at"]),
+        text(&summary["anti_self_judge_policy"]),
+        summary["judging_mode"]
+            .as_str()
+            .map_or_else(|| "rubric".to_owned(), escape),
+    );
+    if summary["status"] == "no_scores" {
+        out.push_str("<p class=\"badge warn\" id=\"no-scores\">No scores: no judge produced a usable score, so there is no ranking.</p>\n");
+    }
+    ranking(summary, &mut out);
+    agreement(summary, &mut out);
+    coverage(summary, &mut out);
+    per_judge(summary, &mut out);
+    pairwise(summary, &mut out);
+    bias(summary, &mut out);
+    provenance(summary, &mut out);
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The estimate for a participant: the statistics entry, else the ranking's mean.
+fn estimate_of<'a>(summary: &'a Value, participant: &str) -> Option<&'a Value> {
+    summary["statistics"]["estimates"]
+        .as_array()?
+        .iter()
+        .find(|e| e["participant"] == participant)
+}
+
+fn group_of(summary: &Value, participant: &str) -> Option<usize> {
+    summary["statistics"]["tied_groups"]
+        .as_array()?
+        .iter()
+        .position(|g| {
+            g.as_array()
+                .is_some_and(|g| g.iter().any(|p| p == participant))
+        })
+}
+
+fn ranking(summary: &Value, out: &mut String) {
+    let Some(rows) = summary["ranking"].as_array().filter(|r| !r.is_empty()) else {
+        return;
+    };
+    let stats = &summary["statistics"];
+    let _ = write!(
+        out,
+        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · {} resamples · level {} · seed {}</p>\n",
+        text(&stats["method"]),
+        text(&stats["clusters"]),
+        text(&stats["resamples"]),
+        text(&stats["level"]),
+        text(&stats["seed"])
+    );
+    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Group</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Outputs</th></tr></thead><tbody>\n");
+    for row in rows {
+        let name = row["participant"].as_str().unwrap_or("?");
+        let estimate = estimate_of(summary, name);
+        let score = estimate.map_or_else(|| row["mean_pct"].as_f64(), |e| e["estimate"].as_f64());
+        let (lo, hi) = estimate.map_or((None, None), |e| (e["lo"].as_f64(), e["hi"].as_f64()));
+        let group = group_of(summary, name);
+        let class = group.map_or(String::new(), |g| format!(" class=\"group-{}\"", g % 2));
+        let interval = match (lo, hi) {
+            (Some(lo), Some(hi)) => format!("{lo:.1} – {hi:.1}"),
+            _ => "–".to_owned(),
+        };
+        let scored = row["rank"].is_number();
+        let _ = writeln!(
+            out,
+            "<tr{class} data-participant=\"{pe}\"><td class=\"num\">{rank}</td><td>{group}</td><td>{pe}</td><td>{flavor}</td><td class=\"num\">{score}</td><td class=\"num\">{interval}</td><td>{bar}</td><td class=\"num\">{judges}</td><td>{run}</td><td class=\"num\">{dur}</td><td class=\"num\">{tokens}</td><td class=\"num\">{cost}</td><td><a href=\"work/{href}/out/\">out/</a></td></tr>",
+            pe = escape(name),
+            rank = if scored {
+                text(&row["rank"])
+            } else {
+                "–".to_owned()
+            },
+            group = group.map_or_else(
+                || "–".to_owned(),
+                |g| format!("<span class=\"badge\">tied group {}</span>", g + 1)
+            ),
+            flavor = text(&row["flavor"]),
+            score = if scored {
+                score.map_or_else(|| "–".to_owned(), |s| format!("{s:.1}"))
+            } else {
+                "<span class=\"unscored\">unscored</span>".to_owned()
+            },
+            bar = if scored {
+                bar(score, lo, hi)
+            } else {
+                String::new()
+            },
+            judges = text(&row["num_judges"]),
+            run = text(&row["run_status"]),
+            dur = num(&row["duration_s"], 1),
+            tokens = text(&row["tokens"]),
+            cost = num(&row["cost_usd"], 4),
+            href = href_segment(name),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    if let Some(note) = stats["note"].as_str() {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(note));
+    }
+}
+
+fn agreement(summary: &Value, out: &mut String) {
+    let a = &summary["agreement"];
+    if !a.is_object() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<h2>Agreement</h2>\n<p id=\"agreement\">Krippendorff's α ({}): <b>{}</b> over {} units and {} judges.",
+        text(&a["metric"]),
+        num(&a["krippendorff_alpha"], 3),
+        text(&a["units"]),
+        text(&a["judges"])
+    );
+    if a["position_consistency"].is_number() {
+        let _ = write!(
+            out,
+            " Position consistency: <b>{}</b> of {} pairs judged in both orders ({} inconsistent, counted as ties).",
+            num(&a["position_consistency"], 3),
+            text(&a["pairs_both_orders"]),
+            text(&a["position_inconsistent"])
+        );
+    }
+    out.push_str("</p>\n");
+}
+
+fn coverage(summary: &Value, out: &mut String) {
+    let Some(rows) = summary["coverage"].as_array().filter(|r| !r.is_empty()) else {
+        return;
+    };
+    out.push_str("<h2>Coverage</h2>\n<table id=\"coverage\"><thead><tr><th>Participant</th><th>Scored by</th><th>Eligible judges</th><th>Why not all</th></tr></thead><tbody>\n");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            text(&row["participant"]),
+            text(&row["scored_by"]),
+            text(&row["eligible"]),
+            row["reason"].as_str().map_or_else(String::new, escape)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn per_judge(summary: &Value, out: &mut String) {
+    let Some(judges) = summary["per_judge"].as_object().filter(|j| !j.is_empty()) else {
+        return;
+    };
+    out.push_str("<h2>Per judge and dimension</h2>\n");
+    for (judge, entries) in judges {
+        let Some(entries) = entries.as_object().filter(|e| !e.is_empty()) else {
+            continue;
+        };
+        let mut dims: Vec<&String> = Vec::new();
+        for entry in entries.values() {
+            for key in entry["dimensions"]
+                .as_object()
+                .into_iter()
+                .flat_map(|d| d.keys())
+            {
+                if !dims.contains(&key) {
+                    dims.push(key);
+                }
+            }
+        }
+        let _ = write!(
+            out,
+            "<h3>{}</h3>\n<table class=\"judge\"><thead><tr><th>Participant</th>",
+            escape(judge)
+        );
+        for dim in &dims {
+            let _ = write!(out, "<th>{}</th>", escape(dim));
+        }
+        out.push_str("<th>Score %</th><th>Note</th></tr></thead><tbody>\n");
+        for (participant, entry) in entries {
+            let _ = write!(out, "<tr><td>{}</td>", escape(participant));
+            for dim in &dims {
+                let _ = write!(
+                    out,
+                    "<td class=\"num\">{}</td>",
+                    text(&entry["dimensions"][dim.as_str()])
+                );
+            }
+            let note = if entry["excluded"] == true {
+                "excluded (own flavor)".to_owned()
+            } else {
+                entry["rejected"]
+                    .as_str()
+                    .map_or_else(String::new, |r| format!("rejected: {}", escape(r)))
+            };
+            let _ = writeln!(
+                out,
+                "<td class=\"num\">{}</td><td>{note}</td></tr>",
+                num(&entry["score_pct"], 1)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+fn pairwise(summary: &Value, out: &mut String) {
+    let Some(pairs) = summary["pairwise"]["pairs"]
+        .as_array()
+        .filter(|p| !p.is_empty())
+    else {
+        return;
+    };
+    out.push_str("<h2>Pairwise verdicts</h2>\n<table id=\"pairwise\"><thead><tr><th>Judge</th><th>A</th><th>B</th><th>Outcome</th><th>Both orders agree</th></tr></thead><tbody>\n");
+    for pair in pairs {
+        let outcome = match pair["outcome"].as_str() {
+            Some("a") => text(&pair["a"]),
+            Some("b") => text(&pair["b"]),
+            _ => "tie".to_owned(),
+        };
+        let consistent = match pair["consistent"].as_bool() {
+            Some(true) => "<span class=\"badge ok\">yes</span>",
+            Some(false) => "<span class=\"badge warn\">no (tie)</span>",
+            None => "one order only",
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{outcome}</td><td>{consistent}</td></tr>",
+            text(&pair["judge"]),
+            text(&pair["a"]),
+            text(&pair["b"])
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn bias(summary: &Value, out: &mut String) {
+    if let Some(rows) = summary["self_preference"]
+        .as_array()
+        .filter(|r| !r.is_empty())
+    {
+        out.push_str("<h2>Self-preference (measured, never counted)</h2>\n<table id=\"self-preference\"><thead><tr><th>Judge</th><th>Flavor</th><th>Own flavor %</th><th>Other judges %</th><th>Delta</th><th>n</th></tr></thead><tbody>\n");
+        for row in rows {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                text(&row["judge"]),
+                text(&row["flavor"]),
+                num(&row["self_mean_pct"], 1),
+                num(&row["others_mean_pct"], 1),
+                num(&row["delta_pct"], 1),
+                text(&row["n"])
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if let Some(rows) = summary["blinding_probe"]
+        .as_array()
+        .filter(|r| !r.is_empty())
+    {
+        out.push_str("<h2>Blinding probe</h2>\n<table id=\"blinding\"><thead><tr><th>Judge</th><th>Guesses</th><th>Right</th><th>Hit rate</th><th>Chance</th><th>p-value</th></tr></thead><tbody>\n");
+        for row in rows {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                text(&row["judge"]),
+                text(&row["guesses"]),
+                text(&row["hits"]),
+                num(&row["hit_rate"], 3),
+                num(&row["chance"], 3),
+                num(&row["p_value"], 3)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if let Some(map) = summary["normalized"].as_object() {
+        let items: Vec<String> = map
+            .iter()
+            .filter_map(|(p, items)| {
+                let list: Vec<String> = items.as_array()?.iter().map(text).collect();
+                (!list.is_empty()).then(|| format!("<li>{}: {}</li>", escape(p), list.join(", ")))
+            })
+            .collect();
+        if !items.is_empty() {
+            let _ = writeln!(
+                out,
+                "<h2>Stripped before judging</h2>\n<ul id=\"normalized\">{}</ul>",
+                items.join("")
+            );
+        }
+    }
+}
+
+fn provenance(summary: &Value, out: &mut String) {
+    out.push_str("<h2>Run</h2>\n<ul id=\"provenance\">");
+    if let Some(versions) = summary["cli_versions"]
+        .as_object()
+        .filter(|v| !v.is_empty())
+    {
+        let list: Vec<String> = versions
+            .iter()
+            .map(|(f, v)| format!("{} {}", escape(f), text(v)))
+            .collect();
+        let _ = write!(out, "<li>CLIs: {}</li>", list.join(", "));
+    }
+    if let Some(egress) = summary["egress"].as_array().filter(|e| !e.is_empty()) {
+        let list: Vec<String> = egress
+            .iter()
+            .map(|e| format!("{} {}", text(&e["participant"]), text(&e["mode"])))
+            .collect();
+        let _ = write!(out, "<li>Egress: {}</li>", list.join(", "));
+    }
+    let web = summary["web_tools"].as_array().map_or(0, Vec::len);
+    let _ = write!(
+        out,
+        "<li>Web tools: {}</li><li>Sandbox check: {}</li>",
+        if web == 0 {
+            "off".to_owned()
+        } else {
+            summary["web_tools"]
+                .as_array()
+                .map(|w| w.iter().map(text).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default()
+        },
+        match summary["sandbox_check_passed"].as_bool() {
+            Some(true) => "passed",
+            Some(false) => "FAILED",
+            None => "not run",
+        }
+    );
+    if let Some(flags) = summary["injection_flags"]
+        .as_array()
+        .filter(|f| !f.is_empty())
+    {
+        let _ = write!(
+            out,
+            "<li>{} line(s) aimed at the grader were flagged (never scored)</li>",
+            flags.len()
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
+/// Renders the history page from `history --json`.
+pub fn render_history_html(history: &Value) -> String {
+    let name = history["nightly"].as_str().unwrap_or("?");
+    let mut out = String::new();
+    header(&format!("History — {name}"), &mut out);
+    let _ = writeln!(out, "<h1>History — <code>{}</code></h1>", escape(name));
+    let nights = history["nights"].as_array().cloned().unwrap_or_default();
+    let mut participants: Vec<String> = Vec::new();
+    for night in &nights {
+        for p in night["participants"].as_array().into_iter().flatten() {
+            if let Some(name) = p["participant"].as_str()
+                && !participants.iter().any(|x| x == name)
+            {
+                participants.push(name.to_owned());
+            }
+        }
+    }
+    out.push_str("<h2>Trends</h2>\n");
+    for participant in &participants {
+        let _ = write!(
+            out,
+            "<h3>{}</h3>\n{}",
+            escape(participant),
+            trend(&nights, participant)
+        );
+    }
+    out.push_str("<h2>Nights</h2>\n<table id=\"nights\"><thead><tr><th>Night</th><th>Status</th><th>Comparable</th><th>Ranking</th><th>What changed</th></tr></thead><tbody>\n");
+    for night in nights.iter().rev() {
+        let comparable = if night["comparable"] == false {
+            let reasons: Vec<String> = night["not_comparable_reasons"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(text)
+                .collect();
+            format!(
+                "<span class=\"badge warn\">not comparable</span> {}",
+                reasons.join("; ")
+            )
+        } else {
+            "<span class=\"badge ok\">yes</span>".to_owned()
+        };
+        let ranking: Vec<String> = night["participants"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| format!("{} {}", text(&p["participant"]), num(&p["estimate"], 1)))
+            .collect();
+        let changes: Vec<String> = night["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                format!(
+                    "{} {}: {} → {}",
+                    text(&c["participant"]),
+                    text(&c["kind"]),
+                    text(&c["from"]),
+                    text(&c["to"])
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{comparable}</td><td>{}</td><td>{}</td></tr>",
+            text(&night["night"]),
+            text(&night["status"]),
+            ranking.join(", "),
+            changes.join("<br>")
+        );
+    }
+    out.push_str("</tbody></table>\n</body></html>\n");
+    out
+}
+
+/// A night's point: (night index, estimate, lo, hi, comparable).
+type Point = (usize, f64, Option<f64>, Option<f64>, bool);
+
+/// One participant's estimates across nights: a line with an interval band.
+#[expect(clippy::cast_precision_loss, reason = "a few hundred nights at most")]
+fn trend(nights: &[Value], participant: &str) -> String {
+    let points: Vec<Point> = nights
+        .iter()
+        .enumerate()
+        .filter_map(|(i, night)| {
+            let p = night["participants"]
+                .as_array()?
+                .iter()
+                .find(|p| p["participant"] == participant)?;
+            Some((
+                i,
+                p["estimate"].as_f64()?,
+                p["lo"].as_f64(),
+                p["hi"].as_f64(),
+                night["comparable"] != false,
+            ))
+        })
+        .collect();
+    let width = 60.0 + 80.0 * nights.len().max(1) as f64;
+    let x = |i: usize| 40.0 + 80.0 * i as f64;
+    let y = |v: f64| 130.0 - v.clamp(0.0, 100.0) * 1.2;
+    let mut svg = format!(
+        "<svg class=\"trend\" width=\"{width:.0}\" height=\"150\" role=\"img\" aria-label=\"trend of {}\"><line x1=\"30\" y1=\"130\" x2=\"{:.0}\" y2=\"130\" stroke=\"#c9cdd2\"/><text x=\"0\" y=\"134\">0</text><text x=\"0\" y=\"14\">100</text>",
+        escape(participant),
+        width - 10.0
+    );
+    for (i, _, lo, hi, comparable) in &points {
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            let _ = write!(
+                svg,
+                "<line x1=\"{0:.1}\" y1=\"{1:.1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"{3}\" stroke-width=\"8\" stroke-opacity=\"0.35\"/>",
+                x(*i),
+                y(*lo),
+                y(*hi),
+                if *comparable { "#3b6ea5" } else { "#c2410c" }
+            );
+        }
+    }
+    let path: Vec<String> = points
+        .iter()
+        .map(|(i, e, ..)| format!("{:.1},{:.1}", x(*i), y(*e)))
+        .collect();
+    if path.len() > 1 {
+        let _ = write!(
+            svg,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"#1d3f66\" stroke-width=\"2\"/>",
+            path.join(" ")
+        );
+    }
+    for (i, e, _, _, comparable) in &points {
+        let _ = write!(
+            svg,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{e:.1}</title></circle>",
+            x(*i),
+            y(*e),
+            if *comparable { "#1d3f66" } else { "#c2410c" }
+        );
+    }
+    for (i, night) in nights.iter().enumerate() {
+        let _ = write!(
+            svg,
+            "<text x=\"{:.1}\" y=\"146\" text-anchor=\"middle\">{}</text>",
+            x(i),
+            text(&night["night"])
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn summary() -> Value {
+        json!({
+            "cook": "251122-<b>&x", "round": 1, "generated_at": "2026-11-22T10:00:00Z",
+            "anti_self_judge_policy": "require_distinct_flavor", "judging_mode": "rubric",
+            "ranking": [
+                {"rank": 1, "participant": "ada", "flavor": "claude", "mean_pct": 80.0, "num_judges": 2, "run_status": "ok", "duration_s": 12.5, "tokens": 1000, "cost_usd": 0.12},
+                {"rank": 2, "participant": "<script>alert(1)</script>", "flavor": "codex", "mean_pct": 70.0, "num_judges": 2, "run_status": "ok"},
+                {"rank": null, "participant": "cleo", "flavor": "agy", "mean_pct": null, "num_judges": 0, "run_status": "timed_out", "unscored": true}
+            ],
+            "statistics": {"method": "mean+cluster_bootstrap", "clusters": "judges", "resamples": 2000, "level": 0.95, "seed": 7, "scale": "percent",
+                "estimates": [{"participant": "ada", "estimate": 80.0, "lo": 70.0, "hi": 90.0, "clusters": 2}, {"participant": "<script>alert(1)</script>", "estimate": 70.0, "lo": 60.0, "hi": 80.0, "clusters": 2}],
+                "tied_groups": [["ada", "<script>alert(1)</script>"]], "note": null},
+            "agreement": {"krippendorff_alpha": 0.8, "metric": "interval", "units": 2, "judges": 2, "position_consistency": null, "pairs_both_orders": 0, "position_inconsistent": 0},
+            "coverage": [{"participant": "cleo", "scored_by": 0, "eligible": 2, "reason": "its run ended `timed_out`"}],
+            "per_judge": {"j1": {"ada": {"dimensions": {"correctness": 4}, "score_pct": 80.0, "excluded": false}}},
+        })
+    }
+
+    #[test]
+    fn everything_from_the_data_is_escaped_and_nothing_reaches_out() {
+        let html = render_leaderboard_html(&summary());
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("251122-&lt;b&gt;&amp;x"));
+        assert!(!html.contains("http://") && !html.contains("https://"));
+        assert!(html.contains("href=\"work/%3Cscript%3Ealert%281%29%3C%2Fscript%3E/out/\""));
+    }
+
+    #[test]
+    fn ties_intervals_and_unscored_are_shown_and_output_is_stable() {
+        let html = render_leaderboard_html(&summary());
+        assert_eq!(html.matches("tied group 1").count(), 2);
+        assert!(html.contains("70.0 – 90.0"));
+        assert!(html.contains("<span class=\"unscored\">unscored</span>"));
+        assert!(html.contains("class=\"interval\""));
+        assert_eq!(html, render_leaderboard_html(&summary()), "deterministic");
+    }
+
+    #[test]
+    fn an_old_summary_and_the_no_scores_case_render() {
+        let old = json!({"cook": "c", "round": 1, "ranking": [{"rank": 1, "participant": "a", "mean_pct": 60.0, "num_judges": 1}]});
+        let html = render_leaderboard_html(&old);
+        assert!(html.contains("60.0") && !html.contains("class=\"interval\""));
+        let none = json!({"cook": "c", "round": 1, "ranking": [], "status": "no_scores"});
+        assert!(render_leaderboard_html(&none).contains("id=\"no-scores\""));
+    }
+
+    #[test]
+    fn history_marks_nights_that_are_not_comparable() {
+        let history = json!({"nightly": "n", "nights": [
+            {"night": "2026-11-21", "status": "ok", "comparable": true, "participants": [{"participant": "a", "estimate": 60.0, "lo": 50.0, "hi": 70.0}], "changes": []},
+            {"night": "2026-11-22", "status": "ok", "comparable": false, "not_comparable_reasons": ["unequal CLI pins"], "participants": [{"participant": "a", "estimate": 65.0}], "changes": [{"participant": "a", "kind": "cli_version", "from": "1.0", "to": "1.1"}]}
+        ]});
+        let html = render_history_html(&history);
+        assert!(html.contains("not comparable") && html.contains("unequal CLI pins"));
+        assert!(html.contains("cli_version: 1.0 → 1.1"));
+        assert!(html.contains("<polyline"));
+    }
+}
