@@ -39,7 +39,7 @@ const STYLE: &str = "body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dadd;padding-bottom:.2rem}\
 .meta{color:#5a6570;margin:.2rem 0}table{border-collapse:collapse;width:100%;margin:.6rem 0}th,td{padding:.35rem .5rem;border-bottom:1px solid #e4e6e8;text-align:left;vertical-align:middle}\
 th{background:#f0f2f4;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}.group{background:#eef5ff}.group-1{background:#fff}\
-.badge{display:inline-block;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
+th.num{text-align:right}.badge{display:inline-block;white-space:nowrap;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
 .unscored{color:#8a6d00}svg text{font:11px system-ui,sans-serif;fill:#5a6570}code{background:#eef0f2;padding:0 .25rem;border-radius:3px}\
 details{margin:.4rem 0}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}";
 
@@ -184,7 +184,7 @@ fn ranking(summary: &Value, out: &mut String) {
             },
             group = group.map_or_else(
                 || "–".to_owned(),
-                |g| format!("<span class=\"badge\">tied group {}</span>", g + 1)
+                |g| format!("<span class=\"badge\">tied {}</span>", g + 1)
             ),
             flavor = text(&row["flavor"]),
             score = if scored {
@@ -240,7 +240,7 @@ fn coverage(summary: &Value, out: &mut String) {
     let Some(rows) = summary["coverage"].as_array().filter(|r| !r.is_empty()) else {
         return;
     };
-    out.push_str("<h2>Coverage</h2>\n<table id=\"coverage\"><thead><tr><th>Participant</th><th>Scored by</th><th>Eligible judges</th><th>Why not all</th></tr></thead><tbody>\n");
+    out.push_str("<h2>Coverage</h2>\n<table id=\"coverage\"><thead><tr><th>Participant</th><th class=\"num\">Scored by</th><th class=\"num\">Eligible judges</th><th>Why not all</th></tr></thead><tbody>\n");
     for row in rows {
         let _ = writeln!(
             out,
@@ -634,7 +634,7 @@ mod tests {
     #[test]
     fn ties_intervals_and_unscored_are_shown_and_output_is_stable() {
         let html = render_leaderboard_html(&summary());
-        assert_eq!(html.matches("tied group 1").count(), 2);
+        assert_eq!(html.matches("tied 1<").count(), 2);
         assert!(html.contains("70.0 – 90.0"));
         assert!(html.contains("<span class=\"unscored\">unscored</span>"));
         assert!(html.contains("class=\"interval\""));

@@ -8,6 +8,7 @@ mod common;
 mod cook;
 mod egress;
 mod hello;
+mod html;
 mod isolation;
 mod judge;
 mod jury;
