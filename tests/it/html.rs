@@ -77,7 +77,7 @@ fn render(page: &Path) -> Rendered {
             .filter(|l| l.contains("net::ERR"))
             .map(str::to_owned)
             .collect(),
-        screenshot_bytes: fs_err::metadata(&screenshot).map(|m| m.len()).unwrap_or(0),
+        screenshot_bytes: fs_err::metadata(&screenshot).map_or(0, |m| m.len()),
     }
 }
 
