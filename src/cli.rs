@@ -171,6 +171,21 @@ pub enum Command {
     /// --keep-results keeps brief.yaml, the briefs and every result file, so the cook can still
     /// be reported and cleaned.
     Prune(PruneArgs),
+    /// Run a nightly model comparison: every brief × repeat as a cook, judged, into history.
+    ///
+    /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
+    /// ({name, flavor, model}), `repeats`, and optionally `history` (an `SQLite` file), `cooks_root`,
+    /// `judging` (merged into every brief), `webhook: {url}` and `seed`. Scores are pooled across
+    /// briefs with a cluster bootstrap (clusters = briefs); arms that differ where they should
+    /// be equal (CLI pins, images, limits, egress) mark the night not comparable. Running the
+    /// same night again re-runs only cells that did not end ok.
+    ///
+    /// Exit codes: 0 ok, 1 failed (no ranking), 2 bad config, 3 partial (ranking, but some
+    /// cells unscored), 4 another night of this config is running, 130 interrupted.
+    Nightly(NightlyArgs),
+    /// Trends per participant across nights, with intervals and what changed since the night
+    /// before (CLI, model, image, brief, judge brief, score).
+    History(HistoryArgs),
     /// Check the engine, its API version, and that every flavor's image builds.
     Doctor(DoctorArgs),
     /// Store a flavor's long-lived, non-rotating token for cooks (claude: `claude setup-token`).
@@ -254,6 +269,38 @@ pub struct DiffArgs {
     /// Only these participants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub participants: Vec<String>,
+}
+
+/// `nightly`.
+#[derive(Debug, Args)]
+pub struct NightlyArgs {
+    /// The nightly config (YAML).
+    pub config: std::path::PathBuf,
+    /// The night's id (default: today's date); the same id again resumes that night.
+    #[arg(long)]
+    pub night: Option<String>,
+    /// Also print the JSON-lines log on stdout (it is always appended beside the store).
+    #[arg(long)]
+    pub log_json: bool,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// `history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The nightly config (YAML).
+    pub config: std::path::PathBuf,
+    /// Only the last N nights.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Also write the trends as one self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
 }
 
 /// `tail`.
@@ -458,6 +505,8 @@ impl Command {
             Self::Report(a) | Self::Status(a) | Self::Lint(a) | Self::Artifacts(a) => &a.global,
             Self::Archive(a) => &a.task.global,
             Self::Prune(a) => &a.global,
+            Self::Nightly(a) => &a.global,
+            Self::History(a) => &a.global,
             Self::Tail(a) => &a.task.global,
             Self::Refine(a) => &a.task.global,
             Self::Diff(a) => &a.task.global,

@@ -18,6 +18,10 @@ pub enum ExitCode {
     Precondition,
     /// Stopped by Ctrl-C (SIGINT): everything was torn down and the cook marked `cancelled`.
     Cancelled,
+    /// `nightly`: a ranking was made, but some cells are unscored or a cook failed.
+    Partial,
+    /// `nightly`: another night of the same config is running.
+    Busy,
 }
 
 impl ExitCode {
@@ -28,6 +32,8 @@ impl ExitCode {
             Self::NothingUsable => 1,
             Self::Precondition => 2,
             Self::Cancelled => 130,
+            Self::Partial => 3,
+            Self::Busy => 4,
         }
     }
 }

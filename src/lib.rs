@@ -16,6 +16,7 @@ pub mod fsx;
 #[cfg(test)]
 mod fuzz;
 pub mod judge;
+pub mod nightly;
 pub mod output;
 pub mod progress;
 pub mod redact;

@@ -9,6 +9,7 @@ mod doctor;
 mod judge;
 mod login;
 mod new;
+mod nightly;
 mod prune;
 mod refine;
 mod report;
@@ -46,6 +47,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Archive(args) => artifacts::archive(&args),
         Command::Clean(args) => clean::run(&args).await,
         Command::Prune(args) => prune::run(&args).await,
+        Command::Nightly(args) => nightly::run(&args).await,
+        Command::History(args) => nightly::history(&args),
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),
     }

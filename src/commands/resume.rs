@@ -18,7 +18,11 @@ use crate::settings::run_settings;
 use crate::state::{CellState, CookPaths, CookState, read_status};
 
 /// Why each participant is (or is not) run again.
-fn targets(paths: &CookPaths, brief: &crate::brief::Brief, force: bool) -> Vec<(String, String)> {
+pub(super) fn targets(
+    paths: &CookPaths,
+    brief: &crate::brief::Brief,
+    force: bool,
+) -> Vec<(String, String)> {
     let prior: serde_json::Value = crate::fsx::read_capped(&paths.run_result(), 64 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())

@@ -66,6 +66,9 @@ pub struct ParticipantResult {
     /// The CLI version its image records (`io.multicooker.cli-version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
+    /// The image it ran (its tag names the build context's digest), for provenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
 }
 
 /// A cell's usage dict from its (redacted) stdout log, with `source_path` (relative to the
@@ -240,6 +243,7 @@ impl CellHooks for CookHooks {
             egress: egress_record(plan, outcome.canary.as_ref()),
             redacted_outputs: outcome.redacted.clone(),
             cli_version: None,
+            image: None,
         };
         self.record(plan, &result);
         result

@@ -223,6 +223,10 @@ pub async fn cook<R: Runtime>(
     let versions = images::cli_versions(&**runtime, &bases).await;
     for result in &mut results {
         result.cli_version = versions.get(&result.flavor).cloned();
+        result.image = bases
+            .iter()
+            .find(|(flavor, _)| *flavor == result.flavor)
+            .map(|(_, tag)| tag.clone());
     }
     let sandbox = match probe {
         Some(handle) => Some(settle_probe(handle).await),

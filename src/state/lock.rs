@@ -17,7 +17,7 @@ pub fn run_lock_path(cook: &Path) -> PathBuf {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another process holds it.
-    #[error("cook `{cook}` is busy: {holder}")]
+    #[error("`{cook}` is busy: {holder}")]
     Busy {
         /// The cook folder name.
         cook: String,
@@ -58,7 +58,15 @@ pub struct RunLock {
 impl RunLock {
     /// Takes the cook's lock for `command`, or says who holds it.
     pub fn acquire(cook: &Path, command: &str) -> Result<Self, LockError> {
-        let path = run_lock_path(cook);
+        let name = cook
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Self::acquire_file(&run_lock_path(cook), &name, command)
+    }
+
+    /// Takes the lock file at `path` (guarding `what`) for `command`.
+    pub fn acquire_file(path: &Path, what: &str, command: &str) -> Result<Self, LockError> {
+        let path = path.to_path_buf();
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
@@ -89,9 +97,7 @@ impl RunLock {
                     _ => "another multicooker command is running on it".to_owned(),
                 };
                 return Err(LockError::Busy {
-                    cook: cook
-                        .file_name()
-                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                    cook: what.to_owned(),
                     holder,
                     pid,
                 });

@@ -1,0 +1,393 @@
+//! `multicooker nightly <config.yaml>` and `multicooker history <config.yaml>`.
+//!
+//! A night runs every brief × repeat as a cook (in-process: the same code as `cook`, `judge`
+//! and `report`), then folds them into the history store. Safe from cron: one night of a config
+//! at a time (a lock beside the store), a JSON-lines log, exit codes that mean something, and
+//! resumable: running the same night again reuses the cooks that finished and re-runs only the
+//! cells that did not end ok.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{cell_session, connect, report_leftovers};
+use crate::cli::{HistoryArgs, NightlyArgs};
+use crate::error::ExitCode;
+use crate::nightly::config::{self, Nightly};
+use crate::nightly::store::Store;
+use crate::nightly::{self as night_fold, NightCook};
+use crate::output::Printer;
+use crate::runtime::docker::DockerRuntime;
+use crate::settings::run_settings;
+use crate::state::{CookPaths, LockError, RunLock, now_iso};
+
+/// The JSON-lines log beside the history store (and stdout with `--log-json`).
+struct Log {
+    path: PathBuf,
+    night: String,
+    stdout: bool,
+    printer: Printer,
+}
+
+impl Log {
+    fn event(&self, event: &str, fields: &Value) {
+        let mut line = json!({"ts": now_iso(), "event": event, "night": self.night});
+        if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
+            line.extend(fields.clone());
+        }
+        let text = format!("{line}\n");
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+        {
+            let _ = file.write_all(text.as_bytes());
+        }
+        if self.stdout {
+            self.printer.data(text.trim_end());
+        }
+    }
+}
+
+fn seed_for(nightly: &Nightly, night: &str) -> u64 {
+    use sha2::Digest as _;
+    nightly.seed.unwrap_or_else(|| {
+        let digest = sha2::Sha256::digest(format!("{}\n{night}", nightly.name));
+        u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+    })
+}
+
+#[expect(clippy::too_many_lines, reason = "the night's steps in order")]
+pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
+    let (session, cancel) = cell_session(&args.global)?;
+    let nightly = config::load(&args.config)?;
+    let night = args
+        .night
+        .clone()
+        .unwrap_or_else(|| jiff::Zoned::now().date().to_string());
+    let lock_path = nightly.history.with_extension("lock");
+    if let Some(parent) = lock_path.parent() {
+        fs_err::create_dir_all(parent)?;
+    }
+    let _lock =
+        match RunLock::acquire_file(&lock_path, &format!("nightly {}", nightly.name), "nightly") {
+            Ok(lock) => lock,
+            Err(error @ LockError::Busy { .. }) => {
+                session.printer.error(
+                    &anyhow::Error::new(error),
+                    Some("two nights of one config never overlap; this one was not started"),
+                );
+                return Ok(ExitCode::Busy);
+            }
+            Err(error) => return Err(error.into()),
+        };
+    let log = Log {
+        path: nightly.history.with_extension("log.jsonl"),
+        night: night.clone(),
+        stdout: args.log_json,
+        printer: session.printer,
+    };
+    let started_at = now_iso();
+    let seed = seed_for(&nightly, &night);
+    log.event("night.started", &json!({"config": nightly.name, "briefs": nightly.briefs.len(), "repeats": nightly.repeats, "seed": seed}));
+    session.printer.info(&format!(
+        "nightly `{}`, night {night}: {} brief(s) × {} repeat(s), {} participant(s), {} judge(s)",
+        nightly.name,
+        nightly.briefs.len(),
+        nightly.repeats,
+        nightly.participants.len(),
+        nightly.judges.len()
+    ));
+    let (runtime, engine) = connect(&session).await?;
+    let mut cooks = Vec::new();
+    'briefs: for (index, template) in nightly.briefs.iter().enumerate() {
+        for repeat in 1..=nightly.repeats {
+            if cancel.is_cancelled() {
+                break 'briefs;
+            }
+            let name = night_fold::cook_name(&nightly, &night, template, repeat);
+            let dir = nightly.cooks_root.join(&name);
+            match run_cook(
+                &runtime, &engine, &nightly, template, &dir, &name, seed, &cancel, &session, &log,
+            )
+            .await
+            {
+                Ok(()) => {}
+                Err(error) => {
+                    log.event(
+                        "cook.failed",
+                        &json!({"cook": name, "error": format!("{error:#}")}),
+                    );
+                    session
+                        .printer
+                        .warn(&format!("cook `{name}` failed: {error:#}"));
+                }
+            }
+            cooks.push(NightCook {
+                dir,
+                brief: index,
+                repeat,
+            });
+        }
+    }
+    let record = night_fold::fold(
+        &nightly,
+        &night,
+        &started_at,
+        seed,
+        &cooks,
+        &BTreeMap::new(),
+    );
+    let mut store = Store::open(&nightly.history)?;
+    let id = store.put(&record)?;
+    log.event("stored", &json!({"store": nightly.history, "id": id, "status": record.status, "comparable": record.comparable}));
+    print_night(session.printer, &record);
+    if let Some(url) = &nightly.webhook {
+        notify(url, &record, &log);
+    }
+    let status = if cancel.is_cancelled() {
+        "cancelled"
+    } else {
+        record.status.as_str()
+    };
+    log.event("night.finished", &json!({"status": status}));
+    session.printer.json(&serde_json::to_value(&record)?);
+    Ok(match status {
+        "cancelled" => ExitCode::Cancelled,
+        "ok" => ExitCode::Success,
+        "partial" => ExitCode::Partial,
+        _ => ExitCode::NothingUsable,
+    })
+}
+
+/// One cook of the night: created from its template if new; a finished one is reused; one
+/// with unfinished cells has only those run again; then judged and reported.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site, each value distinct"
+)]
+async fn run_cook(
+    runtime: &Arc<DockerRuntime>,
+    engine: &crate::runtime::EngineInfo,
+    nightly: &Nightly,
+    template: &Path,
+    dir: &Path,
+    name: &str,
+    seed: u64,
+    cancel: &tokio_util::sync::CancellationToken,
+    session: &crate::settings::Session,
+    log: &Log,
+) -> anyhow::Result<()> {
+    if !dir.join("brief.yaml").is_file() {
+        night_fold::write_cook(nightly, template, dir, name)?;
+    }
+    let paths = CookPaths::new(dir.to_path_buf());
+    let brief = crate::brief::load(&paths.brief_yaml())?.brief;
+    super::status::lint_gate(&paths, &brief)?;
+    let _lock = RunLock::acquire(dir, "nightly")?;
+    let ran_before = paths.run_result().is_file();
+    let targets: Vec<String> = if ran_before {
+        super::resume::targets(&paths, &brief, false)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    } else {
+        brief.participants.iter().map(|p| p.name.clone()).collect()
+    };
+    if targets.is_empty() && paths.summary().is_file() && paths.judge_result().is_file() {
+        log.event("cook.reused", &json!({"cook": name}));
+        return Ok(());
+    }
+    log.event(
+        "cook.started",
+        &json!({"cook": name, "participants": targets, "resumed": ran_before}),
+    );
+    if !targets.is_empty() {
+        let mut settings = run_settings(&brief, engine, None, targets.len(), cancel.clone())?;
+        settings.merge = ran_before;
+        let progress = Arc::new(session.printer.progress("cook"));
+        let outcome =
+            crate::cook::cook(runtime, &paths, &brief, &targets, &settings, progress).await?;
+        report_leftovers(session, &outcome.leftovers);
+        let statuses: Vec<Value> = outcome
+            .results
+            .iter()
+            .map(|r| json!({"participant": r.name, "status": r.status.as_str()}))
+            .collect();
+        log.event("cook.finished", &json!({"cook": name, "cells": statuses}));
+        if cancel.is_cancelled() {
+            return Ok(());
+        }
+    }
+    let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
+    let progress = Arc::new(session.printer.progress("judge"));
+    let judged = crate::judge::judge(
+        runtime,
+        &paths,
+        &brief,
+        &brief.judges,
+        seed,
+        &settings,
+        progress,
+    )
+    .await?;
+    report_leftovers(session, &judged.leftovers);
+    let verdicts: Vec<Value> = judged
+        .results
+        .iter()
+        .map(|r| json!({"judge": r.name, "status": r.status}))
+        .collect();
+    log.event("judge.finished", &json!({"cook": name, "judges": verdicts}));
+    let input = crate::report::load(&paths, &brief)?;
+    let report = crate::report::aggregate(&input, &brief);
+    let written = crate::report::write(&paths, &report)?;
+    log.event(
+        "report.finished",
+        &json!({"cook": name, "scored": !written.no_scores}),
+    );
+    Ok(())
+}
+
+fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
+    printer.data(&format!(
+        "night {} of `{}`: {}{}",
+        record.night,
+        record.config,
+        record.status,
+        if record.comparable {
+            String::new()
+        } else {
+            format!(" — NOT COMPARABLE: {}", record.reasons.join("; "))
+        }
+    ));
+    for estimate in &record.estimates {
+        let interval = match (estimate.lo, estimate.hi) {
+            (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
+            _ => "[no interval]".to_owned(),
+        };
+        printer.data(&format!(
+            "  {:<20} {:>6} {interval:<16} {}/{} cells scored",
+            estimate.participant,
+            estimate
+                .estimate
+                .map_or_else(|| "–".to_owned(), |e| format!("{e:.1}")),
+            estimate.scored_cells,
+            estimate.cells
+        ));
+    }
+    if let Some(groups) = &record.tied_groups {
+        printer.data(&format!(
+            "  tied groups: {}",
+            groups
+                .iter()
+                .map(|g| format!("{{{}}}", g.join(", ")))
+                .collect::<Vec<_>>()
+                .join(" > ")
+        ));
+    }
+}
+
+/// The webhook's body: the night, its status and ranking; never tokens, paths or mappings.
+pub(super) fn webhook_body(record: &crate::nightly::store::NightRecord) -> Value {
+    json!({
+        "nightly": record.config, "night": record.night, "status": record.status,
+        "comparable": record.comparable, "not_comparable_reasons": record.reasons,
+        "method": record.method,
+        "ranking": record.estimates.iter().map(|e| json!({"participant": e.participant, "estimate": e.estimate, "lo": e.lo, "hi": e.hi, "scored_cells": e.scored_cells, "cells": e.cells})).collect::<Vec<_>>(),
+        "tied_groups": record.tied_groups,
+    })
+}
+
+/// POSTs the summary; a failure is logged, never fatal.
+fn notify(url: &str, record: &crate::nightly::store::NightRecord, log: &Log) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(10)))
+        .build()
+        .into();
+    match agent
+        .post(url)
+        .header("content-type", "application/json")
+        .send(webhook_body(record).to_string())
+    {
+        Ok(response) => log.event(
+            "webhook.sent",
+            &json!({"status": response.status().as_u16()}),
+        ),
+        Err(error) => {
+            log.event("webhook.failed", &json!({"error": error.to_string()}));
+            log.printer.warn(&format!("webhook failed: {error}"));
+        }
+    }
+}
+
+pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let session = crate::settings::session(&args.global)?;
+    let nightly = config::load(&args.config)?;
+    let store = Store::open(&nightly.history)?;
+    let nights = store.nights(&nightly.name, args.last)?;
+    let document = night_fold::history_json(&nightly.name, &nightly.history, &nights);
+    if let Some(path) = &args.html {
+        crate::fsx::write_atomic(
+            path,
+            crate::report::html::render_history_html(&document).as_bytes(),
+        )?;
+        session
+            .printer
+            .info(&format!("history page: {}", path.display()));
+    }
+    session.printer.json(&document);
+    if nights.is_empty() {
+        session.printer.info(&format!(
+            "no night of `{}` in `{}` yet",
+            nightly.name,
+            nightly.history.display()
+        ));
+        return Ok(ExitCode::NothingUsable);
+    }
+    for night in document["nights"].as_array().into_iter().flatten() {
+        let ranking: Vec<String> = night["participants"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
+                    (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
+                    _ => String::new(),
+                };
+                format!(
+                    "{} {}{interval}",
+                    p["participant"].as_str().unwrap_or("?"),
+                    p["estimate"]
+                        .as_f64()
+                        .map_or_else(|| "–".into(), |e| format!("{e:.1}"))
+                )
+            })
+            .collect();
+        let flag = if night["comparable"] == false {
+            " (not comparable)"
+        } else {
+            ""
+        };
+        session.printer.data(&format!(
+            "{} {}{flag}: {}",
+            night["night"].as_str().unwrap_or("?"),
+            night["status"].as_str().unwrap_or("?"),
+            ranking.join(", ")
+        ));
+        for change in night["changes"].as_array().into_iter().flatten() {
+            session.printer.data(&format!(
+                "    changed {}{}: {} → {}",
+                change["kind"].as_str().unwrap_or("?"),
+                change["participant"]
+                    .as_str()
+                    .map_or_else(String::new, |p| format!(" of {p}")),
+                change["from"].as_str().unwrap_or("–"),
+                change["to"].as_str().unwrap_or("–")
+            ));
+        }
+    }
+    Ok(ExitCode::Success)
+}

@@ -1,0 +1,363 @@
+//! The nightly config (YAML): which briefs (cook templates), which participants and judges,
+//! how many repeats, and where history lives. Errors name the file, the field and the fix.
+//!
+//! ```yaml
+//! name: models-nightly
+//! briefs: [../examples/hello-task, briefs/refactor]   # folders with brief.yaml, BRIEF.md, JUDGE_BRIEF.md
+//! participants:
+//!   - {name: claude, flavor: claude, model: opus}
+//!   - {name: codex, flavor: codex}
+//! judges:
+//!   - {name: agy-judge, flavor: agy}
+//! repeats: 2
+//! history: ~/.local/share/multicooker/models-nightly.sqlite   # default
+//! cooks_root: cooks                                          # default, next to this file
+//! judging: {mode: pairwise}                                  # optional, merged into every brief
+//! webhook: {url: "https://hooks.example/nightly"}            # optional
+//! seed: 7                                                    # optional
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::brief::{KNOWN_FLAVORS, check_actor_name, suggest};
+
+/// One participant or judge of the nightly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arm {
+    /// Its name (as in brief.yaml).
+    pub name: String,
+    /// Its flavor.
+    pub flavor: String,
+    /// Its model, if pinned.
+    pub model: Option<String>,
+}
+
+/// A parsed nightly config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nightly {
+    /// The config's name (history and cook names derive from it).
+    pub name: String,
+    /// The config file.
+    pub file: PathBuf,
+    /// Brief templates, absolute.
+    pub briefs: Vec<PathBuf>,
+    /// Participants.
+    pub participants: Vec<Arm>,
+    /// Judges.
+    pub judges: Vec<Arm>,
+    /// Cooks per brief.
+    pub repeats: u32,
+    /// The `SQLite` history store.
+    pub history: PathBuf,
+    /// Where the night's cooks go.
+    pub cooks_root: PathBuf,
+    /// `judging:` keys merged into every brief.
+    pub judging: Map<String, Value>,
+    /// Where to POST the night's summary.
+    pub webhook: Option<String>,
+    /// Label and bootstrap seed (default: derived from the night).
+    pub seed: Option<u64>,
+}
+
+const KEYS: &[&str] = &[
+    "name",
+    "briefs",
+    "participants",
+    "judges",
+    "repeats",
+    "history",
+    "cooks_root",
+    "judging",
+    "webhook",
+    "seed",
+];
+
+/// A config that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("`{}` is invalid:\n{}", .file.display(), .problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigError {
+    /// The config file.
+    pub file: PathBuf,
+    /// One line per problem: field, what is wrong, the fix.
+    pub problems: Vec<String>,
+}
+
+impl crate::error::Hint for ConfigError {
+    fn hint(&self) -> Option<String> {
+        Some("fix each field as said; `multicooker nightly --help` shows a full example".into())
+    }
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
+}
+
+/// Expands `~/` and makes `path` absolute against the config's folder.
+fn resolve(base: &Path, path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/") {
+        return home().join(rest);
+    }
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+/// Reads and checks a nightly config.
+pub fn load(file: &Path) -> Result<Nightly, ConfigError> {
+    let fail = |problem: String| ConfigError {
+        file: file.to_path_buf(),
+        problems: vec![problem],
+    };
+    let text = fs_err::read_to_string(file).map_err(|e| fail(format!("cannot be read: {e}")))?;
+    let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
+    let value: Value = serde_saphyr::from_str_with_options(&text, options)
+        .map_err(|e| fail(format!("is not valid YAML: {e}")))?;
+    let base = file
+        .canonicalize()
+        .ok()
+        .and_then(|f| f.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    parse(file, &base, &value)
+}
+
+#[expect(clippy::too_many_lines, reason = "one check per field, in file order")]
+fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError> {
+    let mut problems = Vec::new();
+    let Some(map) = value.as_object() else {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            problems: vec![
+                "must be a mapping of `name`, `briefs`, `participants`, `judges` …".into(),
+            ],
+        });
+    };
+    for key in map.keys().filter(|k| !KEYS.contains(&k.as_str())) {
+        let hint = suggest(key, KEYS.iter().copied()).map_or_else(
+            || format!("allowed: {}", KEYS.join(", ")),
+            |s| format!("did you mean `{s}`?"),
+        );
+        problems.push(format!("`{key}`: unknown field ({hint})"));
+    }
+    let name = name_of(map, &mut problems);
+    let briefs: Vec<PathBuf> = match map.get("briefs").and_then(Value::as_array) {
+        Some(items) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let Some(path) = item.as_str() else {
+                    problems.push(format!("`briefs[{i}]`: must be a folder path"));
+                    return None;
+                };
+                let dir = resolve(base, path);
+                if !dir.join("brief.yaml").is_file() {
+                    problems.push(format!(
+                        "`briefs[{i}]`: `{}` has no brief.yaml (point it at a cook template folder, e.g. examples/hello-task)",
+                        dir.display()
+                    ));
+                    return None;
+                }
+                Some(dir)
+            })
+            .collect(),
+        _ => {
+            problems.push("`briefs`: a non-empty list of cook template folders".into());
+            Vec::new()
+        }
+    };
+    let participants = arms(map.get("participants"), "participants", true, &mut problems);
+    let judges = arms(map.get("judges"), "judges", true, &mut problems);
+    let repeats = match map.get("repeats") {
+        None => 1,
+        Some(v) => {
+            if let Some(n) = v.as_u64().filter(|n| (1..=100).contains(n)) {
+                u32::try_from(n).unwrap_or(1)
+            } else {
+                {
+                    problems.push(format!(
+                        "`repeats`: must be a whole number from 1 to 100, not {v}"
+                    ));
+                    1
+                }
+            }
+        }
+    };
+    let judging = match map.get("judging") {
+        None => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => {
+            problems.push("`judging`: must be a mapping, e.g. `{mode: pairwise}`".into());
+            Map::new()
+        }
+    };
+    let webhook = match map.get("webhook") {
+        None => None,
+        Some(w) => match w.get("url").and_then(Value::as_str) {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Some(url.to_owned())
+            }
+            _ => {
+                problems.push("`webhook`: must be `{url: \"https://…\"}`".into());
+                None
+            }
+        },
+    };
+    let seed = match map.get("seed") {
+        None => None,
+        Some(v) => {
+            let seed = v.as_u64();
+            if seed.is_none() {
+                problems.push(format!("`seed`: must be a whole number, not {v}"));
+            }
+            seed
+        }
+    };
+    let history = map.get("history").and_then(Value::as_str).map_or_else(
+        || {
+            home()
+                .join(".local/share/multicooker")
+                .join(format!("{name}.sqlite"))
+        },
+        |p| resolve(base, p),
+    );
+    let cooks_root = map
+        .get("cooks_root")
+        .and_then(Value::as_str)
+        .map_or_else(|| base.join("cooks"), |p| resolve(base, p));
+    if !problems.is_empty() {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            problems,
+        });
+    }
+    Ok(Nightly {
+        name,
+        file: file.to_path_buf(),
+        briefs,
+        participants,
+        judges,
+        repeats,
+        history,
+        cooks_root,
+        judging,
+        webhook,
+        seed,
+    })
+}
+
+fn name_of(map: &Map<String, Value>, problems: &mut Vec<String>) -> String {
+    let Some(name) = map.get("name").and_then(Value::as_str) else {
+        problems.push("`name`: required, e.g. `name: models-nightly`".into());
+        return String::new();
+    };
+    if let Err((problem, hint)) = check_actor_name(name) {
+        problems.push(format!("`name`: `{name}` {problem} ({hint})"));
+        return String::new();
+    }
+    name.to_owned()
+}
+
+fn arms(
+    value: Option<&Value>,
+    field: &str,
+    required: bool,
+    problems: &mut Vec<String>,
+) -> Vec<Arm> {
+    let Some(items) = value.and_then(Value::as_array).filter(|i| !i.is_empty()) else {
+        if required {
+            problems.push(format!(
+                "`{field}`: a non-empty list of `{{name, flavor, model?}}`"
+            ));
+        }
+        return Vec::new();
+    };
+    let mut arms: Vec<Arm> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let (Some(name), Some(flavor)) = (
+            item.get("name").and_then(Value::as_str),
+            item.get("flavor").and_then(Value::as_str),
+        ) else {
+            problems.push(format!("`{at}`: needs `name` and `flavor`"));
+            continue;
+        };
+        if let Err((problem, hint)) = check_actor_name(name) {
+            problems.push(format!("`{at}.name`: `{name}` {problem} ({hint})"));
+        }
+        if !KNOWN_FLAVORS.contains(&flavor) {
+            problems.push(format!(
+                "`{at}.flavor`: unknown flavor `{flavor}` (known: {})",
+                KNOWN_FLAVORS.join(", ")
+            ));
+        }
+        if arms.iter().any(|a| a.name == name) {
+            problems.push(format!("`{at}.name`: `{name}` is listed twice"));
+        }
+        for key in item.as_object().into_iter().flat_map(Map::keys) {
+            if !["name", "flavor", "model"].contains(&key.as_str()) {
+                problems.push(format!(
+                    "`{at}.{key}`: unknown field (allowed: name, flavor, model)"
+                ));
+            }
+        }
+        arms.push(Arm {
+            name: name.to_owned(),
+            flavor: flavor.to_owned(),
+            model: item.get("model").and_then(Value::as_str).map(str::to_owned),
+        });
+    }
+    arms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(dir: &Path) -> PathBuf {
+        let brief = dir.join("brief-a");
+        fs_err::create_dir_all(&brief).unwrap();
+        fs_err::write(brief.join("brief.yaml"), "name: a\n").unwrap();
+        brief
+    }
+
+    #[test]
+    fn a_good_config_resolves_paths_against_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "name: n\nbriefs: [brief-a]\nparticipants:\n  - {name: a, flavor: dummy, model: \"quality:3\"}\njudges:\n  - {name: j, flavor: dummy}\nrepeats: 2\nhistory: h.sqlite\njudging: {mode: pairwise}\n").unwrap();
+        let nightly = load(&file).unwrap();
+        assert_eq!(nightly.repeats, 2);
+        assert_eq!(
+            nightly.briefs[0],
+            dir.path().canonicalize().unwrap().join("brief-a")
+        );
+        assert_eq!(nightly.history.file_name().unwrap(), "h.sqlite");
+        assert_eq!(nightly.participants[0].model.as_deref(), Some("quality:3"));
+        assert_eq!(nightly.judging["mode"], "pairwise");
+    }
+
+    #[test]
+    fn every_problem_names_its_field_and_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "name: n\nbrifs: []\nbriefs: [missing]\nparticipants:\n  - {name: a, flavor: nosuch}\n  - {name: a, flavor: dummy}\nrepeats: 0\n").unwrap();
+        let error = load(&file).unwrap_err().to_string();
+        for expected in [
+            "`brifs`: unknown field (did you mean `briefs`?)",
+            "`briefs[0]`:",
+            "has no brief.yaml",
+            "`participants[0].flavor`: unknown flavor `nosuch`",
+            "`participants[1].name`: `a` is listed twice",
+            "`judges`: a non-empty list",
+            "`repeats`: must be a whole number from 1 to 100",
+        ] {
+            assert!(error.contains(expected), "`{expected}` in:\n{error}");
+        }
+        assert!(error.starts_with(&format!("`{}` is invalid", file.display())));
+    }
+}
