@@ -181,7 +181,9 @@ async fn run_cook(
     session: &crate::settings::Session,
     log: &Log,
 ) -> anyhow::Result<()> {
-    if !dir.join("brief.yaml").is_file() {
+    if dir.join("brief.yaml").is_file() {
+        night_fold::write_brief_yaml(nightly, template, dir, name)?;
+    } else {
         night_fold::write_cook(nightly, template, dir, name)?;
     }
     let paths = CookPaths::new(dir.to_path_buf());

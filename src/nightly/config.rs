@@ -32,6 +32,8 @@ pub struct Arm {
     pub flavor: String,
     /// Its model, if pinned.
     pub model: Option<String>,
+    /// Its own timeout (arms with unequal timeouts make a night not comparable).
+    pub timeout_s: Option<u64>,
 }
 
 /// A parsed nightly config.
@@ -298,9 +300,9 @@ fn arms(
             problems.push(format!("`{at}.name`: `{name}` is listed twice"));
         }
         for key in item.as_object().into_iter().flat_map(Map::keys) {
-            if !["name", "flavor", "model"].contains(&key.as_str()) {
+            if !["name", "flavor", "model", "timeout_s"].contains(&key.as_str()) {
                 problems.push(format!(
-                    "`{at}.{key}`: unknown field (allowed: name, flavor, model)"
+                    "`{at}.{key}`: unknown field (allowed: name, flavor, model, timeout_s)"
                 ));
             }
         }
@@ -308,6 +310,7 @@ fn arms(
             name: name.to_owned(),
             flavor: flavor.to_owned(),
             model: item.get("model").and_then(Value::as_str).map(str::to_owned),
+            timeout_s: item.get("timeout_s").and_then(Value::as_u64),
         });
     }
     arms

@@ -81,6 +81,17 @@ pub fn write_cook(
         }
     }
     fs_err::create_dir_all(dir.join("raw"))?;
+    write_brief_yaml(nightly, template, dir, name)
+}
+
+/// (Re)writes the cook's brief.yaml from its template and the config: the config's arms and
+/// judging options win, so a night resumed after fixing the config runs what it now says.
+pub fn write_brief_yaml(
+    nightly: &Nightly,
+    template: &Path,
+    dir: &Path,
+    name: &str,
+) -> anyhow::Result<()> {
     let text = fs_err::read_to_string(template.join("brief.yaml"))?;
     let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
     let mut brief: Value = serde_saphyr::from_str_with_options(&text, options)?;
@@ -90,6 +101,9 @@ pub fn write_cook(
                 let mut v = json!({"name": a.name, "flavor": a.flavor});
                 if let Some(model) = &a.model {
                     v["model"] = json!(model);
+                }
+                if let Some(timeout) = a.timeout_s {
+                    v["timeout_s"] = json!(timeout);
                 }
                 v
             })

@@ -14,4 +14,5 @@ mod judge;
 mod jury;
 mod lifecycle;
 mod logins;
+mod nightly;
 mod refine;

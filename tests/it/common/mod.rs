@@ -139,6 +139,22 @@ impl TestCook {
         })
     }
 
+    /// Engine objects labelled with any cook of this root (for commands that make several).
+    pub(crate) fn leftovers_under_root(&self) -> Vec<String> {
+        let root_id = multicooker::state::root_id(self.root.path());
+        let selector = Selector::any_cook().with(LABEL_ROOT, &root_id);
+        block_on(async {
+            let runtime = engine().await;
+            runtime
+                .list(&selector)
+                .await
+                .unwrap()
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        })
+    }
+
     /// Waits until status.json says `cell` is running (or the deadline passes).
     pub(crate) fn wait_for_cell_state(&self, cell: &str, state: &str, deadline: Duration) {
         let start = Instant::now();

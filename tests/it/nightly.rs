@@ -1,0 +1,238 @@
+//! Nightly comparisons against the real engine: every brief × repeat cooked, judged and folded
+//! into history with intervals; what changed between nights; unequal arms flagged; one night
+//! at a time; a night cut short resumed without re-running cells that ended ok; a webhook that
+//! carries the summary and no secret.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{JUDGE_BRIEF, TestCook, show};
+
+struct Setup {
+    cook: TestCook,
+    config: PathBuf,
+}
+
+fn template(dir: &Path, name: &str) {
+    let brief = dir.join(name);
+    fs_err::create_dir_all(brief.join("raw")).unwrap();
+    fs_err::write(
+        brief.join("brief.yaml"),
+        "name: t\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {name: x, flavor: dummy}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n",
+    )
+    .unwrap();
+    fs_err::write(brief.join("BRIEF.md"), format!("# {name}\n\nSay hello.\n")).unwrap();
+    fs_err::write(brief.join("JUDGE_BRIEF.md"), JUDGE_BRIEF).unwrap();
+}
+
+fn setup(tag: &str, participants: &str, extra: &str) -> Setup {
+    let cook = TestCook::empty(tag);
+    let root = cook.root().to_path_buf();
+    template(&root, "brief-a");
+    template(&root, "brief-b");
+    let config = root.join("nightly.yaml");
+    write_config(&config, &root, participants, extra);
+    Setup { cook, config }
+}
+
+fn write_config(config: &Path, root: &Path, participants: &str, extra: &str) {
+    fs_err::write(
+        config,
+        format!(
+            "name: nt\nbriefs: [brief-a, brief-b]\nparticipants:\n{participants}judges:\n  - {{name: j1, flavor: dummy}}\n  - {{name: j2, flavor: dummy}}\nrepeats: 2\nhistory: {}/h.sqlite\ncooks_root: {}\njudging: {{policy: allow_self}}\n{extra}",
+            root.display(),
+            root.display()
+        ),
+    )
+    .unwrap();
+}
+
+const TWO: &str = "  - {name: a, flavor: dummy, model: \"quality:4\"}\n  - {name: b, flavor: dummy, model: \"quality:2\"}\n";
+
+impl Setup {
+    fn nightly(&self, night: &str) -> std::process::Output {
+        self.cook
+            .run_args(&["nightly", self.config.to_str().unwrap(), "--night", night])
+    }
+
+    fn history(&self) -> Value {
+        let output = self
+            .cook
+            .run_args(&["history", self.config.to_str().unwrap(), "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+}
+
+/// Accepts one HTTP request and returns its body.
+fn webhook() -> (String, std::thread::JoinHandle<String>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let mut stream = stream;
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+            .unwrap();
+        String::from_utf8(body).unwrap()
+    });
+    (url, handle)
+}
+
+#[test]
+fn a_night_cooks_every_brief_and_repeat_and_history_shows_trends_and_changes() {
+    let (url, hook) = webhook();
+    let setup = setup("nightly", TWO, &format!("webhook: {{url: \"{url}\"}}\n"));
+    let output = setup.nightly("2026-11-21");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let body: Value = serde_json::from_str(&hook.join().unwrap()).unwrap();
+    assert_eq!(body["night"], "2026-11-21");
+    assert_eq!(body["ranking"][0]["participant"], "a");
+    let text = body.to_string();
+    assert!(
+        !text.contains(".auth") && !text.contains("_mapping") && !text.contains("token"),
+        "{text}"
+    );
+    let cooks: Vec<_> = fs_err::read_dir(setup.cook.root())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("summary.json").is_file())
+        .collect();
+    assert_eq!(cooks.len(), 4, "2 briefs × 2 repeats");
+
+    let history = setup.history();
+    let night = &history["nights"][0];
+    assert_eq!(night["status"], "ok");
+    assert_eq!(night["comparable"], true);
+    assert_eq!(night["method"], "mean+cluster_bootstrap");
+    let a = &night["participants"][0];
+    assert_eq!(
+        (a["participant"].as_str(), a["estimate"].as_f64()),
+        (Some("a"), Some(80.0))
+    );
+    assert_eq!(a["lo"].as_f64(), Some(80.0), "two briefs give an interval");
+    assert_eq!(night["participants"][1]["estimate"].as_f64(), Some(40.0));
+    assert_eq!(night["tied_groups"], serde_json::json!([["a"], ["b"]]));
+
+    fs_err::write(
+        setup.cook.root().join("brief-b/BRIEF.md"),
+        "# brief-b\n\nSay hello twice.\n",
+    )
+    .unwrap();
+    let again = setup.nightly("2026-11-22");
+    assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    let history = setup.history();
+    let changes = history["nights"][1]["changes"].as_array().unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["kind"] == "brief" && c["to"].as_str().unwrap().starts_with("brief-b@")),
+        "{changes:?}"
+    );
+    assert!(
+        !changes
+            .iter()
+            .any(|c| c["kind"] == "brief" && c["to"].as_str().unwrap().starts_with("brief-a@"))
+    );
+    let page = setup.cook.root().join("history.html");
+    let html = setup.cook.run_args(&[
+        "history",
+        setup.config.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(html.status.code(), Some(0), "{}", show(&html));
+    assert!(fs_err::read_to_string(&page).unwrap().contains("<polyline"));
+    let log = fs_err::read_to_string(setup.cook.root().join("h.log.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+        "JSON lines"
+    );
+    assert!(log.contains("\"event\":\"night.finished\""));
+    assert!(
+        setup.cook.leftovers_under_root().is_empty(),
+        "{:?}",
+        setup.cook.leftovers_under_root()
+    );
+}
+
+#[test]
+fn unequal_arms_are_not_comparable_and_two_nights_never_overlap() {
+    let arms = "  - {name: a, flavor: dummy, model: \"quality:4\", timeout_s: 30}\n  - {name: b, flavor: dummy, model: \"quality:2\"}\n";
+    let setup = setup("unequal", arms, "");
+    let lock = multicooker::state::RunLock::acquire_file(
+        &setup.cook.root().join("h.lock"),
+        "test",
+        "nightly",
+    )
+    .unwrap();
+    let busy = setup.nightly("2026-11-21");
+    assert_eq!(busy.status.code(), Some(4), "{}", show(&busy));
+    assert!(
+        String::from_utf8_lossy(&busy.stderr).contains("is busy"),
+        "{}",
+        show(&busy)
+    );
+    drop(lock);
+    let output = setup.nightly("2026-11-21");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("NOT COMPARABLE"),
+        "{}",
+        show(&output)
+    );
+    let night = &setup.history()["nights"][0];
+    assert_eq!(night["comparable"], false);
+    assert!(
+        night["not_comparable_reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("arms differ in limits"),
+        "{night}"
+    );
+}
+
+#[test]
+fn a_night_cut_short_is_resumed_without_rerunning_cells_that_ended_ok() {
+    let broken = "  - {name: a, flavor: dummy, model: \"quality:4\"}\n  - {name: b, flavor: dummy, model: \"exit:1\"}\n";
+    let setup = setup("resumed", broken, "");
+    let first = setup.nightly("2026-11-21");
+    assert_eq!(first.status.code(), Some(3), "partial: {}", show(&first));
+    let cook = setup.cook.root().join("20261121-nt-brief-a-r1");
+    let before: Value =
+        serde_json::from_str(&fs_err::read_to_string(cook.join("status.json")).unwrap()).unwrap();
+    write_config(&setup.config, setup.cook.root(), TWO, "");
+    let second = setup.nightly("2026-11-21");
+    assert_eq!(second.status.code(), Some(0), "{}", show(&second));
+    let after: Value =
+        serde_json::from_str(&fs_err::read_to_string(cook.join("status.json")).unwrap()).unwrap();
+    assert_eq!(
+        after["cells"]["a"]["started_at"], before["cells"]["a"]["started_at"],
+        "a ended ok and never ran again"
+    );
+    assert_eq!(after["cells"]["b"]["state"], "ok");
+    let history = setup.history();
+    assert_eq!(
+        history["nights"].as_array().unwrap().len(),
+        1,
+        "the same night, stored once"
+    );
+    assert_eq!(history["nights"][0]["status"], "ok");
+}
