@@ -131,3 +131,15 @@ fn cell_session(
     let cancel = settings::cancel_on_signals(session.printer);
     Ok((session, cancel))
 }
+
+/// One line per participant cell that ran: name, status, seconds.
+fn print_results(printer: crate::output::Printer, results: &[crate::cook::ParticipantResult]) {
+    for result in results {
+        printer.data(&format!(
+            "{:<20} {:<16} {:.1}s",
+            result.name,
+            result.status.as_str(),
+            result.duration_s
+        ));
+    }
+}

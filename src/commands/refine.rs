@@ -176,14 +176,7 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
     report_leftovers(&session, &outcome.leftovers);
     let printer = session.printer;
     printer.json(&json!({"cook": paths.name(), "round": round, "state": outcome.state, "participants": outcome.results}));
-    for result in &outcome.results {
-        printer.data(&format!(
-            "{:<20} {:<16} {:.1}s",
-            result.name,
-            result.status.as_str(),
-            result.duration_s
-        ));
-    }
+    super::print_results(printer, &outcome.results);
     if outcome.state == CookState::Cancelled {
         return Ok(ExitCode::Cancelled);
     }

@@ -107,14 +107,7 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let printer = session.printer;
     printer
         .json(&json!({"cook": paths.name(), "state": outcome.state, "resumed": outcome.results}));
-    for result in &outcome.results {
-        printer.data(&format!(
-            "{:<20} {:<16} {:.1}s",
-            result.name,
-            result.status.as_str(),
-            result.duration_s
-        ));
-    }
+    super::print_results(printer, &outcome.results);
     if outcome.state == CookState::Cancelled {
         return Ok(ExitCode::Cancelled);
     }

@@ -125,24 +125,17 @@ impl TestCook {
 
     /// Engine objects (containers, networks, volumes, images) labelled with this cook.
     pub(crate) fn leftovers(&self) -> Vec<String> {
-        let root_id = multicooker::state::root_id(self.root.path());
-        let selector = Selector::cook(&self.name).with(LABEL_ROOT, &root_id);
-        block_on(async {
-            let runtime = engine().await;
-            runtime
-                .list(&selector)
-                .await
-                .unwrap()
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        })
+        self.objects(Selector::cook(&self.name))
     }
 
     /// Engine objects labelled with any cook of this root (for commands that make several).
     pub(crate) fn leftovers_under_root(&self) -> Vec<String> {
+        self.objects(Selector::any_cook())
+    }
+
+    fn objects(&self, selector: Selector) -> Vec<String> {
         let root_id = multicooker::state::root_id(self.root.path());
-        let selector = Selector::any_cook().with(LABEL_ROOT, &root_id);
+        let selector = selector.with(LABEL_ROOT, &root_id);
         block_on(async {
             let runtime = engine().await;
             runtime
