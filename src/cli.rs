@@ -165,6 +165,12 @@ pub enum Command {
     /// what a killed run left behind. Login snapshots a killed run left in `<cook>/.auth/` are
     /// removed too (a finished cell's snapshot is removed when the cell ends).
     Clean(CleanArgs),
+    /// Write the cook's cells as a compose file (compose/compose.yaml) and print it.
+    ///
+    /// Rendered from the same cell specs and engine requests `cook` and `judge` use: image,
+    /// user, environment, mounts, tmpfs, dropped capabilities, security options, limits and
+    /// networks, to audit a cell or replay one by hand. Nothing is started.
+    Compose(TaskArgs),
     /// Remove cooks idle for more than DAYS (folders and engine objects).
     ///
     /// A cook some process is running on is never pruned; DAYS must be above 0.
@@ -502,7 +508,11 @@ impl Command {
             Self::AddParticipant(a) => &a.global,
             Self::Cook(a) => &a.task.global,
             Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
-            Self::Report(a) | Self::Status(a) | Self::Lint(a) | Self::Artifacts(a) => &a.global,
+            Self::Report(a)
+            | Self::Status(a)
+            | Self::Lint(a)
+            | Self::Artifacts(a)
+            | Self::Compose(a) => &a.global,
             Self::Archive(a) => &a.task.global,
             Self::Prune(a) => &a.global,
             Self::Nightly(a) => &a.global,

@@ -3,6 +3,7 @@
 mod add_participant;
 mod artifacts;
 mod clean;
+mod compose;
 mod cook;
 mod diff;
 mod doctor;
@@ -46,6 +47,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Artifacts(args) => artifacts::artifacts(&args),
         Command::Archive(args) => artifacts::archive(&args),
         Command::Clean(args) => clean::run(&args).await,
+        Command::Compose(args) => compose::run(&args).await,
         Command::Prune(args) => prune::run(&args).await,
         Command::Nightly(args) => nightly::run(&args).await,
         Command::History(args) => nightly::history(&args),

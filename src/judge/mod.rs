@@ -322,7 +322,7 @@ pub fn probe_vendors(brief: &Brief) -> Vec<String> {
 }
 
 /// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
-fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::CellPlan {
+pub fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::CellPlan {
     let paths = context.paths;
     let mut plan = context.base(judge, Role::Judge, &paths.judge_logs(&judge.name));
     let work = paths.judge_work(&judge.name);

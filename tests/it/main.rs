@@ -5,6 +5,7 @@ mod archive;
 mod brief_errors;
 mod cli;
 mod common;
+mod compose;
 mod cook;
 mod egress;
 mod hello;

@@ -1,0 +1,126 @@
+//! `compose` renders the cells from the same specs the engine gets: `docker-compose config`
+//! accepts the file, and a real cell's mounts, capabilities, limits and network, as the engine
+//! reports them, are exactly the compose service's.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{TestCook, block_on, cell_name, dummy_brief, show};
+
+#[test]
+fn the_compose_export_matches_a_real_cell_and_docker_compose_accepts_it() {
+    let cook = TestCook::new("compose", &dummy_brief(&[("ada", "quality:3")], ""));
+    let cooked = cook
+        .command(&["cook", cook.name()])
+        .env("MULTICOOKER_KEEP", "1")
+        .output()
+        .unwrap();
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let output = cook.run_args(&["compose", cook.name(), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let file = cook.dir().join("compose/compose.yaml");
+    let config = Command::new("docker-compose")
+        .args(["-f", file.to_str().unwrap(), "config", "-q"])
+        .output()
+        .expect("docker-compose is installed (Debian's package)");
+    assert!(config.status.success(), "{}", show(&config));
+
+    let service = &document["services"]["participant-ada"];
+    let name = cell_name(&cook, multicooker::state::Role::Participant, "ada");
+    assert_eq!(service["container_name"], name.as_str());
+    let inspected = block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        docker.inspect_container(&name, None).await.unwrap()
+    });
+    let host = inspected.host_config.unwrap();
+    let mounts: BTreeSet<(String, String, bool)> = host
+        .mounts
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            (
+                m.source.unwrap(),
+                m.target.unwrap(),
+                m.read_only.unwrap_or(false),
+            )
+        })
+        .collect();
+    let composed: BTreeSet<(String, String, bool)> = service["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["source"].as_str().unwrap().to_owned(),
+                v["target"].as_str().unwrap().to_owned(),
+                v["read_only"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(mounts, composed, "mounts");
+    assert_eq!(host.cap_drop.unwrap(), ["ALL"]);
+    assert_eq!(service["cap_drop"], serde_json::json!(["ALL"]));
+    assert_eq!(host.readonly_rootfs, service["read_only"].as_bool());
+    assert_eq!(host.security_opt.unwrap(), ["no-new-privileges:true"]);
+    assert_eq!(host.memory, service["mem_limit"].as_i64());
+    assert_eq!(host.memory_swap, service["memswap_limit"].as_i64());
+    assert_eq!(host.pids_limit, service["pids_limit"].as_i64());
+    #[expect(clippy::cast_possible_truncation, reason = "a few cores")]
+    let nano = (service["cpus"].as_f64().unwrap() * 1e9).round() as i64;
+    assert_eq!(host.nano_cpus, Some(nano));
+    let tmpfs: BTreeSet<String> = host.tmpfs.unwrap_or_default().into_keys().collect();
+    let composed_tmpfs: BTreeSet<String> = service["tmpfs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().split(':').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(tmpfs, composed_tmpfs);
+    let config = inspected.config.unwrap();
+    assert_eq!(config.user.as_deref(), service["user"].as_str());
+    assert_eq!(config.image.as_deref(), service["image"].as_str());
+    let networks: Vec<String> = inspected
+        .network_settings
+        .unwrap()
+        .networks
+        .unwrap_or_default()
+        .into_keys()
+        .collect();
+    assert_eq!(
+        networks,
+        [service["networks"][0].as_str().unwrap()],
+        "its own network only"
+    );
+    let network = &document["networks"][networks[0].as_str()];
+    assert_eq!(
+        network["internal"], true,
+        "an allowlisted cell with nothing allowed has no route out"
+    );
+
+    assert_eq!(cook.run("clean").status.code(), Some(0));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+#[test]
+fn the_nightly_deployment_file_is_valid_compose() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/compose/nightly.yaml");
+    let config = Command::new("docker-compose")
+        .args(["-f", file, "config"])
+        .env("HOME", "/home/someone")
+        .env("MULTICOOKER_DATA", "/srv/mc")
+        .output()
+        .expect("docker-compose is installed (Debian's package)");
+    assert!(config.status.success(), "{}", show(&config));
+    let text = String::from_utf8_lossy(&config.stdout);
+    assert!(
+        text.contains("/srv/mc:/srv/mc"),
+        "the data folder keeps its path: {text}"
+    );
+    assert!(
+        text.contains("/home/someone/.claude:/home/runner/.claude:ro"),
+        "{text}"
+    );
+}
