@@ -16,6 +16,8 @@ pub mod env {
     pub const PROFILE: &str = crate::cook::plan::PROFILE_ENV;
     /// Seed of the judges' label shuffles.
     pub const SEED: &str = "MULTICOOKER_SEED";
+    /// Namespace separating this orchestrator's engine objects from another's.
+    pub const NAMESPACE: &str = "MULTICOOKER_NAMESPACE";
     /// Cap on one sealed output, in bytes.
     pub const SEAL_MAX_BYTES: &str = crate::cook::seal::SEAL_MAX_ENV;
     /// Pool of subnets for cell networks.
@@ -66,6 +68,10 @@ pub struct GlobalArgs {
     /// When to use colour.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Keep this orchestrator's engine objects apart from others' (names and labels carry it),
+    /// so two can run cooks of the same name on one engine; `clean` only sees its own.
+    #[arg(long, env = env::NAMESPACE, value_name = "NS")]
+    pub namespace: Option<String>,
 }
 
 /// `--color` values.
@@ -192,6 +198,9 @@ pub enum Command {
     /// Trends per participant across nights, with intervals and what changed since the night
     /// before (CLI, model, image, brief, judge brief, score).
     History(HistoryArgs),
+    /// Build the shared base images of these flavors (default: every packaged one) ahead of a
+    /// cook; `--force` rebuilds. Exits 2 if any build failed.
+    BuildBase(BuildBaseArgs),
     /// Check the engine, its API version, and that every flavor's image builds.
     Doctor(DoctorArgs),
     /// Store a flavor's long-lived, non-rotating token for cooks (claude: `claude setup-token`).
@@ -275,6 +284,19 @@ pub struct DiffArgs {
     /// Only these participants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub participants: Vec<String>,
+}
+
+/// `build-base`.
+#[derive(Debug, Args)]
+pub struct BuildBaseArgs {
+    /// Flavors to build (default: every packaged flavor).
+    pub flavors: Vec<String>,
+    /// Rebuild even when the image exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Global flags.
+    #[command(flatten)]
+    pub global: GlobalArgs,
 }
 
 /// `nightly`.
@@ -516,6 +538,7 @@ impl Command {
             Self::Archive(a) => &a.task.global,
             Self::Prune(a) => &a.global,
             Self::Nightly(a) => &a.global,
+            Self::BuildBase(a) => &a.global,
             Self::History(a) => &a.global,
             Self::Tail(a) => &a.task.global,
             Self::Refine(a) => &a.task.global,

@@ -42,6 +42,7 @@ pub fn printer(global: &GlobalArgs) -> Printer {
 
 /// The session for the global flags.
 pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
+    crate::state::set_namespace(global.namespace.as_deref())?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Ok(Session {
         printer: printer(global),

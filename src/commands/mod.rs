@@ -2,6 +2,7 @@
 
 mod add_participant;
 mod artifacts;
+mod build_base;
 mod clean;
 mod compose;
 mod cook;
@@ -51,6 +52,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prune(args) => prune::run(&args).await,
         Command::Nightly(args) => nightly::run(&args).await,
         Command::History(args) => nightly::history(&args),
+        Command::BuildBase(args) => build_base::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),
     }

@@ -161,11 +161,48 @@ impl CookPaths {
     }
 }
 
-/// A short hash of a cooks folder's canonical path.
+/// This process's namespace (`--namespace`, else `MULTICOOKER_NAMESPACE`), set once.
+static NAMESPACE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Checks and sets the namespace; an empty one is none. Called once, at startup.
+pub fn set_namespace(namespace: Option<&str>) -> Result<(), StateError> {
+    let namespace = namespace.map(str::trim).filter(|n| !n.is_empty());
+    if let Some(ns) = namespace
+        && (ns.len() > 32
+            || !ns
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    {
+        return Err(StateError::BadTaskName {
+            task: ns.to_owned(),
+            problem: "is no namespace: use up to 32 letters, digits, `-` and `_`",
+        });
+    }
+    let _ = NAMESPACE.set(namespace.map(str::to_owned));
+    Ok(())
+}
+
+/// The namespace in force, if any.
+pub fn namespace() -> Option<String> {
+    NAMESPACE
+        .get_or_init(|| {
+            std::env::var("MULTICOOKER_NAMESPACE")
+                .ok()
+                .filter(|n| !n.trim().is_empty())
+        })
+        .clone()
+}
+
+/// A short hash of a cooks folder's canonical path, and of the namespace when there is one:
+/// engine names and labels derive from it, so namespaces never share an object.
 pub fn root_id(root: &Path) -> String {
     use sha2::Digest;
     let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let digest = sha2::Sha256::digest(canonical.to_string_lossy().as_bytes());
+    let mut key = canonical.to_string_lossy().into_owned();
+    if let Some(namespace) = namespace() {
+        key = format!("{namespace}\n{key}");
+    }
+    let digest = sha2::Sha256::digest(key.as_bytes());
     digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 

@@ -140,3 +140,24 @@ fn add_participant_keeps_comments_and_refuses_duplicates_without_touching_the_fi
         );
     }
 }
+
+#[test]
+fn build_base_builds_what_is_missing_and_refuses_an_unknown_flavor() {
+    let cook = TestCook::empty("base");
+    let output = cook.run_args(&["build-base", "dummy", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["images"][0]["flavor"], "dummy");
+    assert_eq!(
+        report["images"][0]["state"], "already built",
+        "the harness built it"
+    );
+    let forced = cook.run_args(&["build-base", "dummy", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", show(&forced));
+    assert!(String::from_utf8_lossy(&forced.stdout).contains("built"));
+    let unknown = cook.run_args(&["build-base", "nosuch"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", show(&unknown));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no packaged image for flavor `nosuch`")
+    );
+}

@@ -419,3 +419,41 @@ fn tail_follows_cells_as_they_start_prefixes_each_line_and_stops_with_the_run() 
         "{text}"
     );
 }
+
+#[test]
+fn namespaces_keep_two_orchestrators_objects_apart() {
+    use multicooker::runtime::{Runtime as _, Selector};
+    let cook = TestCook::new("ns", &dummy_brief(&[("a", "quality:3")], ""));
+    let cooked = cook
+        .command(&["cook", cook.name(), "--namespace", "alpha"])
+        .env("MULTICOOKER_KEEP", "1")
+        .output()
+        .unwrap();
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let objects = || {
+        crate::common::block_on(async {
+            let runtime = crate::common::engine().await;
+            let found = runtime.list(&Selector::cook(cook.name())).await.unwrap();
+            found.iter().map(ToString::to_string).collect::<Vec<_>>()
+        })
+    };
+    let kept = objects();
+    assert!(kept.iter().any(|o| o.starts_with("container")), "{kept:?}");
+    let plain = crate::common::cell_name(&cook, multicooker::state::Role::Participant, "a");
+    assert!(
+        !kept.iter().any(|o| o.contains(&plain)),
+        "a namespaced cell is not named like an unnamespaced one: {kept:?}"
+    );
+    let other = cook.run_args(&["clean", "--all", "--namespace", "beta"]);
+    assert_eq!(other.status.code(), Some(0), "{}", show(&other));
+    assert_eq!(
+        objects(),
+        kept,
+        "another namespace never touches these objects"
+    );
+    let own = cook.run_args(&["clean", "--all", "--namespace", "alpha"]);
+    assert_eq!(own.status.code(), Some(0), "{}", show(&own));
+    assert!(objects().is_empty(), "{:?}", objects());
+    let bad = cook.run_args(&["status", cook.name(), "--namespace", "no/slash"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+}
