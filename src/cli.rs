@@ -27,9 +27,12 @@ pub mod env {
 const AFTER_HELP: &str = "\
 Exit codes:
   0    success (for cook and judge: at least one cell ended ok)
-  1    ran, but produced nothing usable (no ok cell, no scores, a failed doctor check)
+  1    ran, but produced nothing usable (no ok cell, no scores, a failed doctor check, lint
+       findings, no change for diff, nothing running for cancel)
   2    usage or precondition error (missing cook, invalid brief.yaml, engine unreachable, image build failed)
-  130  stopped by Ctrl-C; every container and network was removed and the cook marked cancelled
+  3    nightly: a ranking, but some cells unscored or a cook failed
+  4    nightly: another night of the same config is running
+  130  stopped by Ctrl-C or `cancel`; every container and network was removed and the cook marked cancelled
 
 Typical session:
   multicooker new hello --from examples/hello-task
