@@ -83,7 +83,9 @@ pub fn classify(relative: &str, brief: &Brief) -> Visibility {
     match parts.as_slice() {
         ["judging", "_logs" | "_previous", ..] => Visibility::Operator,
         ["judging", dir, ..] if dir.starts_with('_') => Visibility::HostOnly,
-        ["judging", "_mapping.json" | "_normalized.json"] => Visibility::HostOnly,
+        ["judging", "_mapping.json" | "_normalized.json"] | ["chef", _, "_mapping.json"] => {
+            Visibility::HostOnly
+        }
         ["judging", judge, "review.md"] if brief.judge(judge).is_some() => Visibility::Public,
         ["leaderboard.md" | "leaderboard.html" | "summary.json"] => Visibility::Public,
         ["work", participant, "out", _, ..] if brief.participant(participant).is_some() => {
@@ -352,6 +354,7 @@ mod tests {
                 Visibility::HostOnly,
             ),
             ("judging/_normalized.json", Visibility::HostOnly),
+            ("chef/chef/_mapping.json", Visibility::HostOnly),
             ("judging/_logs/ref/dummy.stdout.log", Visibility::Operator),
             ("judging/ref/review.md", Visibility::Public),
             ("judging/ref/scores_deanon.json", Visibility::Operator),

@@ -114,6 +114,12 @@ pub enum Command {
     /// `FEEDBACK_<participant>.md` (else `FEEDBACK_<flavor>.md`). The previous round is kept in
     /// rounds/<N>/ first; `diff` compares rounds.
     Refine(RefineArgs),
+    /// Run one synthesis participant (the chef) over the sealed outputs, anonymized as for judges.
+    ///
+    /// The chef gets normalized copies under shuffled labels and a ranking by label; the
+    /// mapping stays on the host. It is added to brief.yaml as a participant (unless
+    /// --no-register), so `rejudge` judges it beside the others.
+    Chef(ChefArgs),
     /// Show which files each participant added, removed or changed between two rounds.
     ///
     /// Defaults to the latest round against the one before. Exit 0 if anything changed, 1 if
@@ -270,6 +276,26 @@ pub struct RefineArgs {
     /// Cells running at once (default: all).
     #[arg(long, value_name = "N")]
     pub max_parallel: Option<usize>,
+}
+
+/// `chef`.
+#[derive(Debug, Args)]
+pub struct ChefArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// The chef: `NAME=FLAVOR` (or `NAME` for flavor NAME).
+    #[arg(long, default_value = "chef=codex")]
+    pub chef: String,
+    /// Do not add the chef to brief.yaml.
+    #[arg(long)]
+    pub no_register: bool,
+    /// Cook an existing chef again.
+    #[arg(long)]
+    pub force: bool,
+    /// Seed of the label shuffle (default: random; recorded host-side).
+    #[arg(long, env = env::SEED)]
+    pub seed: Option<u64>,
 }
 
 /// `diff`.
@@ -546,6 +572,7 @@ impl Command {
             Self::Tail(a) => &a.task.global,
             Self::Refine(a) => &a.task.global,
             Self::Diff(a) => &a.task.global,
+            Self::Chef(a) => &a.task.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

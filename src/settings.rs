@@ -90,6 +90,7 @@ pub fn run_settings(
         sandbox_check: true,
         merge: false,
         refine: None,
+        chef: None,
     })
 }
 

@@ -89,7 +89,7 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
 
 /// Inserts `- <item>` after the last item of the top-level block list `participants:`, with
 /// the list's own indentation. `None` when there is no such block list.
-fn insert_participant(text: &str, item: &str) -> Option<String> {
+pub(super) fn insert_participant(text: &str, item: &str) -> Option<String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let start = lines.iter().position(|l| {
         l.trim_end() == "participants:"

@@ -3,6 +3,7 @@
 mod add_participant;
 mod artifacts;
 mod build_base;
+mod chef;
 mod clean;
 mod compose;
 mod cook;
@@ -37,6 +38,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cook(args) => cook::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
         Command::Refine(args) => refine::run(&args).await,
+        Command::Chef(args) => chef::run(&args).await,
         Command::Diff(args) => diff::run(&args),
         Command::Resume(args) => resume::run(&args).await,
         Command::Rejudge(args) => judge::rejudge(&args).await,

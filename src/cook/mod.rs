@@ -107,6 +107,8 @@ pub struct RunSettings {
     pub merge: bool,
     /// Refine: run round N on top of the previous outputs, with these prompts.
     pub refine: Option<Refine>,
+    /// Chef: one synthesis participant over anonymized prior outputs.
+    pub chef: Option<Chef>,
 }
 
 impl RunSettings {
@@ -135,6 +137,17 @@ pub struct Refine {
     pub round: u32,
     /// Each participant's prompt.
     pub prompts: std::collections::BTreeMap<String, String>,
+}
+
+/// A chef run: its prompt and its read-only input folder (`/work/chef-input`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chef {
+    /// The chef participant.
+    pub name: String,
+    /// Its prompt.
+    pub prompt: String,
+    /// `chef/<chef>/input/`: anonymized submissions and ranking.
+    pub input: std::path::PathBuf,
 }
 
 /// What a cook run produced.
@@ -176,6 +189,13 @@ pub async fn cook<R: Runtime>(
     let (status, events) = open_run(paths, brief, &actors, settings.merge, round)?;
     let context = settings.plan_context(paths, &engine_names, brief);
     let mut plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
+    if let Some(chef) = &settings.chef {
+        for plan in plans.iter_mut().filter(|p| p.actor == chef.name) {
+            plan.spec
+                .mounts
+                .push(plan::read_only(chef.input.clone(), "/work/chef-input"));
+        }
+    }
     attach_logins(paths, &mut plans);
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
@@ -356,7 +376,10 @@ fn prepare_folder(
         } else {
             stale::set_aside_previous_output(paths, &actor.name, settings.user)
                 .map_err(prepare(paths.work(&actor.name)))?;
-            prompt.clone()
+            match &settings.chef {
+                Some(chef) if chef.name == actor.name => chef.prompt.clone(),
+                _ => prompt.clone(),
+            }
         };
         fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes())
             .map_err(prepare(paths.prompt(&actor.name)))?;

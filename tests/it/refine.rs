@@ -97,3 +97,124 @@ fn refine_round_gaps_a_dead_refine_is_rerun_as_the_same_round_from_its_snapshot(
         "the round restarted from its snapshot"
     );
 }
+
+#[test]
+fn the_chef_synthesizes_anonymized_outputs_and_is_judged_beside_the_others() {
+    let cook = TestCook::new(
+        "chef",
+        &dummy_brief(&[("alpha", "quality:2"), ("bravo", "quality:4")], ""),
+    );
+    for command in ["cook", "judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0), "{command}");
+    }
+    let output = cook.run_args(&["chef", cook.name(), "--chef", "chef=dummy"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        cook.text("brief.yaml")
+            .contains("- {name: chef, flavor: dummy}"),
+        "registered"
+    );
+    let input = cook.dir().join("chef/chef/input");
+    let mut entries: Vec<String> = walkdir::WalkDir::new(&input)
+        .into_iter()
+        .flatten()
+        .map(|e| e.path().strip_prefix(&input).unwrap().display().to_string())
+        .collect();
+    entries.sort();
+    assert!(
+        entries.contains(&"submissions/A/out/RESULT.md".to_owned()),
+        "{entries:?}"
+    );
+    assert!(
+        entries.contains(&"submissions/B/out/RESULT.md".to_owned()),
+        "{entries:?}"
+    );
+    for entry in &entries {
+        assert!(
+            !entry.contains("alpha") && !entry.contains("bravo"),
+            "anonymized: {entry}"
+        );
+    }
+    let ranking = cook.text("chef/chef/input/RANKING.md");
+    assert!(
+        !ranking.contains("alpha") && !ranking.contains("bravo") && ranking.contains("1. "),
+        "{ranking}"
+    );
+    let mapping = cook.json("chef/chef/_mapping.json");
+    assert_eq!(
+        mapping["labels"].as_object().unwrap().len(),
+        2,
+        "the mapping stays on the host"
+    );
+    assert!(
+        cook.text("work/chef/out/RESULT.md")
+            .contains("You are the chef")
+    );
+    assert_eq!(cook.json("CHEF_chef_RESULT.json")["result"]["status"], "ok");
+    let run = cook.json("RUN_RESULT.json");
+    assert_eq!(
+        run["participants"].as_array().unwrap().len(),
+        3,
+        "merged beside the others"
+    );
+    assert_eq!(cook.run("rejudge").status.code(), Some(0));
+    assert_eq!(cook.run("report").status.code(), Some(0));
+    let summary = cook.json("summary.json");
+    assert!(
+        summary["ranking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["participant"] == "chef" && r["rank"].is_number())
+    );
+    let again = cook.run_args(&["chef", cook.name(), "--chef", "chef=dummy"]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "a second chef run needs --force: {}",
+        show(&again)
+    );
+    let taken = cook.run_args(&["chef", cook.name(), "--chef", "alpha=dummy"]);
+    assert_eq!(taken.status.code(), Some(2), "{}", show(&taken));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+#[test]
+fn chef_ignoring_namespaces_a_chef_runs_in_its_namespace_only() {
+    let cook = TestCook::new("chefns", &dummy_brief(&[("alpha", "quality:2")], ""));
+    assert_eq!(
+        cook.run_args(&["cook", cook.name(), "--namespace", "nsx"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let output = cook
+        .command(&[
+            "chef",
+            cook.name(),
+            "--chef",
+            "chef=dummy",
+            "--namespace",
+            "nsx",
+        ])
+        .env("MULTICOOKER_KEEP", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        cook.leftovers().is_empty(),
+        "nothing under the default namespace: {:?}",
+        cook.leftovers()
+    );
+    let clean = cook.run_args(&["clean", cook.name(), "--namespace", "nsx", "--json"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    let removed: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert!(
+        removed["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o.as_str().unwrap().contains("-p-chef")),
+        "the chef's kept cell is found in its namespace: {removed}"
+    );
+}
