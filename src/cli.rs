@@ -120,6 +120,13 @@ pub enum Command {
     /// mapping stays on the host. It is added to brief.yaml as a participant (unless
     /// --no-register), so `rejudge` judges it beside the others.
     Chef(ChefArgs),
+    /// Ask reviewers for a second opinion on one candidate, merged into FEEDBACK.md.
+    ///
+    /// Reviewers (--reviewers, else brief.yaml `consult.reviewers`, else the judges) each get
+    /// BRIEF.md, raw/ and a normalized copy of the candidate, in their own cell, and write a
+    /// review; reviews land in consult/<target>/ and in one marked FEEDBACK.md block that the
+    /// next consult replaces. --refine then runs `refine` for the target.
+    Consult(ConsultArgs),
     /// Show which files each participant added, removed or changed between two rounds.
     ///
     /// Defaults to the latest round against the one before. Exit 0 if anything changed, 1 if
@@ -239,7 +246,7 @@ pub struct LoginArgs {
 }
 
 /// A task argument plus the global flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TaskArgs {
     /// The cook: its folder name under the root (`251122-hello`), the name without date
     /// (newest match), or an absolute path.
@@ -296,6 +303,23 @@ pub struct ChefArgs {
     /// Seed of the label shuffle (default: random; recorded host-side).
     #[arg(long, env = env::SEED)]
     pub seed: Option<u64>,
+}
+
+/// `consult`.
+#[derive(Debug, Args)]
+pub struct ConsultArgs {
+    /// The cook and global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// The participant to review (default: the leaderboard's first, else the first participant).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Reviewers as NAME=FLAVOR, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub reviewers: Vec<String>,
+    /// Then refine the target with the merged feedback.
+    #[arg(long)]
+    pub refine: bool,
 }
 
 /// `diff`.
@@ -573,6 +597,7 @@ impl Command {
             Self::Refine(a) => &a.task.global,
             Self::Diff(a) => &a.task.global,
             Self::Chef(a) => &a.task.global,
+            Self::Consult(a) => &a.task.global,
             Self::Cancel(a) => &a.task.global,
             Self::Resume(a) => &a.task.global,
             Self::Clean(a) => &a.global,

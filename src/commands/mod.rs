@@ -6,6 +6,7 @@ mod build_base;
 mod chef;
 mod clean;
 mod compose;
+mod consult;
 mod cook;
 mod diff;
 mod doctor;
@@ -39,6 +40,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Judge(args) => judge::run(&args).await,
         Command::Refine(args) => refine::run(&args).await,
         Command::Chef(args) => chef::run(&args).await,
+        Command::Consult(args) => consult::run(&args).await,
         Command::Diff(args) => diff::run(&args),
         Command::Resume(args) => resume::run(&args).await,
         Command::Rejudge(args) => judge::rejudge(&args).await,

@@ -64,6 +64,7 @@ impl Names {
         let tag = match role {
             Role::Participant => "p",
             Role::Judge => "j",
+            Role::Reviewer => "r",
         };
         format!("{}-{tag}-{}", self.project, actor.to_ascii_lowercase())
     }

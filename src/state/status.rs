@@ -61,6 +61,8 @@ pub enum Role {
     Participant,
     /// A judge.
     Judge,
+    /// A `consult` reviewer of one candidate.
+    Reviewer,
 }
 
 impl Role {
@@ -69,6 +71,7 @@ impl Role {
         match self {
             Self::Participant => "participant",
             Self::Judge => "judge",
+            Self::Reviewer => "reviewer",
         }
     }
 }

@@ -218,3 +218,68 @@ fn chef_ignoring_namespaces_a_chef_runs_in_its_namespace_only() {
         "the chef's kept cell is found in its namespace: {removed}"
     );
 }
+
+#[test]
+fn consult_reviews_one_candidate_into_feedback_and_refines_it() {
+    let cook = TestCook::new(
+        "consult",
+        &dummy_brief(&[("alpha", "quality:2"), ("bravo", "quality:4")], ""),
+    );
+    for command in ["cook", "judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0), "{command}");
+    }
+    fs_err::write(cook.dir().join("FEEDBACK.md"), "Keep it short.\n").unwrap();
+    let output = cook.run_args(&[
+        "consult",
+        cook.name(),
+        "--reviewers",
+        "r1=dummy,r2=dummy",
+        "--refine",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let result = cook.json("consult/bravo/CONSULT_RESULT.json");
+    assert_eq!(
+        result["target"], "bravo",
+        "the leaderboard's first by default"
+    );
+    assert_eq!(result["reviewers"].as_array().unwrap().len(), 2);
+    assert!(
+        cook.text("consult/bravo/r1.md")
+            .contains("Prioritized fixes")
+    );
+    let feedback = cook.text("FEEDBACK.md");
+    assert!(
+        feedback.starts_with("<!-- BEGIN multicooker consult: bravo -->"),
+        "{feedback}"
+    );
+    assert!(
+        feedback.contains("### r2 (dummy)") && feedback.ends_with("Keep it short.\n"),
+        "{feedback}"
+    );
+    assert!(
+        cook.dir().join("REFINE_2_RESULT.json").is_file(),
+        "--refine ran round 2 for the target"
+    );
+    assert!(
+        cook.text("work/bravo/PROMPT.txt")
+            .contains("Add two examples."),
+        "the reviews reached the prompt"
+    );
+    let again = cook.run_args(&[
+        "consult",
+        cook.name(),
+        "--target",
+        "bravo",
+        "--reviewers",
+        "r1=dummy",
+    ]);
+    assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    assert_eq!(
+        cook.text("FEEDBACK.md")
+            .matches("BEGIN multicooker consult: bravo")
+            .count(),
+        1,
+        "replaced, not duplicated"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

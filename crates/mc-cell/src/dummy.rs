@@ -24,6 +24,15 @@ pub fn run() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if std::env::var("MULTICOOKER_REVIEWER").is_ok_and(|r| !r.is_empty()) {
+        return match review(&script) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("mc-cell: {error}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let prompt = Path::new("/work/PROMPT.txt");
     if !judge && !prompt.is_file() {
         eprintln!("mc-entrypoint: /work/PROMPT.txt not present");
@@ -91,6 +100,35 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
     std::fs::write(out.join("RESULT.md"), &text)
         .map_err(|e| format!("cannot write RESULT.md: {e}"))?;
     println!("dummy: wrote out/RESULT.md ({} bytes)", text.len());
+    Ok(())
+}
+
+/// A `consult` reviewer: a short review of /work/candidate in /work/outbox/review.md.
+fn review(script: &[Directive]) -> Result<(), String> {
+    if script.contains(&Directive::NoOutput) {
+        return Ok(());
+    }
+    fn count(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, |entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    if e.path().is_dir() {
+                        count(&e.path())
+                    } else {
+                        1
+                    }
+                })
+                .sum()
+        })
+    }
+    let files = count(Path::new("/work/candidate"));
+    let text = format!(
+        "## Verdict\n\ndummy reviewer: looked at {files} file(s).\n\n## Strengths\n\n- It exists.\n\n## Problems\n\n- It is short.\n\n## Prioritized fixes\n\n1. Add two examples.\n"
+    );
+    std::fs::write("/work/outbox/review.md", text)
+        .map_err(|e| format!("cannot write outbox/review.md: {e}"))?;
+    println!("dummy reviewer: reviewed {files} file(s)");
     Ok(())
 }
 
