@@ -365,6 +365,9 @@ fn prepare_folder(
 ) -> Result<(), RunError> {
     let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
     let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(prepare(paths.brief_md()))?;
+    if !settings.merge && settings.refine.is_none() && settings.chef.is_none() {
+        stale::set_aside_rounds(paths).map_err(prepare(paths.dir().join("rounds")))?;
+    }
     let prompt = participant_prompt(&brief_md);
     for actor in actors {
         // A refine round edits the previous out/ in place (rounds/ holds its snapshot).

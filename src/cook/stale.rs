@@ -63,6 +63,42 @@ pub(super) fn set_aside_previous_output(
     user.prepare_writable(&out)
 }
 
+/// A fresh cook starts a new round 1: earlier refine rounds (`rounds/`, `REFINE_<N>.json`,
+/// `REFINE_<N>_RESULT.json`) move to `attempts/refines-<k>/`, so `report` and `resume` never
+/// read a stale round (BEHAVIOR.md §10.26). Nothing is deleted.
+pub(super) fn set_aside_rounds(paths: &CookPaths) -> io::Result<()> {
+    let refines: Vec<std::path::PathBuf> = fs_err::read_dir(paths.dir())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("REFINE_"))
+        })
+        .collect();
+    let rounds = paths.dir().join("rounds");
+    if refines.is_empty() && !rounds.exists() {
+        return Ok(());
+    }
+    let attempts = paths.dir().join("attempts");
+    fs_err::create_dir_all(&attempts)?;
+    let next = fs_err::read_dir(&attempts)?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("refines-"))
+        .count()
+        + 1;
+    let kept = attempts.join(format!("refines-{next}"));
+    fs_err::create_dir_all(&kept)?;
+    move_if_exists(&rounds, &kept.join("rounds"))?;
+    for file in refines {
+        if let Some(name) = file.file_name() {
+            fs_err::rename(&file, kept.join(name))?;
+        }
+    }
+    Ok(())
+}
+
 fn move_if_exists(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
     match fs_err::symlink_metadata(from) {
         Ok(_) => fs_err::rename(from, to),

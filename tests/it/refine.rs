@@ -283,3 +283,39 @@ fn consult_reviews_one_candidate_into_feedback_and_refines_it() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+#[test]
+fn re_cook_over_stale_state_starts_a_new_round_one_and_keeps_the_old_rounds() {
+    let cook = TestCook::new("recook", &dummy_brief(&[("a", "quality:2")], ""));
+    assert_eq!(cook.run("cook").status.code(), Some(0));
+    assert_eq!(cook.run("refine").status.code(), Some(0));
+    assert!(cook.dir().join("REFINE_2_RESULT.json").is_file());
+    assert_eq!(
+        cook.run("cook").status.code(),
+        Some(0),
+        "cook again from scratch"
+    );
+    assert!(
+        !cook.dir().join("REFINE_2_RESULT.json").exists() && !cook.dir().join("rounds").exists()
+    );
+    let kept = cook.dir().join("attempts/refines-1");
+    assert!(
+        kept.join("REFINE_2_RESULT.json").is_file() && kept.join("rounds/1/a").is_dir(),
+        "nothing is lost"
+    );
+    for command in ["judge", "report"] {
+        assert_eq!(cook.run(command).status.code(), Some(0), "{command}");
+    }
+    assert_eq!(
+        cook.json("summary.json")["round"],
+        1,
+        "the report reads the new round, not a stale refine"
+    );
+    let diff = cook.run_args(&["diff", cook.name(), "--from", "1", "--to", "2"]);
+    assert_ne!(
+        diff.status.code(),
+        Some(0),
+        "no stale round 2 to compare with: {}",
+        show(&diff)
+    );
+}
