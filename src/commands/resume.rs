@@ -1,4 +1,5 @@
-//! `multicooker resume <task> [--force]`: finishes a cook whose run was cut short.
+//! `multicooker resume <task> [--force]`: finishes the latest round of a cook whose run was cut
+//! short (round 1, or a refine round, which reruns from that round's prompts).
 //!
 //! Only the cells that did not finish are run again: those the last run classified as
 //! retryable (`rate_limited`, `timed_out`, `start_failed`, `non_zero_exit`), those it never
@@ -101,6 +102,15 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let (runtime, engine) = connect(&session).await?;
     let mut settings = run_settings(brief, &engine, args.max_parallel, names.len(), cancel)?;
     settings.merge = true;
+    // In a refine round the cells run that round again, from their round's prompt.
+    let round = read_status(&paths).map_or(1, |s| s.round);
+    if round > 1 {
+        let prompts = names
+            .iter()
+            .map(|n| Ok((n.clone(), fs_err::read_to_string(paths.prompt(n))?)))
+            .collect::<std::io::Result<_>>()?;
+        settings.refine = Some(cook::Refine { round, prompts });
+    }
     let progress = Arc::new(session.printer.progress("resume"));
     let outcome = cook::cook(&runtime, &paths, brief, &names, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);

@@ -508,8 +508,33 @@ fn write_round_result(
     if round == 1 {
         return write_run_result(paths, brief, results, versions, sandbox, settings.merge);
     }
-    let value = json!({"finished_at": now_iso(), "round_num": round, "round": round, "participants": results, "cli_versions": versions});
     let path = paths.dir().join(format!("REFINE_{round}_RESULT.json"));
+    let mut participants: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
+    if settings.merge {
+        // Resuming a refine round: entries of participants not re-run stay.
+        let prior: serde_json::Value = fsx::read_capped(&path, 64 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        for entry in prior["participants"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            if !participants.iter().any(|p| p["name"] == entry["name"]) {
+                participants.push(entry);
+            }
+        }
+        let rank = |v: &serde_json::Value| {
+            brief
+                .participants
+                .iter()
+                .position(|p| v["name"] == p.name.as_str())
+                .unwrap_or(usize::MAX)
+        };
+        participants.sort_by_key(rank);
+    }
+    let value = json!({"finished_at": now_iso(), "round_num": round, "round": round, "participants": participants, "cli_versions": versions});
     fsx::write_json_atomic(&path, &value).map_err(StateError::io("write", path))
 }
 

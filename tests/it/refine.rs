@@ -319,3 +319,48 @@ fn re_cook_over_stale_state_starts_a_new_round_one_and_keeps_the_old_rounds() {
         show(&diff)
     );
 }
+
+#[test]
+fn resume_finishes_a_refine_round_in_that_round() {
+    let cook = TestCook::new(
+        "resume-refine",
+        &dummy_brief(&[("a", "quality:2"), ("b", "quality:3")], ""),
+    );
+    assert_eq!(cook.run("cook").status.code(), Some(0));
+    let brief = cook.text("brief.yaml");
+    fs_err::write(
+        cook.dir().join("brief.yaml"),
+        brief.replace("quality:3", "exit:3"),
+    )
+    .unwrap();
+    let refine = cook.run("refine");
+    assert_eq!(refine.status.code(), Some(0), "a is ok: {}", show(&refine));
+    assert_eq!(
+        cook.json("status.json")["cells"]["b"]["state"],
+        "non_zero_exit"
+    );
+    let a_before = cook.json("status.json")["cells"]["a"].clone();
+    fs_err::write(cook.dir().join("brief.yaml"), brief).unwrap();
+    let output = cook.run("resume");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let status = cook.json("status.json");
+    assert_eq!(status["round"], 2);
+    assert_eq!(status["cells"]["b"]["state"], "ok");
+    assert_eq!(
+        status["cells"]["a"], a_before,
+        "a ended ok in round 2 and is not re-run"
+    );
+    let names: Vec<String> = cook.json("REFINE_2_RESULT.json")["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["a", "b"], "the round's results merged");
+    assert!(
+        cook.text("work/b/out/RESULT.md")
+            .contains("This is round 2"),
+        "b ran round 2's prompt"
+    );
+    assert!(!cook.dir().join("REFINE_3.json").exists());
+}
