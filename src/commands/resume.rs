@@ -56,6 +56,73 @@ pub(super) fn targets(
         .collect()
 }
 
+/// Judges of an interrupted or cut-short judge phase that did not finish, if any.
+fn unfinished_judges(
+    paths: &CookPaths,
+    brief: &crate::brief::Brief,
+) -> Option<Vec<crate::brief::Actor>> {
+    let status = read_status(paths)?;
+    if status.phase != crate::state::Phase::Judge {
+        return None;
+    }
+    let judges: Vec<crate::brief::Actor> = brief
+        .judges
+        .iter()
+        .filter(|j| {
+            status.cells.get(&j.name).is_none_or(|c| {
+                !c.state.is_final()
+                    || matches!(
+                        c.state,
+                        CellState::Cancelled
+                            | CellState::RateLimited
+                            | CellState::TimedOut
+                            | CellState::StartFailed
+                    )
+            })
+        })
+        .cloned()
+        .collect();
+    (!judges.is_empty()).then_some(judges)
+}
+
+/// Runs the unfinished judges again; the others' scores and entries stay.
+async fn resume_judging(
+    session: &crate::settings::Session,
+    cancel: tokio_util::sync::CancellationToken,
+    paths: &CookPaths,
+    brief: &crate::brief::Brief,
+    judges: &[crate::brief::Actor],
+) -> anyhow::Result<ExitCode> {
+    let names: Vec<&str> = judges.iter().map(|j| j.name.as_str()).collect();
+    session.printer.info(&format!(
+        "resuming the judging of `{}`: {}",
+        paths.name(),
+        names.join(", ")
+    ));
+    let (runtime, engine) = connect(session).await?;
+    let mut settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
+    settings.merge = true;
+    let progress = Arc::new(session.printer.progress("judge"));
+    let seed = crate::judge::labels::random_seed();
+    let outcome =
+        crate::judge::judge(&runtime, paths, brief, judges, seed, &settings, progress).await?;
+    report_leftovers(session, &outcome.leftovers);
+    session
+        .printer
+        .json(&json!({"cook": paths.name(), "judges": outcome.results}));
+    if outcome.state == CookState::Cancelled {
+        return Ok(ExitCode::Cancelled);
+    }
+    if outcome.results.iter().any(|r| r.ok) {
+        session
+            .printer
+            .info(&format!("next: multicooker report {}", paths.name()));
+        Ok(ExitCode::Success)
+    } else {
+        Ok(ExitCode::NothingUsable)
+    }
+}
+
 pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
@@ -63,6 +130,11 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     super::status::lint_gate(&paths, brief)?;
     let _lock = crate::state::RunLock::acquire(paths.dir(), "resume")?;
     let targets = targets(&paths, brief, args.force);
+    if targets.is_empty()
+        && let Some(judges) = unfinished_judges(&paths, brief)
+    {
+        return resume_judging(&session, cancel, &paths, brief, &judges).await;
+    }
     if targets.is_empty() {
         session
             .printer

@@ -312,6 +312,16 @@ impl CellHooks for JudgeHooks {
             egress: crate::cook::egress_record(plan, outcome.canary.as_ref()),
         };
         self.record(plan, &outcome, &result);
+        // Kept per judge, so a run killed before JUDGE_RESULT.json can be resumed.
+        let kept = self
+            .paths
+            .judging()
+            .join("_results")
+            .join(format!("{}.json", plan.actor));
+        self.note_error(
+            fs_err::create_dir_all(kept.parent().unwrap_or(&kept))
+                .and_then(|()| fsx::write_json_atomic(&kept, &result)),
+        );
         result
     }
 }

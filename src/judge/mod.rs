@@ -236,6 +236,7 @@ pub async fn judge<R: Runtime>(
         return Err(RunError::Build(message.to_string()));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
+    let entries = result_entries(paths, brief, &results, settings.merge);
     let judge_result = json!({
         "finished_at": now_iso(),
         "policy": brief.judging.policy,
@@ -243,7 +244,7 @@ pub async fn judge<R: Runtime>(
         "self_preference": brief.judging.self_preference,
         "blinding_probe": brief.judging.blinding_probe,
         "seed": seed,
-        "judges": results,
+        "judges": entries,
     });
     fsx::write_json_atomic(&paths.judge_result(), &judge_result)
         .map_err(StateError::io("write", paths.judge_result()))?;
@@ -264,6 +265,51 @@ pub async fn judge<R: Runtime>(
     })
 }
 
+/// `JUDGE_RESULT.json` entries; when resuming, the judges not run again keep theirs.
+fn result_entries(
+    paths: &CookPaths,
+    brief: &Brief,
+    results: &[JudgeResult],
+    merge: bool,
+) -> Vec<serde_json::Value> {
+    let mut entries: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
+    if merge {
+        let prior: serde_json::Value = fsx::read_capped(&paths.judge_result(), 64 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let mut prior_entries = prior["judges"].as_array().cloned().unwrap_or_default();
+        for judge in &brief.judges {
+            let kept = paths
+                .judging()
+                .join("_results")
+                .join(format!("{}.json", judge.name));
+            if !prior_entries
+                .iter()
+                .any(|e| e["name"] == judge.name.as_str())
+                && let Ok(Ok(entry)) = fsx::read_capped(&kept, 16 << 20)
+                    .map(|b| serde_json::from_slice::<serde_json::Value>(&b))
+            {
+                prior_entries.push(entry);
+            }
+        }
+        for entry in prior_entries {
+            if !entries.iter().any(|e| e["name"] == entry["name"]) {
+                entries.push(entry);
+            }
+        }
+        let rank = |v: &serde_json::Value| {
+            brief
+                .judges
+                .iter()
+                .position(|j| v["name"] == j.name.as_str())
+                .unwrap_or(usize::MAX)
+        };
+        entries.sort_by_key(rank);
+    }
+    entries
+}
+
 /// Keeps earlier judge outputs aside, normalizes each sealed output once (recording what was
 /// stripped), writes the mapping (host only) and every inbox.
 fn prepare_inboxes(
@@ -279,7 +325,26 @@ fn prepare_inboxes(
     };
     let names: Vec<String> = assignments.iter().map(|a| a.judge.clone()).collect();
     inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
+    let prior_mapping: serde_json::Value = fsx::read_capped(&paths.mapping(), 64 << 20)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
     inbox::write_mapping(&paths.mapping(), seed, assignments).map_err(prepare)?;
+    if settings.merge
+        && let Some(prior) = prior_mapping["judges"].as_object()
+    {
+        // Resuming: the other judges' labels stay on record (host only).
+        let mut mapping: serde_json::Value = fsx::read_capped(&paths.mapping(), 64 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if let Some(current) = mapping["judges"].as_object_mut() {
+            for (name, entry) in prior {
+                current.entry(name.clone()).or_insert_with(|| entry.clone());
+            }
+        }
+        fsx::write_json_atomic(&paths.mapping(), &mapping).map_err(prepare)?;
+    }
     let normalized = paths.judging().join("_normalized");
     fsx::remove_tree(&normalized).map_err(prepare)?;
     let mut participants: Vec<&String> = assignments

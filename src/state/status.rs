@@ -355,4 +355,36 @@ mod tests {
         assert_eq!(now.extra["cancel_requested"], true);
         assert_eq!(now.cells["a"].state, CellState::Running);
     }
+
+    #[test]
+    fn a_concurrent_reader_always_sees_valid_json() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = CookPaths::new(tmp.path().join("251122-x"));
+        fs_err::create_dir_all(paths.dir()).unwrap();
+        let store = StatusStore::create(&paths, Phase::Cook, 1, IndexMap::new()).unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (path, done) = (paths.status(), done.clone());
+            std::thread::spawn(move || {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    let bytes = std::fs::read(&path).unwrap();
+                    serde_json::from_slice::<serde_json::Value>(&bytes)
+                        .unwrap_or_else(|e| panic!("read {reads}: not JSON ({e})"));
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        for i in 0..300 {
+            store
+                .update_cell(&format!("cell{}", i % 7), Role::Participant, "dummy", |c| {
+                    c.duration_s = Some(f64::from(i));
+                })
+                .unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let reads = reader.join().unwrap();
+        assert!(reads > 0, "the reader ran");
+    }
 }

@@ -457,3 +457,68 @@ fn namespaces_keep_two_orchestrators_objects_apart() {
     let bad = cook.run_args(&["status", cook.name(), "--namespace", "no/slash"]);
     assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
 }
+
+#[test]
+fn a_run_killed_while_judging_is_resumed_by_rerunning_only_the_unfinished_judges() {
+    let yaml = dummy_brief(&[("a", "quality:2"), ("b", "quality:4")], "").replace(
+        "judges:\n  - {name: referee, flavor: dummy, model: \"\"}\n",
+        "judges:\n  - {name: quick, flavor: dummy}\n  - {name: slow, flavor: dummy, model: \"sleep:120\"}\n",
+    );
+    let cook = TestCook::new("resume-judge", &yaml);
+    assert_eq!(cook.run("cook").status.code(), Some(0));
+    let mut child = cook.command(&["judge", cook.name()]).spawn().unwrap();
+    cook.wait_for_cell_state("quick", "ok", Duration::from_secs(60));
+    cook.wait_for_cell_state("slow", "running", Duration::from_secs(60));
+    signal(child.id(), "KILL");
+    child.wait().unwrap();
+    let quick_scores = cook.text("judging/quick/scores_deanon.json");
+    let status = cook.run_args(&["status", cook.name(), "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        (status["interrupted"].as_bool(), status["state"].as_str()),
+        (Some(true), Some("judging"))
+    );
+    fs_err::write(
+        cook.dir().join("brief.yaml"),
+        cook.text("brief.yaml")
+            .replace("model: \"sleep:120\"", "model: \"\""),
+    )
+    .unwrap();
+    let output = cook.run_args(&["resume", cook.name()]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("resuming the judging"),
+        "{}",
+        show(&output)
+    );
+    assert_eq!(
+        cook.text("judging/quick/scores_deanon.json"),
+        quick_scores,
+        "a judge that finished is not re-run"
+    );
+    let result = cook.json("JUDGE_RESULT.json");
+    let names: Vec<&str> = result["judges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["quick", "slow"]);
+    assert_eq!(
+        cook.json("judging/_mapping.json")["judges"]
+            .as_object()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(cook.run("report").status.code(), Some(0));
+    assert_eq!(
+        cook.json("summary.json")["judges_used"],
+        serde_json::json!(["quick", "slow"])
+    );
+    assert_eq!(
+        cook.run_args(&["clean", cook.name()]).status.code(),
+        Some(0)
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
