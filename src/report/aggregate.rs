@@ -282,18 +282,7 @@ fn standings(input: &ReportInput, brief: &Brief, accepted: &[Vec<f64>]) -> Vec<S
         .participants
         .iter()
         .zip(accepted)
-        .map(|(participant, scores)| Standing {
-            rank: None,
-            participant: participant.name.clone(),
-            flavor: participant.flavor.clone(),
-            mean_pct: mean(scores),
-            num_judges: scores.len(),
-            run: input
-                .run_entries
-                .iter()
-                .find(|e| e.name == participant.name)
-                .cloned(),
-        })
+        .map(|(participant, scores)| unranked(input, participant, mean(scores), scores.len()))
         .collect();
     // `sort_by` is stable: equal means keep brief order, and unscored ones go last in brief order.
     rank(&mut all);
@@ -318,22 +307,33 @@ fn pairwise_standings(
                 .iter()
                 .find(|c| c.participant == participant.name)
                 .map_or(0, |c| c.scored_by);
-            Standing {
-                rank: None,
-                participant: participant.name.clone(),
-                flavor: participant.flavor.clone(),
-                mean_pct: scores.get(i).copied().flatten().filter(|_| judges > 0),
-                num_judges: judges,
-                run: input
-                    .run_entries
-                    .iter()
-                    .find(|e| e.name == participant.name)
-                    .cloned(),
-            }
+            let score = scores.get(i).copied().flatten().filter(|_| judges > 0);
+            unranked(input, participant, score, judges)
         })
         .collect();
     rank(&mut all);
     all
+}
+
+/// A participant's line before ranking, with its run entry.
+fn unranked(
+    input: &ReportInput,
+    participant: &crate::brief::Actor,
+    score: Option<f64>,
+    judges: usize,
+) -> Standing {
+    Standing {
+        rank: None,
+        participant: participant.name.clone(),
+        flavor: participant.flavor.clone(),
+        mean_pct: score,
+        num_judges: judges,
+        run: input
+            .run_entries
+            .iter()
+            .find(|e| e.name == participant.name)
+            .cloned(),
+    }
 }
 
 /// Sorts by score descending (ties and unscored in brief order) and numbers the scored.

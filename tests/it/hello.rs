@@ -9,15 +9,7 @@ fn hello_example_runs_end_to_end_to_a_three_row_leaderboard() {
     let cook = TestCook::empty("hello");
     let created = cook.run_args(&["new", cook.name(), "--from", EXAMPLE]);
     assert!(created.status.success(), "{}", show(&created));
-    for command in ["cook", "judge", "report"] {
-        let output = cook.run(command);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{command}: {}",
-            show(&output)
-        );
-    }
+    cook.cook_judge_report();
     let leaderboard = cook.text("leaderboard.md");
     let rows: Vec<&str> = leaderboard
         .lines()

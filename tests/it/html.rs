@@ -127,15 +127,7 @@ fn a_real_pairwise_leaderboard_renders_cleanly_with_its_rows_in_order() {
         "judges:\n  - {name: referee, flavor: dummy}\n  - {name: umpire, flavor: dummy}\n",
     );
     let cook = TestCook::new("html", &brief);
-    for command in ["cook", "judge", "report"] {
-        let output = cook.run(command);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{command}: {}",
-            show(&output)
-        );
-    }
+    cook.cook_judge_report();
     let page = cook.dir().join("leaderboard.html");
     let html = fs_err::read_to_string(&page).unwrap();
     assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"));

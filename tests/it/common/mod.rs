@@ -100,6 +100,19 @@ impl TestCook {
         command
     }
 
+    /// Runs cook, judge and report, each of which must exit 0.
+    pub(crate) fn cook_judge_report(&self) {
+        for command in ["cook", "judge", "report"] {
+            let output = self.run(command);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{command}: {}",
+                show(&output)
+            );
+        }
+    }
+
     /// Runs `multicooker <command> <cook>` to completion.
     pub(crate) fn run(&self, command: &str) -> Output {
         self.run_args(&[command, &self.name])
