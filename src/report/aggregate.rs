@@ -66,7 +66,12 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .rubric
             .as_ref()
             .is_some_and(|r| !r.dimensions.is_empty()),
-        judges_used: input.scores.iter().map(|s| s.judge.clone()).collect(),
+        judges_used: input
+            .scores
+            .iter()
+            .map(|s| s.judge.clone())
+            .chain(input.verdicts.iter().map(|v| v.judge.clone()))
+            .collect(),
         standings: match &pairwise_scores {
             Some(scores) => pairwise_standings(input, brief, scores, &jury),
             None => standings(input, brief, &tally.accepted),

@@ -93,9 +93,14 @@ fn egress_line(report: &Report) -> String {
 }
 
 fn ranking_table(report: &Report, lines: &mut Vec<String>) {
-    lines.push(
-        "| Rank | Participant | Mean % | # judges | Run status | Duration | Tokens | Cost |".into(),
-    );
+    let score = if report.jury.mode == crate::brief::JudgingMode::Pairwise {
+        "Score %"
+    } else {
+        "Mean %"
+    };
+    lines.push(format!(
+        "| Rank | Participant | {score} | # judges | Run status | Duration | Tokens | Cost |"
+    ));
     lines.push(
         "|------|-------------|--------|----------|------------|----------|--------|------|".into(),
     );
@@ -222,6 +227,7 @@ fn breakdown(report: &Report, lines: &mut Vec<String>) {
                 lines.push(format!("### {judge}"));
                 lines.push(String::new());
                 lines.extend(entries.iter().map(pair_line));
+                lines.extend(verdict_lines(report, judge));
                 if let Some(review) = review {
                     lines.extend([
                         String::new(),
@@ -246,6 +252,31 @@ fn breakdown(report: &Report, lines: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// Pairwise mode: one line per pair this judge compared.
+fn verdict_lines(report: &Report, judge: &str) -> Vec<String> {
+    let Some(pairwise) = &report.jury.pairwise else {
+        return Vec::new();
+    };
+    pairwise
+        .pairs
+        .iter()
+        .filter(|p| p.judge == judge)
+        .map(|p| {
+            let verdict = match p.outcome {
+                "a" => format!("**{}** over {}", p.a, p.b),
+                "b" => format!("**{}** over {}", p.b, p.a),
+                _ => format!("{} and {} tie", p.a, p.b),
+            };
+            let orders = match p.consistent {
+                Some(true) => "both orders agree",
+                Some(false) => "the two orders disagree: counted as a tie",
+                None => "one order only",
+            };
+            format!("- {verdict} ({orders})")
+        })
+        .collect()
 }
 
 fn pair_line(pair: &PairScore) -> String {

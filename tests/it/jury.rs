@@ -74,6 +74,10 @@ fn pairwise_judges_see_every_pair_in_both_orders_and_rank_by_bradley_terry() {
     assert_eq!(ranking, ["high", "mid", "low"]);
     assert_eq!(summary["judging_mode"], "pairwise");
     assert_eq!(
+        summary["judges_used"],
+        serde_json::json!(["referee", "umpire"])
+    );
+    assert_eq!(
         summary["statistics"]["method"],
         "bradley_terry+cluster_bootstrap"
     );
@@ -93,6 +97,11 @@ fn pairwise_judges_see_every_pair_in_both_orders_and_rank_by_bradley_terry() {
     let leaderboard = fs_err::read_to_string(cook.dir().join("leaderboard.md")).unwrap();
     assert!(
         leaderboard.contains("Position consistency: 100 % of 6 pairs"),
+        "{leaderboard}"
+    );
+    assert!(
+        leaderboard.contains("- **high** over low (both orders agree)")
+            || leaderboard.contains("- **high** over mid (both orders agree)"),
         "{leaderboard}"
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
