@@ -243,10 +243,11 @@ pub async fn cook<R: Runtime>(
     let versions = images::cli_versions(&**runtime, &bases).await;
     for result in &mut results {
         result.cli_version = versions.get(&result.flavor).cloned();
-        result.image = bases
-            .iter()
-            .find(|(flavor, _)| *flavor == result.flavor)
-            .map(|(_, tag)| tag.clone());
+        if let Some((_, tag)) = bases.iter().find(|(flavor, _)| *flavor == result.flavor) {
+            // The tag names the build context's digest; the id names what the engine built.
+            let id = runtime.image_id(tag).await.ok().flatten();
+            result.image = Some(id.map_or_else(|| tag.clone(), |id| format!("{tag}@{id}")));
+        }
     }
     let sandbox = match probe {
         Some(handle) => Some(settle_probe(handle).await),

@@ -451,6 +451,7 @@ pub fn history_json(name: &str, store: &Path, nights: &[NightRecord]) -> Value {
                     "flavor": arm.map(|a| a.flavor.clone()),
                     "model": arm.and_then(|a| a.model.clone()),
                     "cli_version": arm.and_then(|a| a.cli_version.clone()),
+                    "image": arm.and_then(|a| a.image.clone()),
                     "estimate": e.estimate, "lo": e.lo, "hi": e.hi,
                     "scored_cells": e.scored_cells, "cells": e.cells,
                 })

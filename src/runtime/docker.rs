@@ -138,6 +138,14 @@ impl Runtime for DockerRuntime {
         }
     }
 
+    async fn image_id(&self, tag: &str) -> Result<Option<String>, RuntimeError> {
+        match self.docker.inspect_image(tag).await {
+            Ok(image) => Ok(image.id),
+            Err(e) if status(&e) == Some(404) => Ok(None),
+            Err(e) => Err(operation("inspect", ObjectRef::image(tag), &e)),
+        }
+    }
+
     async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let options = BuildImageOptionsBuilder::default()
             .dockerfile("Dockerfile")

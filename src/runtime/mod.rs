@@ -139,6 +139,14 @@ pub trait Runtime: Send + Sync + 'static {
     ) -> impl Future<
         Output = Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError>,
     > + Send;
+    /// The engine's id of an image (`sha256:…`), for provenance; `None` when unknown.
+    fn image_id(
+        &self,
+        tag: &str,
+    ) -> impl Future<Output = Result<Option<String>, RuntimeError>> + Send {
+        let _ = tag;
+        async { Ok(None) }
+    }
     /// Builds an image from a tar build context.
     fn build_image(
         &self,

@@ -127,6 +127,10 @@ fn a_night_cooks_every_brief_and_repeat_and_history_shows_trends_and_changes() {
         (Some("a"), Some(80.0))
     );
     assert_eq!(a["lo"].as_f64(), Some(80.0), "two briefs give an interval");
+    assert!(
+        a["image"].as_str().unwrap().contains("@sha256:"),
+        "the engine's image id is on record: {a}"
+    );
     assert_eq!(night["participants"][1]["estimate"].as_f64(), Some(40.0));
     assert_eq!(night["tied_groups"], serde_json::json!([["a"], ["b"]]));
 
