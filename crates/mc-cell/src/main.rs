@@ -7,6 +7,7 @@ mod canary;
 mod dummy;
 mod fake;
 mod hostile;
+mod init;
 mod json;
 mod members;
 mod probe;
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         return fake::run(invoked, &args[1..]);
     }
     match args.get(1).map(String::as_str) {
+        Some("init") => init::run(&args[2..]),
         Some("dummy") => dummy::run(),
         Some("proxy") => proxy::run(&args[2..]),
         Some("canary") => canary::run(&args[2..]),
