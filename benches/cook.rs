@@ -1,8 +1,10 @@
 //! `cargo bench --bench cook`: wall time and peak memory of `cook`, `judge` and `report` for
 //! N = 3 and N = 12 dummy participants, next to the floor measured in the same run: the same
-//! Docker work done bare and in parallel through the engine API (N networks created, N
-//! containers of the same image created, started, waited and removed, the networks removed).
-//! Prints numbers; asserts nothing about time. Target: cook ≤ 1.3 × floor at N = 12.
+//! engine work done bare and in parallel through the engine API (N networks created; N cells of
+//! the same image created with the same areas, started, their inputs and go file staged, their
+//! exit record awaited, their `out/` collected, killed and removed; the networks removed).
+//! Prints numbers, including what staging and collecting cost per cell; asserts nothing about
+//! time. Target: cook ≤ 1.3 × floor at N = 12.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its numbers")]
 
@@ -10,11 +12,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use futures_util::StreamExt;
 use futures_util::future::join_all;
-use multicooker::cook::names::Names;
+use multicooker::cell::EXIT_RECORD;
+use multicooker::cell::names::Names;
 use multicooker::runtime::docker::DockerRuntime;
 use multicooker::runtime::{
-    CellSpec, ImageSpec, LABEL_ROOT, Labels, Limits, Mount, NetworkSpec, ObjectRef, Runtime, Tmpfs,
+    Archive, Area, CellSpec, ImageSpec, Init, LABEL_ROOT, Labels, Limits, LogChunk, NetworkSpec,
+    ObjectRef, Runtime, Tmpfs,
 };
 
 const RUNS: usize = 3;
@@ -29,15 +34,25 @@ fn main() {
         .expect("a running Docker engine");
     println!("multicooker cook benchmark ({RUNS} runs each, median shown; seconds; RSS in MiB)");
     println!(
-        "{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}",
-        "N", "floor", "cook", "judge", "report", "ratio", "cook RSS", "judge RSS"
+        "{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}  {:>8}  {:>8}",
+        "N",
+        "floor",
+        "cook",
+        "judge",
+        "report",
+        "ratio",
+        "cook RSS",
+        "judge RSS",
+        "stage ms",
+        "collect ms"
     );
     for n in [3, 12] {
-        let floor = median(
-            (0..RUNS)
-                .map(|_| tokio.block_on(floor(&runtime, n)))
-                .collect(),
-        );
+        let floors: Vec<Floor> = (0..RUNS)
+            .map(|_| tokio.block_on(floor(&runtime, n)))
+            .collect();
+        let stage_ms = median(floors.iter().map(|f| f.stage_ms).collect());
+        let collect_ms = median(floors.iter().map(|f| f.collect_ms).collect());
+        let floor = median(floors.iter().map(|f| f.seconds).collect());
         let mut cooks = Vec::new();
         let mut judges = Vec::new();
         let mut reports = Vec::new();
@@ -55,7 +70,7 @@ fn main() {
         }
         let cook = median(cooks);
         println!(
-            "{n:>3}  {floor:>8.2} {cook:>8.2} {:>8.2} {:>8.3}  {:>6.2}x  {:>9.1}  {:>9.1}",
+            "{n:>3}  {floor:>8.2} {cook:>8.2} {:>8.2} {:>8.3}  {:>6.2}x  {:>9.1}  {:>9.1}  {stage_ms:>8.1}  {collect_ms:>10.1}",
             median(judges),
             median(reports),
             cook / floor,
@@ -122,64 +137,140 @@ fn timed(root: &Path, command: &str) -> (f64, i64) {
     (seconds, rss)
 }
 
+/// One floor run: wall seconds, and the mean time per cell of staging (inputs and go file)
+/// and of collecting `out/`, in milliseconds.
+struct Floor {
+    seconds: f64,
+    stage_ms: f64,
+    collect_ms: f64,
+}
+
 /// The same engine work as a cook, bare and in parallel, with the same hardened cell spec.
-async fn floor(runtime: &DockerRuntime, n: usize) -> f64 {
-    let work = tempfile::tempdir().expect("temp dir");
+async fn floor(runtime: &DockerRuntime, n: usize) -> Floor {
     let names = Names::for_cook("990101-floor", "bench");
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
-    let context = multicooker::flavor::build_context("dummy", None).expect("dummy context");
+    let context = multicooker::flavor::thin_context(
+        &multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
+            .expect("dummy context")
+            .remove(0)
+            .tag,
+    )
+    .expect("thin context");
+    let base = multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
+        .expect("dummy context")
+        .remove(0);
+    multicooker::cell::images::ensure_base(runtime, &base)
+        .await
+        .expect("base image");
     runtime
         .build_image(&ImageSpec {
             tag: image.clone(),
             labels: labels.clone(),
-            context: context.tar,
+            context,
         })
         .await
         .expect("image");
-    let prompt = work.path().join("PROMPT.txt");
-    std::fs::write(&prompt, "Say hello.\n").expect("prompt");
     let specs: Vec<CellSpec> = (0..n)
-        .map(|i| floor_cell(work.path(), &names, &labels, &image, i))
+        .map(|i| floor_cell(&names, &labels, &image, i))
         .collect();
     let start = Instant::now();
-    join_all(specs.iter().map(|spec| async move {
-        let network = spec.network.clone().expect("floor cells have a network");
-        runtime
-            .create_network(&NetworkSpec {
-                name: network.clone(),
-                labels: spec.labels.clone(),
-                internal: true,
-                isolated: false,
-            })
-            .await
-            .expect("network");
-        runtime.create_cell(spec).await.expect("create");
-        runtime.start_cell(&spec.name).await.expect("start");
-        runtime.wait_cell(&spec.name).await.expect("wait");
-        runtime
-            .remove(&ObjectRef::cell(&spec.name))
-            .await
-            .expect("remove");
-        runtime
-            .remove(&ObjectRef::network(&network))
-            .await
-            .expect("network removal");
-    }))
-    .await;
+    let timings = join_all(specs.iter().map(|spec| floor_one(runtime, spec))).await;
     let seconds = start.elapsed().as_secs_f64();
     runtime
         .remove(&ObjectRef::image(&image))
         .await
         .expect("image removal");
-    seconds
+    #[expect(clippy::cast_precision_loss, reason = "a few cells")]
+    let per_cell = |pick: fn(&(f64, f64)) -> f64| {
+        timings.iter().map(pick).sum::<f64>() * 1000.0 / timings.len() as f64
+    };
+    Floor {
+        seconds,
+        stage_ms: per_cell(|t| t.0),
+        collect_ms: per_cell(|t| t.1),
+    }
 }
 
-fn floor_cell(work: &Path, names: &Names, labels: &Labels, image: &str, i: usize) -> CellSpec {
-    let out = work.join(format!("out-{i}"));
-    std::fs::create_dir_all(&out).expect("out");
-    std::os::unix::fs::chown(&out, Some(1000), Some(1000)).expect("chown out");
+/// One bare cell: network, create, start, stage, await the exit record, collect, kill, remove.
+/// Returns the seconds spent staging and collecting.
+async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec) -> (f64, f64) {
+    let network = spec.network.clone().expect("floor cells have a network");
+    runtime
+        .create_network(&NetworkSpec {
+            name: network.clone(),
+            labels: spec.labels.clone(),
+            internal: true,
+            isolated: false,
+        })
+        .await
+        .expect("network");
+    runtime.create_cell(spec).await.expect("create");
+    runtime.start_cell(&spec.name).await.expect("start");
+    let mut logs = runtime.cell_logs(&spec.name);
+    let staged = Instant::now();
+    runtime
+        .stage(
+            &spec.name,
+            "/work",
+            tar_of(&[("PROMPT.txt", b"Say hello.\n")], 0),
+        )
+        .await
+        .expect("stage inputs");
+    runtime
+        .stage(&spec.name, "/run/mc-cell", tar_of(&[("go", b"")], 0))
+        .await
+        .expect("stage go");
+    let stage = staged.elapsed().as_secs_f64();
+    let mut seen = Vec::new();
+    while let Some(Ok(LogChunk::Stdout(bytes) | LogChunk::Stderr(bytes))) = logs.next().await {
+        seen.extend_from_slice(&bytes);
+        if String::from_utf8_lossy(&seen).contains(EXIT_RECORD) {
+            break;
+        }
+    }
+    let collected = Instant::now();
+    let mut stream = runtime.collect(&spec.name, "/work/out");
+    let mut bytes = 0;
+    while let Some(chunk) = stream.next().await {
+        bytes += chunk.expect("collect").len();
+    }
+    assert!(bytes > 0, "out/ came back");
+    let collect = collected.elapsed().as_secs_f64();
+    runtime.kill_cell(&spec.name).await.expect("kill");
+    runtime
+        .remove(&ObjectRef::cell(&spec.name))
+        .await
+        .expect("remove");
+    runtime
+        .remove(&ObjectRef::network(&network))
+        .await
+        .expect("network removal");
+    (stage, collect)
+}
+
+fn tar_of(files: &[(&str, &[u8])], uid: u64) -> Archive {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (name, bytes) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o444);
+        header.set_uid(uid);
+        builder
+            .append_data(&mut header, name, *bytes)
+            .expect("tar in memory");
+    }
+    Archive::from_bytes(builder.into_inner().expect("tar in memory"))
+}
+
+fn floor_cell(names: &Names, labels: &Labels, image: &str, i: usize) -> CellSpec {
     let name = names.cell(multicooker::state::Role::Participant, &format!("p{i}"));
+    let area = |target: &str, size_bytes: u64, owner: (u32, u32), mode: u32| Area {
+        target: target.into(),
+        size_bytes,
+        owner,
+        mode,
+    };
     CellSpec {
         name: name.clone(),
         image: image.to_owned(),
@@ -187,17 +278,10 @@ fn floor_cell(work: &Path, names: &Names, labels: &Labels, image: &str, i: usize
         labels: labels.clone(),
         user: "1000:1000".into(),
         env: vec![("HOME".into(), "/home/mc".into())],
-        mounts: vec![
-            Mount {
-                source: work.join("PROMPT.txt"),
-                target: "/work/PROMPT.txt".into(),
-                read_only: true,
-            },
-            Mount {
-                source: out,
-                target: "/work/out".into(),
-                read_only: false,
-            },
+        areas: vec![
+            area("/work", 2 << 20, (0, 0), 0o755),
+            area("/work/out", 1 << 30, (1000, 1000), 0o700),
+            area("/run/mc-cell", 1 << 20, (0, 0), 0o755),
         ],
         tmpfs: vec![Tmpfs {
             target: "/home/mc".into(),
@@ -212,6 +296,12 @@ fn floor_cell(work: &Path, names: &Names, labels: &Labels, image: &str, i: usize
             pids: 512,
         },
         workdir: "/work".into(),
-        command: None,
+        program: None,
+        init: Init {
+            wait_for_go: true,
+            hold: true,
+            timeout: Some(std::time::Duration::from_secs(120)),
+            deadline: std::time::Duration::from_secs(240),
+        },
     }
 }

@@ -11,9 +11,13 @@ pub mod env {
     /// Keep engine objects after a run, for debugging.
     pub const KEEP: &str = "MULTICOOKER_KEEP";
     /// `uid:gid` cells run as.
-    pub const HARDENING_USER: &str = crate::cook::plan::HARDENING_USER_ENV;
+    pub const HARDENING_USER: &str = crate::cell::plan::HARDENING_USER_ENV;
     /// Host profile: `large`, `medium`, `small` or `auto`.
-    pub const PROFILE: &str = crate::cook::plan::PROFILE_ENV;
+    pub const PROFILE: &str = crate::cell::plan::PROFILE_ENV;
+    /// An existing network for the egress proxies' outside leg.
+    pub const EGRESS_NETWORK: &str = "MULTICOOKER_EGRESS_NETWORK";
+    /// The address the egress canary and the sandbox probe must fail to reach directly.
+    pub const CANARY_DIRECT: &str = "MULTICOOKER_CANARY_DIRECT";
     /// Seed of the judges' label shuffles.
     pub const SEED: &str = "MULTICOOKER_SEED";
     /// Namespace separating this orchestrator's engine objects from another's.

@@ -109,6 +109,14 @@ pub enum Skip {
     Ignored,
     /// Copying it would exceed the size cap.
     SizeCap,
+    /// Deeper than the folder depth a collected area may have (everything below it goes too).
+    TooDeep,
+    /// Its path, or one of its names, is longer than a collected area may hold.
+    PathTooLong,
+    /// Past the number of entries a collected area may hold.
+    CountCap,
+    /// Not a plain relative path inside the area (absolute, `..`, or its folder was skipped).
+    BadPath,
     /// It could not be read.
     Unreadable {
         /// The I/O error.

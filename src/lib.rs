@@ -6,6 +6,7 @@
 
 pub mod artifacts;
 pub mod brief;
+pub mod cell;
 pub mod cli;
 pub mod commands;
 pub mod cook;
@@ -22,5 +23,6 @@ pub mod progress;
 pub mod redact;
 pub mod report;
 pub mod runtime;
+pub mod sanitize;
 pub mod settings;
 pub mod state;

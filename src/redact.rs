@@ -36,7 +36,9 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for these secrets (empty strings are ignored).
     pub fn new(secrets: &[String]) -> Self {
-        let secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+        let mut secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+        // Longest first: where one secret begins another, the whole of the longer one goes.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let pattern = secrets
             .iter()
             .map(|s| regex::escape(s))
@@ -54,6 +56,17 @@ impl Redactor {
         match &self.regex {
             Some(regex) => regex.replace_all(bytes, MARK),
             None => Cow::Borrowed(bytes),
+        }
+    }
+
+    /// A redactor for a stream of chunks (a log, a collected file): a secret split across two
+    /// chunks is still caught, and nothing is held back longer than the longest secret.
+    pub fn stream(&self) -> StreamRedactor {
+        StreamRedactor {
+            regex: self.regex.clone(),
+            keep: self.longest.saturating_sub(1),
+            pending: Vec::new(),
+            replaced: false,
         }
     }
 
@@ -116,6 +129,63 @@ impl Redactor {
     }
 }
 
+/// Redacts a stream chunk by chunk; see [`Redactor::stream`].
+#[derive(Debug)]
+pub struct StreamRedactor {
+    regex: Option<Regex>,
+    /// Bytes held back: one less than the longest secret.
+    keep: usize,
+    pending: Vec<u8>,
+    replaced: bool,
+}
+
+impl StreamRedactor {
+    /// Takes the next chunk and returns what can be written now, redacted.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let Some(regex) = &self.regex else {
+            return chunk.to_vec();
+        };
+        self.pending.extend_from_slice(chunk);
+        // A match starting before `safe` is complete: every secret fits in what is pending.
+        let safe = self.pending.len().saturating_sub(self.keep);
+        let mut out = Vec::with_capacity(safe);
+        let mut last = 0;
+        for found in regex.find_iter(&self.pending) {
+            if found.start() >= safe {
+                break;
+            }
+            out.extend_from_slice(&self.pending[last..found.start()]);
+            out.extend_from_slice(MARK);
+            last = found.end();
+            self.replaced = true;
+        }
+        let cut = safe.max(last);
+        out.extend_from_slice(&self.pending[last..cut]);
+        self.pending.drain(..cut);
+        out
+    }
+
+    /// What is still held back, redacted: call once at the end of the stream.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let pending = std::mem::take(&mut self.pending);
+        match &self.regex {
+            Some(regex) => {
+                let cleaned = regex.replace_all(&pending, MARK);
+                if let Cow::Owned(_) = cleaned {
+                    self.replaced = true;
+                }
+                cleaned.into_owned()
+            }
+            None => pending,
+        }
+    }
+
+    /// A secret was replaced so far.
+    pub fn replaced(&self) -> bool {
+        self.replaced
+    }
+}
+
 /// Streams a large file looking for a match (chunks overlap by the longest secret).
 fn holds_match(path: &Path, regex: &Regex, longest: usize) -> io::Result<bool> {
     let mut file = std::fs::File::open(path)?;
@@ -138,6 +208,31 @@ fn holds_match(path: &Path, regex: &Regex, longest: usize) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_split_across_chunks_is_redacted_at_every_split() {
+        let secrets = ["sk-secret-123456".to_owned(), "sk-secret".to_owned()];
+        let redactor = Redactor::new(&secrets);
+        let text = b"a sk-secret-123456 b sk-secret c sk-secret-123456";
+        for split in 0..text.len() {
+            for second in split..text.len() {
+                let mut stream = redactor.stream();
+                let mut out = stream.push(&text[..split]);
+                out.extend(stream.push(&text[split..second]));
+                out.extend(stream.push(&text[second..]));
+                out.extend(stream.finish());
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    "a [REDACTED] b [REDACTED] c [REDACTED]",
+                    "split at {split} and {second}"
+                );
+                assert!(stream.replaced());
+            }
+        }
+        let mut plain = Redactor::new(&[]).stream();
+        assert_eq!(plain.push(b"abc"), b"abc");
+        assert!(plain.finish().is_empty() && !plain.replaced());
+    }
 
     fn redact_tree(dir: &Path, secrets: &[String]) -> Vec<Redaction> {
         Redactor::new(secrets).tree(dir)

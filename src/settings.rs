@@ -6,9 +6,10 @@ use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::brief::Brief;
+use crate::cell::plan::{CellUser, choose_profile};
+use crate::cell::{CellSettings, EgressSettings};
 use crate::cli::{ColorChoice, GlobalArgs, env};
 use crate::cook::RunSettings;
-use crate::cook::plan::{CellUser, choose_profile};
 use crate::cook::seal::DEFAULT_SEAL_MAX_BYTES;
 use crate::error::UserError;
 use crate::output::{OutputOptions, Printer, use_color};
@@ -58,13 +59,7 @@ pub fn run_settings(
     cells: usize,
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSettings> {
-    let user_text = std::env::var(env::HARDENING_USER).ok();
-    let user = CellUser::resolve(user_text.as_deref()).map_err(|problem| {
-        UserError::new(
-            format!("{}: {problem}", env::HARDENING_USER),
-            "set it to a non-root `uid:gid` such as `1000:1000`, or unset it",
-        )
-    })?;
+    let user = cell_user()?;
     let seal_max_bytes = match std::env::var(env::SEAL_MAX_BYTES) {
         Ok(text) => crate::brief::parse_bytes(&text).ok_or_else(|| {
             UserError::new(
@@ -80,18 +75,64 @@ pub fn run_settings(
         engine.mem_total,
     );
     Ok(RunSettings {
-        user,
-        profile,
-        keep: std::env::var(env::KEEP).is_ok_and(|v| v == "1"),
-        max_parallel: max_parallel.unwrap_or(cells).max(1),
-        run_id: run_id(),
+        cells: CellSettings {
+            user,
+            profile,
+            keep: std::env::var(env::KEEP).is_ok_and(|v| v == "1"),
+            max_parallel: max_parallel.unwrap_or(cells).max(1),
+            run_id: run_id(),
+            cancel,
+            egress: egress_settings(),
+        },
         seal_max_bytes,
-        cancel,
         sandbox_check: true,
         merge: false,
         refine: None,
         chef: None,
     })
+}
+
+/// Egress settings from the environment: the proxies' outside network and the address the
+/// canary and the sandbox probe must fail to reach.
+pub fn egress_settings() -> EgressSettings {
+    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let defaults = EgressSettings::default();
+    EgressSettings {
+        network: set(env::EGRESS_NETWORK),
+        canary_direct: set(env::CANARY_DIRECT).unwrap_or(defaults.canary_direct),
+    }
+}
+
+/// The cells' identity from `MULTICOOKER_HARDENING_USER` (or the default).
+pub fn cell_user() -> anyhow::Result<CellUser> {
+    let user_text = std::env::var(env::HARDENING_USER).ok();
+    Ok(CellUser::resolve(user_text.as_deref()).map_err(|problem| {
+        UserError::new(
+            format!("{}: {problem}", env::HARDENING_USER),
+            "set it to a non-root `uid:gid` such as `1000:1000`, or unset it",
+        )
+    })?)
+}
+
+/// Cook settings for unit tests: 1000:1000, medium profile, nothing from the environment.
+#[cfg(test)]
+pub fn test_run_settings() -> RunSettings {
+    RunSettings {
+        cells: CellSettings {
+            user: CellUser::resolve(Some("1000:1000")).expect("a valid user"),
+            profile: crate::brief::Profile::Medium,
+            keep: false,
+            max_parallel: 4,
+            run_id: "test".into(),
+            cancel: CancellationToken::new(),
+            egress: EgressSettings::default(),
+        },
+        seal_max_bytes: DEFAULT_SEAL_MAX_BYTES,
+        sandbox_check: false,
+        merge: false,
+        refine: None,
+        chef: None,
+    }
 }
 
 /// A unique id for this command run: time and process id.

@@ -54,11 +54,10 @@ impl Brief {
     }
 
     /// The timeout of one cell in seconds.
-    pub fn timeout_for(&self, actor: &Actor, judge: bool) -> u64 {
-        actor.timeout_s.unwrap_or(if judge {
-            self.judge_timeout_s
-        } else {
-            self.timeout_s
+    pub fn timeout_for(&self, actor: &Actor, role: crate::state::Role) -> u64 {
+        actor.timeout_s.unwrap_or(match role {
+            crate::state::Role::Participant => self.timeout_s,
+            crate::state::Role::Judge | crate::state::Role::Reviewer => self.judge_timeout_s,
         })
     }
 }
@@ -298,4 +297,6 @@ pub struct Resources {
     pub cpus: Option<f64>,
     /// Process limit.
     pub pids_limit: Option<u64>,
+    /// Cap on a participant's `out/` while it runs (in-memory, so it counts against memory).
+    pub out_limit: Option<u64>,
 }

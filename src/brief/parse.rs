@@ -50,6 +50,7 @@ const RESOURCE_KEYS: &[&str] = &[
     "memswap_limit",
     "cpus",
     "pids_limit",
+    "out_limit",
 ];
 
 /// Collects problems while walking the tree.
@@ -716,6 +717,7 @@ fn check_resources(field: &str, value: Option<&Value>, checker: &mut Checker) ->
         }
     }
     resources.pids_limit = checker.positive_int(&join(field, "pids_limit"), map.get("pids_limit"));
+    resources.out_limit = check_bytes(&join(field, "out_limit"), map.get("out_limit"), checker);
     resources
 }
 

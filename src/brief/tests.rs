@@ -42,7 +42,10 @@ fn a_good_brief_parses_with_defaults_applied() {
     assert_eq!(brief.participants.len(), 2);
     assert_eq!(brief.participants[0].model.as_deref(), Some("quality:4"));
     assert_eq!(brief.judge_timeout_s, DEFAULT_JUDGE_TIMEOUT_S);
-    assert_eq!(brief.timeout_for(&brief.participants[1], false), 30);
+    assert_eq!(
+        brief.timeout_for(&brief.participants[1], crate::state::Role::Participant),
+        30
+    );
     assert_eq!(brief.participants[1].resources.mem_limit, Some(512 << 20));
     assert_eq!(brief.participants[1].resources.cpus, Some(0.5));
     assert_eq!(brief.judging.policy, JudgingPolicy::AllowSelf);

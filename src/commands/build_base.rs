@@ -6,10 +6,9 @@ use serde_json::json;
 
 use super::connect;
 use crate::brief::KNOWN_FLAVORS;
+use crate::cell::images;
 use crate::cli::BuildBaseArgs;
-use crate::cook::images;
 use crate::error::{ExitCode, UserError};
-use crate::runtime::Runtime as _;
 use crate::settings;
 
 pub(super) async fn run(args: &BuildBaseArgs) -> anyhow::Result<ExitCode> {

@@ -49,7 +49,7 @@ fn prepare_input(
     seed: u64,
 ) -> anyhow::Result<Vec<String>> {
     let dir = paths.dir().join("chef").join(chef);
-    let input = dir.join("input");
+    let input = paths.chef_input(chef);
     fsx::remove_tree(&input)?;
     let mapping = Shuffler::new(seed).assign(sources);
     for (label, participant) in &mapping {
@@ -150,15 +150,9 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
         name: name.to_owned(),
         prompt: chef_prompt(
             &labels,
-            paths
-                .dir()
-                .join("chef")
-                .join(name)
-                .join("input/RANKING.md")
-                .is_file(),
+            paths.chef_input(name).join("RANKING.md").is_file(),
             &brief_md,
         ),
-        input: paths.dir().join("chef").join(name).join("input"),
     });
     let progress = Arc::new(session.printer.progress("chef"));
     let outcome = cook::cook(

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::connect;
 use crate::cli::CleanArgs;
 use crate::error::{ExitCode, UserError};
-use crate::runtime::{LABEL_ROOT, ObjectKind, ObjectRef, Runtime, Selector};
+use crate::runtime::{LABEL_ROOT, ObjectKind, ObjectRef, Selector};
 use crate::settings;
 use crate::state::{StateError, check_task_name, find_cook, root_id};
 

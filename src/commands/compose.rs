@@ -2,12 +2,13 @@
 //! cell specs and engine requests `cook` and `judge` use, written to `<cook>/compose/compose.yaml`
 //! and printed, so an operator can audit a cell and replay one by hand. Nothing is started.
 
-use serde_json::json;
-
 use super::{connect, open_cook};
+use crate::cell::egress::{EgressContext, proxy_spec};
+use crate::cell::names::Names;
+use crate::cell::plan::CellPlan;
+use crate::cell::stage;
 use crate::cli::TaskArgs;
-use crate::cook::names::Names;
-use crate::cook::plan::{CellPlan, Egress, PROXY_PORT, proxy_name, read_only};
+use crate::creds::CellLogin;
 use crate::error::ExitCode;
 use crate::runtime::{Labels, NetworkSpec, compose};
 use crate::settings::{self, run_settings};
@@ -17,7 +18,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let (paths, loaded) = open_cook(&session, &args.task)?;
     let brief = &loaded.brief;
-    let (_, engine) = connect(&session).await?;
+    let (runtime, engine) = connect(&session).await?;
     let cells = brief.participants.len() + brief.judges.len();
     let settings = run_settings(
         brief,
@@ -27,11 +28,11 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         tokio_util::sync::CancellationToken::new(),
     )?;
     let names = Names::for_paths(&paths);
-    let context = settings.plan_context(&paths, &names, brief);
+    let context = settings.cells.plan_context(&paths, &names, brief);
     let mut plans: Vec<CellPlan> = brief
         .participants
         .iter()
-        .map(|p| context.participant(p))
+        .map(|p| crate::cook::plan::participant_plan(&context, p, String::new(), &settings))
         .collect();
     plans.extend(
         brief
@@ -39,65 +40,63 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|j| crate::judge::judge_plan(&context, j)),
     );
+    let egress = EgressContext {
+        tools_image: crate::cell::images::base_specs(&["dummy".to_owned()], None)?
+            .remove(0)
+            .tag,
+        network: settings
+            .cells
+            .egress
+            .network
+            .clone()
+            .unwrap_or_else(|| format!("{}-egress", names.project())),
+        direct: settings.cells.egress.canary_direct.clone(),
+    };
+    let egress_network = NetworkSpec {
+        name: egress.network.clone(),
+        labels: Labels::new(paths.name(), "network")
+            .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
+        internal: false,
+        isolated: true,
+    };
     let mut cells = Vec::new();
-    let egress = format!("{}-egress", names.project());
-    let tools = crate::cook::images::base_specs(&["dummy".to_owned()], None)?
-        .remove(0)
-        .tag;
     for mut plan in plans {
-        // Logins are staged by `cook`/`judge` at run time, into this very folder.
+        // Logins are snapshotted at run time; their area is there whenever the flavor has one.
         if !crate::creds::members(&plan.flavor).is_empty() {
-            let dir = paths.auth(plan.role == Role::Judge, &plan.actor);
-            plan.spec
-                .mounts
-                .push(read_only(dir, crate::creds::STAGING_TARGET));
+            plan.files.login = Some(CellLogin { files: Vec::new() });
         }
         let role = if plan.role == Role::Judge {
             "judge"
         } else {
             "participant"
         };
-        if let Egress::Proxy {
-            allow,
-            allow_private,
-        } = &plan.egress
-        {
-            let mut proxy = plan.spec.clone();
-            proxy.name = proxy_name(&plan.spec.name);
-            proxy.image.clone_from(&tools);
-            proxy.env = Vec::new();
-            proxy.mounts = Vec::new();
-            proxy.tmpfs = Vec::new();
-            let mut command = vec![
-                "proxy".to_owned(),
-                "--listen".to_owned(),
-                format!("0.0.0.0:{PROXY_PORT}"),
-                "--allow".to_owned(),
-                allow.join(","),
-            ];
-            if *allow_private {
-                command.push("--allow-private".to_owned());
-            }
-            proxy.command = Some(command);
-            proxy.network = Some(egress.clone());
-            cells.push((
-                format!("proxy-{}", plan.actor),
-                proxy,
-                Some(NetworkSpec {
-                    name: egress.clone(),
-                    labels: Labels::new(paths.name(), "network")
-                        .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
-                    internal: false,
-                    isolated: true,
-                }),
-            ));
+        let own = plan.network.clone();
+        if matches!(plan.egress, crate::cell::plan::Egress::Proxy { .. }) {
+            // The very spec the engine gets; the engine then connects it to the cell's network.
+            let proxy = proxy_spec(&plan, &egress);
+            let mut networks = vec![egress_network.clone()];
+            networks.extend(own.clone());
+            cells.push(compose::Service {
+                name: format!("proxy-{}", plan.actor),
+                program: runtime.program(&proxy).await?,
+                spec: proxy,
+                networks,
+            });
         }
-        cells.push((format!("{role}-{}", plan.actor), plan.spec, plan.network));
+        let staging = stage::prepare(&plan.files, settings.cells.user)?;
+        let mut spec = plan.spec.clone();
+        spec.areas = staging.areas;
+        spec.init.hold = !plan.files.writable.is_empty();
+        cells.push(compose::Service {
+            name: format!("{role}-{}", plan.actor),
+            program: runtime.program(&spec).await?,
+            spec,
+            networks: own.into_iter().collect(),
+        });
     }
-    let mut document = compose::document(names.project(), &cells);
-    join_proxies(&mut document, &egress);
+    let document = compose::document(names.project(), &cells);
     let yaml = format!(
-        "# `multicooker compose {}`: the cook's cells as the engine gets them (audit, or replay one with\n# `docker-compose -f compose/compose.yaml -p {} run --rm participant-<name>`). Nothing here ran.\n{}",
+        "# `multicooker compose {}`: the cook's cells as the engine gets them, for audit (project {}).\n# Nothing here ran. A cell's areas are filled through the engine at run time: started by hand,\n# a cell waits for its inputs until its deadline.\n{}",
         paths.name(),
         names.project(),
         serde_saphyr::to_string(&document)?
@@ -112,27 +111,4 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         dir.join("compose.yaml").display()
     ));
     Ok(ExitCode::Success)
-}
-
-/// A proxy joins its cell's network too (the engine connects it after creating it).
-fn join_proxies(document: &mut serde_json::Value, egress: &str) {
-    let Some(services) = document["services"].as_object_mut() else {
-        return;
-    };
-    let keys: Vec<String> = services
-        .keys()
-        .filter(|k| k.starts_with("proxy-"))
-        .cloned()
-        .collect();
-    for key in keys {
-        let actor = &key["proxy-".len()..];
-        let cell_network = ["participant-", "judge-"].iter().find_map(|r| {
-            services.get(&format!("{r}{actor}"))?["networks"][0]
-                .as_str()
-                .map(str::to_owned)
-        });
-        if let (Some(network), Some(proxy)) = (cell_network, services.get_mut(&key)) {
-            proxy["networks"] = json!([egress, network]);
-        }
-    }
 }

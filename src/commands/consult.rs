@@ -12,11 +12,12 @@ use serde_json::json;
 
 use super::{cell_session, connect, open_cook};
 use crate::brief::{Actor, Brief};
+use crate::cell::files::ReviewerFiles;
+use crate::cell::names::Names;
+use crate::cell::phase::{Cells, run_phase};
+use crate::cell::plan::{CellPlan, OUTBOX_BYTES};
+use crate::cell::run::{CellHooks, CellOutcome};
 use crate::cli::{ConsultArgs, RefineArgs};
-use crate::cook::cell::{CellHooks, CellOutcome};
-use crate::cook::names::Names;
-use crate::cook::phase::{Cells, run_phase};
-use crate::cook::plan::{CellPlan, read_only};
 use crate::error::{ExitCode, UserError};
 use crate::fsx;
 use crate::progress::{CellPhase, Progress};
@@ -55,7 +56,11 @@ impl CellHooks for ReviewHooks {
     }
 
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Review {
-        let path = work(&self.paths, &plan.actor).join("outbox/review.md");
+        // The outbox was collected (checked, never through a link) into the reviewer's folder.
+        let path = self
+            .paths
+            .consult_work(&plan.actor)
+            .join("outbox/review.md");
         let review = fsx::read_capped(&path, 4 << 20)
             .ok()
             .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
@@ -85,13 +90,6 @@ impl CellHooks for ReviewHooks {
             text: review.filter(|_| ok),
         }
     }
-}
-
-fn work(paths: &CookPaths, reviewer: &str) -> std::path::PathBuf {
-    paths
-        .dir()
-        .join("consult")
-        .join(format!("_work-{reviewer}"))
 }
 
 fn reviewer_prompt(target: &str) -> String {
@@ -294,43 +292,34 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     }
     let lock = crate::state::RunLock::acquire(paths.dir(), "consult")?;
     let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(brief, &engine, None, reviewers.len(), cancel)?;
+    let settings = run_settings(brief, &engine, None, reviewers.len(), cancel)?.cells;
     let names = Names::for_paths(&paths);
     let context = settings.plan_context(&paths, &names, brief);
     let mut plans = Vec::new();
     for reviewer in &reviewers {
-        let dir = work(&paths, &reviewer.name);
+        let dir = paths.consult_work(&reviewer.name);
         fsx::remove_tree(&dir)?;
         crate::judge::normalize::normalized_copy(&candidate, &dir.join("candidate"))?;
         fsx::write_synced(&dir.join("PROMPT.txt"), reviewer_prompt(&target).as_bytes())?;
-        settings.user.prepare_writable(&dir.join("outbox"))?;
         let logs = paths.dir().join("consult/_logs").join(&reviewer.name);
         let mut plan = context.base(reviewer, Role::Reviewer, &logs);
         plan.spec
             .env
             .push(("MULTICOOKER_REVIEWER".to_owned(), reviewer.name.clone()));
-        plan.spec.mounts = vec![
-            read_only(paths.brief_md(), "/work/BRIEF.md"),
-            read_only(paths.raw(), "/work/raw"),
-            read_only(dir.join("PROMPT.txt"), "/work/PROMPT.txt"),
-            read_only(dir.join("candidate"), "/work/candidate"),
-            crate::runtime::Mount {
-                source: dir.join("outbox"),
-                target: "/work/outbox".to_owned(),
-                read_only: false,
-            },
-        ];
+        plan.files = ReviewerFiles {
+            outbox_cap: OUTBOX_BYTES,
+        }
+        .files(&paths, &reviewer.name, dir.join("outbox"));
         plans.push(plan);
     }
-    let cells: Vec<(&Actor, bool)> = reviewers.iter().map(|r| (r, false)).collect();
+    let cells: Vec<(&Actor, Role)> = reviewers.iter().map(|r| (r, Role::Reviewer)).collect();
     let logins = crate::cook::snapshot_logins(brief, &cells)?;
-    crate::cook::stage_logins(&paths, &logins, &cells, settings.user)?;
-    crate::cook::attach_logins(&paths, &mut plans);
+    crate::cook::attach_logins(&mut plans, &logins);
     let flavors: Vec<String> = reviewers.iter().map(|r| r.flavor.clone()).collect();
     let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("consult"));
     let phase = Cells {
         role: Role::Reviewer,
-        images: crate::cook::images::image_specs(&paths, &names, &flavors, &settings.run_id)?,
+        images: crate::cell::images::image_specs(&paths, &names, &flavors, &settings.run_id)?,
         plans,
         redactor: Arc::new(crate::redact::Redactor::new(&logins.secrets())),
         serial: crate::cook::serial_flavors(&logins, &flavors),

@@ -83,7 +83,16 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         brief.judging.policy
     ));
     let progress = Arc::new(session.printer.progress("judge"));
-    let outcome = judge::judge(&runtime, &paths, brief, &judges, seed, &settings, progress).await?;
+    let outcome = judge::judge(
+        &runtime,
+        &paths,
+        brief,
+        &judges,
+        seed,
+        (&settings.cells, judge::Resume::Fresh),
+        progress,
+    )
+    .await?;
     report_leftovers(&session, &outcome.leftovers);
 
     let printer = session.printer;

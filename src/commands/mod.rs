@@ -27,7 +27,7 @@ use crate::brief::{self, Loaded};
 use crate::cli::{Cli, Command};
 use crate::error::{ExitCode, UserError};
 use crate::runtime::docker::DockerRuntime;
-use crate::runtime::{EngineInfo, Runtime};
+use crate::runtime::{EngineInfo, SharedRuntime};
 use crate::settings::{self, Session};
 use crate::state::{CookPaths, find_cook};
 
@@ -75,8 +75,8 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
 }
 
 /// Connects to the engine.
-async fn connect(session: &Session) -> anyhow::Result<(Arc<DockerRuntime>, EngineInfo)> {
-    let runtime = DockerRuntime::connect().await?;
+async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
+    let runtime: SharedRuntime = Arc::new(DockerRuntime::connect().await?);
     let info = runtime.info().await?;
     session.printer.detail(&format!(
         "engine: {} {} (API {}), {} CPUs, {} MiB",
@@ -86,7 +86,7 @@ async fn connect(session: &Session) -> anyhow::Result<(Arc<DockerRuntime>, Engin
         info.cpus,
         info.mem_total >> 20
     ));
-    Ok((Arc::new(runtime), info))
+    Ok((runtime, info))
 }
 
 /// Keeps the names listed in `wanted` (all when empty); an unknown name is an error.

@@ -20,7 +20,6 @@ use crate::nightly::config::{self, Nightly};
 use crate::nightly::store::Store;
 use crate::nightly::{self as night_fold, NightCook};
 use crate::output::Printer;
-use crate::runtime::docker::DockerRuntime;
 use crate::settings::run_settings;
 use crate::state::{CookPaths, LockError, RunLock, now_iso};
 
@@ -170,7 +169,7 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
     reason = "one call site, each value distinct"
 )]
 async fn run_cook(
-    runtime: &Arc<DockerRuntime>,
+    runtime: &crate::runtime::SharedRuntime,
     engine: &crate::runtime::EngineInfo,
     nightly: &Nightly,
     template: &Path,
@@ -232,7 +231,7 @@ async fn run_cook(
         &brief,
         &brief.judges,
         seed,
-        &settings,
+        (&settings.cells, crate::judge::Resume::Fresh),
         progress,
     )
     .await?;

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::connect;
 use crate::cli::PruneArgs;
 use crate::error::{ExitCode, UserError};
-use crate::runtime::{LABEL_ROOT, ObjectKind, Runtime, Selector};
+use crate::runtime::{LABEL_ROOT, ObjectKind, Selector};
 use crate::settings;
 use crate::state::root_id;
 

@@ -100,12 +100,19 @@ async fn resume_judging(
         names.join(", ")
     ));
     let (runtime, engine) = connect(session).await?;
-    let mut settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
-    settings.merge = true;
+    let settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
     let progress = Arc::new(session.printer.progress("judge"));
     let seed = crate::judge::labels::random_seed();
-    let outcome =
-        crate::judge::judge(&runtime, paths, brief, judges, seed, &settings, progress).await?;
+    let outcome = crate::judge::judge(
+        &runtime,
+        paths,
+        brief,
+        judges,
+        seed,
+        (&settings.cells, crate::judge::Resume::KeepFinished),
+        progress,
+    )
+    .await?;
     report_leftovers(session, &outcome.leftovers);
     session
         .printer

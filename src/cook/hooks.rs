@@ -6,10 +6,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::json;
 
-use super::cell::{CellHooks, CellOutcome};
-use super::plan::CellPlan;
 use super::seal::{missing_outputs, seal};
 use crate::brief::Brief;
+use crate::cell::plan::CellPlan;
+use crate::cell::run::{CellHooks, CellOutcome};
 use crate::fsx::{self, CopyReport};
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore};
@@ -56,6 +56,13 @@ pub struct ParticipantResult {
     /// Why it could not start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What came back from the cell's `out/` and what was refused (links, specials, too deep,
+    /// too long, over the cap), recorded on the host only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collect: Option<crate::cell::collect::Collected>,
+    /// Host entries of its inputs that were not staged (links and specials in raw/).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_skipped: Vec<crate::fsx::Skipped>,
     /// What sealing copied and skipped.
     pub seal: Option<CopyReport>,
     /// Egress mode, allowed targets and the canary's report.
@@ -239,6 +246,8 @@ impl CellHooks for CookHooks {
             timed_out: outcome.timed_out,
             oom_killed: outcome.oom_killed,
             error: outcome.error.clone(),
+            collect: outcome.collected.first().map(|(_, report)| report.clone()),
+            input_skipped: outcome.input_skipped.clone(),
             seal: seal_report,
             egress: egress_record(plan, outcome.canary.as_ref()),
             redacted_outputs: outcome.redacted.clone(),

@@ -4,14 +4,8 @@
 //! Teardown of every engine object runs on every path. This module never prints (progress goes
 //! through [`Progress`]) and never reads command-line arguments.
 
-pub mod cell;
-pub mod egress;
 mod hooks;
-pub mod images;
-pub mod names;
-pub mod phase;
 pub mod plan;
-pub mod sandbox;
 pub mod seal;
 pub mod stale;
 
@@ -23,16 +17,18 @@ use tokio_util::sync::CancellationToken;
 
 pub use hooks::{ParticipantResult, cell_usage, done_phase, egress_record, egress_summary};
 
-use crate::brief::{Actor, Brief, Profile};
+use crate::brief::{Actor, Brief};
+use crate::cell::names::Names;
+use crate::cell::plan::CellPlan;
+use crate::cell::{CellSettings, images, phase, sandbox};
 use crate::creds::Credentials;
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{Runtime, RuntimeError, TeardownFailure};
+use crate::runtime::{RuntimeError, SharedRuntime, TeardownFailure};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
-use names::Names;
-use plan::{CellUser, PlanContext, participant_prompt};
+use plan::{participant_plan, participant_prompt};
 
 /// Errors that stop a cook or a judging run before its cells can run.
 #[derive(Debug, thiserror::Error)]
@@ -84,23 +80,13 @@ impl crate::error::Hint for RunError {
     }
 }
 
-/// Settings shared by every command that runs cells.
+/// Settings of a cook run: the cell settings every role shares, and the cook's own modes.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// The identity cells run as.
-    pub user: CellUser,
-    /// Host profile.
-    pub profile: Profile,
-    /// Keep engine objects for debugging (`MULTICOOKER_KEEP=1`).
-    pub keep: bool,
-    /// Cells at once.
-    pub max_parallel: usize,
-    /// Unique id of this command run (a label on every object).
-    pub run_id: String,
+    /// What every run of cells needs.
+    pub cells: CellSettings,
     /// Cap on a sealed output, in bytes.
     pub seal_max_bytes: u64,
-    /// Cancelled by Ctrl-C.
-    pub cancel: CancellationToken,
     /// Run the sandbox probe beside the cells (`cook --skip-sandbox-check` turns it off).
     pub sandbox_check: bool,
     /// Resume: keep the other participants' cells and results, replace only these.
@@ -109,25 +95,6 @@ pub struct RunSettings {
     pub refine: Option<Refine>,
     /// Chef: one synthesis participant over anonymized prior outputs.
     pub chef: Option<Chef>,
-}
-
-impl RunSettings {
-    /// The planning context of one command run.
-    pub fn plan_context<'a>(
-        &'a self,
-        paths: &'a CookPaths,
-        names: &'a Names,
-        brief: &'a Brief,
-    ) -> PlanContext<'a> {
-        PlanContext {
-            paths,
-            names,
-            brief,
-            user: self.user,
-            profile: self.profile,
-            run_id: &self.run_id,
-        }
-    }
 }
 
 /// A refine round: the participants edit their previous `out/` with feedback.
@@ -139,15 +106,13 @@ pub struct Refine {
     pub prompts: std::collections::BTreeMap<String, String>,
 }
 
-/// A chef run: its prompt and its read-only input folder (`/work/chef-input`).
+/// A chef run: its prompt; its read-only input is `chef/<chef>/input/` (`/work/chef-input`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chef {
     /// The chef participant.
     pub name: String,
     /// Its prompt.
     pub prompt: String,
-    /// `chef/<chef>/input/`: anonymized submissions and ranking.
-    pub input: std::path::PathBuf,
 }
 
 /// What a cook run produced.
@@ -162,8 +127,8 @@ pub struct CookOutcome {
 }
 
 /// Runs the selected participants of a checked brief.
-pub async fn cook<R: Runtime>(
-    runtime: &Arc<R>,
+pub async fn cook(
+    runtime: &SharedRuntime,
     paths: &CookPaths,
     brief: &Brief,
     selected: &[String],
@@ -178,25 +143,22 @@ pub async fn cook<R: Runtime>(
         .collect();
     let engine_names = Names::for_paths(paths);
     let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
+    let cells = &settings.cells;
     // Checked before anything is written: a flavor without an image changes nothing.
-    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
+    let specs = images::image_specs(paths, &engine_names, &flavors, &cells.run_id)?;
     let bases = images::base_tags(&specs);
-    let cells_of: Vec<(&Actor, bool)> = actors.iter().map(|a| (a, false)).collect();
-    let logins = snapshot_logins(brief, &cells_of)?;
+    let roles: Vec<(&Actor, Role)> = actors.iter().map(|a| (a, Role::Participant)).collect();
+    let logins = snapshot_logins(brief, &roles)?;
     let round = settings.refine.as_ref().map_or(1, |r| r.round);
-    prepare_folder(paths, &actors, settings)?;
-    stage_logins(paths, &logins, &cells_of, settings.user)?;
+    let prompts = prepare_folder(paths, &actors, settings)?;
     let (status, events) = open_run(paths, brief, &actors, settings.merge, round)?;
-    let context = settings.plan_context(paths, &engine_names, brief);
-    let mut plans: Vec<_> = actors.iter().map(|a| context.participant(a)).collect();
-    if let Some(chef) = &settings.chef {
-        for plan in plans.iter_mut().filter(|p| p.actor == chef.name) {
-            plan.spec
-                .mounts
-                .push(plan::read_only(chef.input.clone(), "/work/chef-input"));
-        }
-    }
-    attach_logins(paths, &mut plans);
+    let context = cells.plan_context(paths, &engine_names, brief);
+    let mut plans: Vec<CellPlan> = actors
+        .iter()
+        .zip(prompts)
+        .map(|(actor, prompt)| participant_plan(&context, actor, prompt, settings))
+        .collect();
+    attach_logins(&mut plans, &logins);
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let (built_status, built_events) = (status.clone(), events.clone());
@@ -208,7 +170,7 @@ pub async fn cook<R: Runtime>(
         settings.seal_max_bytes,
         round,
     );
-    let cells = phase::Cells {
+    let phase_cells = phase::Cells {
         role: Role::Participant,
         images: specs,
         plans,
@@ -221,20 +183,29 @@ pub async fn cook<R: Runtime>(
         }),
     };
     // The sandbox probe runs beside the cells; if a property does not hold it stops them.
-    let phase_settings = RunSettings {
-        cancel: settings.cancel.child_token(),
-        ..settings.clone()
+    let phase_settings = CellSettings {
+        cancel: cells.cancel.child_token(),
+        ..cells.clone()
     };
     let probe = settings.sandbox_check.then(|| {
         spawn_probe(
             runtime,
-            probe_settings(paths, brief, &actors, settings),
+            probe_settings(paths, brief, &actors, cells),
             phase_settings.cancel.clone(),
         )
     });
-    let run = phase::run_phase(runtime, paths, cells, &phase_settings, &*progress)
-        .await
-        .map_err(RunError::Engine)?;
+    let run = phase::run_phase(runtime, paths, phase_cells, &phase_settings, &*progress).await;
+    // The probe is settled on every path, so it never outlives the run (nor its objects).
+    let sandbox = match probe {
+        Some(handle) => {
+            if !matches!(&run, Ok(run) if run.build.is_ok()) {
+                phase_settings.cancel.cancel();
+            }
+            Some(settle_probe(handle).await)
+        }
+        None => None,
+    };
+    let run = run.map_err(RunError::Engine)?;
     let (mut results, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         fail(&status, &events, &format!("build failed: {message}"))?;
@@ -249,10 +220,6 @@ pub async fn cook<R: Runtime>(
             result.image = Some(id.map_or_else(|| tag.clone(), |id| format!("{tag}@{id}")));
         }
     }
-    let sandbox = match probe {
-        Some(handle) => Some(settle_probe(handle).await),
-        None => None,
-    };
     write_round_result(
         paths,
         brief,
@@ -263,7 +230,7 @@ pub async fn cook<R: Runtime>(
         round,
     )?;
     record_sandbox(&status, &events, sandbox.as_ref())?;
-    let state = finish(&status, &events, settings.cancel.is_cancelled())?;
+    let state = finish(&status, &events, cells.cancel.is_cancelled())?;
     Ok(CookOutcome {
         results,
         state,
@@ -273,10 +240,10 @@ pub async fn cook<R: Runtime>(
 
 /// Reads the logins the cells' flavors need from the host and checks they outlive the cells.
 /// Nothing is written: a missing or expiring login stops the command before it starts.
-pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, bool)]) -> Result<Credentials, RunError> {
+pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, Role)]) -> Result<Credentials, RunError> {
     let mut flavors: Vec<(String, u64)> = Vec::new();
-    for (actor, judge) in cells {
-        let timeout = brief.timeout_for(actor, *judge);
+    for (actor, role) in cells {
+        let timeout = brief.timeout_for(actor, *role);
         match flavors.iter_mut().find(|(f, _)| *f == actor.flavor) {
             Some((_, longest)) => *longest = (*longest).max(timeout),
             None => flavors.push((actor.flavor.clone(), timeout)),
@@ -289,43 +256,10 @@ pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, bool)]) -> Result<Creden
     )?)
 }
 
-/// One private copy of its flavor's login per cell, in `.auth/<cell>/`.
-pub fn stage_logins(
-    paths: &CookPaths,
-    logins: &Credentials,
-    cells: &[(&Actor, bool)],
-    user: CellUser,
-) -> Result<(), RunError> {
-    for (actor, judge) in cells {
-        let dir = paths.auth(*judge, &actor.name);
-        fsx::remove_tree(&dir).map_err(|source| RunError::Prepare {
-            path: dir.clone(),
-            source,
-        })?;
-        logins.stage(&dir, &actor.flavor, user)?;
-    }
-    if paths.auth_root().is_dir() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let root = paths.auth_root();
-        fs_err::set_permissions(&root, std::fs::Permissions::from_mode(0o711))
-            .map_err(|source| RunError::Prepare { path: root, source })?;
-        ensure_ignored(paths).map_err(|source| RunError::Prepare {
-            path: paths.gitignore(),
-            source,
-        })?;
-    }
-    Ok(())
-}
-
-/// Mounts each staged login read-only into its own cell, and nowhere else.
-pub fn attach_logins(paths: &CookPaths, plans: &mut [plan::CellPlan]) {
+/// Gives each cell its own flavor's login, in memory, and no other.
+pub fn attach_logins(plans: &mut [CellPlan], logins: &Credentials) {
     for plan in plans {
-        let dir = paths.auth(plan.role == crate::state::Role::Judge, &plan.actor);
-        if dir.is_dir() {
-            plan.spec
-                .mounts
-                .push(plan::read_only(dir, crate::creds::STAGING_TARGET));
-        }
+        plan.files.login = logins.for_cell(&plan.flavor);
     }
 }
 
@@ -340,55 +274,42 @@ pub fn serial_flavors(logins: &Credentials, flavors: &[String]) -> Vec<String> {
     serial
 }
 
-/// `.auth/` is listed in the cook's `.gitignore` (cooks made by other tools may lack it).
-fn ensure_ignored(paths: &CookPaths) -> std::io::Result<()> {
-    let path = paths.gitignore();
-    let text = fs_err::read_to_string(&path).unwrap_or_default();
-    if text
-        .lines()
-        .any(|l| l.trim() == ".auth/" || l.trim() == ".auth")
-    {
-        return Ok(());
-    }
-    let separator = if text.is_empty() || text.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    fs_err::write(&path, format!("{text}{separator}.auth/\n"))
-}
-
-/// Keeps earlier outputs aside and writes every participant's PROMPT.txt.
+/// Keeps earlier outputs aside and writes every participant's PROMPT.txt (the record of what
+/// it was asked); returns the prompts in `actors` order.
 fn prepare_folder(
     paths: &CookPaths,
     actors: &[Actor],
     settings: &RunSettings,
-) -> Result<(), RunError> {
+) -> Result<Vec<String>, RunError> {
     let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
     let brief_md = fs_err::read_to_string(paths.brief_md()).map_err(prepare(paths.brief_md()))?;
     if !settings.merge && settings.refine.is_none() && settings.chef.is_none() {
         stale::set_aside_rounds(paths).map_err(prepare(paths.dir().join("rounds")))?;
     }
     let prompt = participant_prompt(&brief_md);
+    let mut prompts = Vec::new();
     for actor in actors {
-        // A refine round edits the previous out/ in place (rounds/ holds its snapshot).
+        // A refine round edits the previous out/ (rounds/ holds its snapshot): it is the seed.
         let prompt = if let Some(refine) = &settings.refine {
             fsx::remove_tree(&paths.sealed(&actor.name))
-                .and_then(|()| settings.user.prepare_writable_tree(&paths.out(&actor.name)))
-                .map_err(prepare(paths.out(&actor.name)))?;
+                .map_err(prepare(paths.sealed(&actor.name)))?;
             refine.prompts.get(&actor.name).cloned().unwrap_or_default()
         } else {
-            stale::set_aside_previous_output(paths, &actor.name, settings.user)
+            stale::set_aside_previous_output(paths, &actor.name)
                 .map_err(prepare(paths.work(&actor.name)))?;
             match &settings.chef {
                 Some(chef) if chef.name == actor.name => chef.prompt.clone(),
                 _ => prompt.clone(),
             }
         };
+        fs_err::create_dir_all(paths.work(&actor.name))
+            .map_err(prepare(paths.work(&actor.name)))?;
         fsx::write_synced(&paths.prompt(&actor.name), prompt.as_bytes())
             .map_err(prepare(paths.prompt(&actor.name)))?;
+        prompts.push(prompt);
     }
-    fs_err::create_dir_all(paths.raw()).map_err(prepare(paths.raw()))
+    fs_err::create_dir_all(paths.raw()).map_err(prepare(paths.raw()))?;
+    Ok(prompts)
 }
 
 /// RUN.json, a fresh status.json (resume: the same one, with these cells reset) and the opening
@@ -601,15 +522,16 @@ fn write_run_result(
 
 type ProbeHandle = tokio::task::JoinHandle<Result<sandbox::SandboxReport, RuntimeError>>;
 
-/// Starts the sandbox probe; a failing property cancels `stop` (the cells' token).
-fn spawn_probe<R: Runtime>(
-    runtime: &Arc<R>,
+/// Starts the sandbox probe; a failing property cancels `stop` (the cells' token), and a
+/// cancelled `stop` stops the probe.
+fn spawn_probe(
+    runtime: &SharedRuntime,
     settings: sandbox::ProbeSettings,
     stop: CancellationToken,
 ) -> ProbeHandle {
     let runtime = runtime.clone();
     tokio::spawn(async move {
-        let report = sandbox::probe(&runtime, &settings).await;
+        let report = sandbox::probe(&runtime, &settings, stop.clone()).await;
         if !report.as_ref().is_ok_and(|r| r.passed) {
             stop.cancel();
         }
@@ -641,16 +563,16 @@ fn probe_settings(
     paths: &CookPaths,
     brief: &Brief,
     actors: &[Actor],
-    settings: &RunSettings,
+    settings: &CellSettings,
 ) -> sandbox::ProbeSettings {
     let limits = actors.first().map_or(
         crate::runtime::Limits {
             memory_bytes: 2 << 30,
             memory_swap_bytes: 2 << 30,
             cpus: 1.0,
-            pids: plan::DEFAULT_PIDS,
+            pids: crate::cell::plan::DEFAULT_PIDS,
         },
-        |actor| plan::limits_for(actor, brief, settings.profile),
+        |actor| crate::cell::plan::limits_for(actor, brief, settings.profile),
     );
     sandbox::ProbeSettings {
         cook: paths.name().to_owned(),
@@ -660,6 +582,7 @@ fn probe_settings(
         user: settings.user,
         limits,
         network: brief.network.mode,
+        direct: settings.egress.canary_direct.clone(),
     }
 }
 

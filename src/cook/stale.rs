@@ -1,51 +1,14 @@
 //! Re-cooking never reuses or loses an earlier run's files (BEHAVIOR.md §10.26): a previous
 //! `out/`, trace and logs are moved to `attempts/round-1/<participant>/attempt-<k>/`, the stale
-//! sealed copy is removed, and the cell starts from an empty `out/`. Engine objects a killed
-//! run left behind for the same role are removed before anything is created.
+//! sealed copy is removed, and the cell starts from an empty `out/`.
 
 use std::io;
 
-use super::names::Names;
-use super::plan::CellUser;
 use crate::fsx;
-use crate::runtime::{LABEL_ROOT, ObjectKind, Runtime, RuntimeError, Selector};
-use crate::state::{CookPaths, Role};
-
-/// Removes this cook's leftover cells and networks of `role`, its images, and (for the
-/// participant phase) sandbox probes of other runs, all left by a run that was killed; the
-/// current run (`run_id`) is never touched. Returns how many objects were removed.
-pub async fn sweep_engine<R: Runtime>(
-    runtime: &R,
-    paths: &CookPaths,
-    role: Role,
-    run_id: &str,
-) -> Result<usize, RuntimeError> {
-    let prefix = Names::for_paths(paths).cell(role, "");
-    let stale_probe = |name: &str| {
-        role == Role::Participant && name.ends_with("-sandbox-probe") && !name.contains(run_id)
-    };
-    let selector = Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id());
-    let mut stale: Vec<_> = runtime
-        .list(&selector)
-        .await?
-        .into_iter()
-        .filter(|o| {
-            o.kind == ObjectKind::Image || o.name.starts_with(&prefix) || stale_probe(&o.name)
-        })
-        .collect();
-    stale.sort_by_key(|o| o.kind);
-    for object in &stale {
-        runtime.remove(object).await?;
-    }
-    Ok(stale.len())
-}
+use crate::state::CookPaths;
 
 /// Prepares `work/<participant>/` for a fresh run.
-pub(super) fn set_aside_previous_output(
-    paths: &CookPaths,
-    participant: &str,
-    user: CellUser,
-) -> io::Result<()> {
+pub(super) fn set_aside_previous_output(paths: &CookPaths, participant: &str) -> io::Result<()> {
     let out = paths.out(participant);
     let has_output = fs_err::read_dir(&out).is_ok_and(|mut entries| entries.next().is_some());
     let has_trace = paths.trace(participant).exists();
@@ -59,8 +22,7 @@ pub(super) fn set_aside_previous_output(
         move_if_exists(&paths.trace(participant), &attempt.join("trace.json"))?;
         move_if_exists(&paths.logs(participant), &attempt.join("logs"))?;
     }
-    fsx::remove_tree(&paths.sealed(participant))?;
-    user.prepare_writable(&out)
+    fsx::remove_tree(&paths.sealed(participant))
 }
 
 /// A fresh cook starts a new round 1: earlier refine rounds (`rounds/`, `REFINE_<N>.json`,
@@ -115,24 +77,20 @@ mod tests {
     fn a_second_cook_keeps_the_first_output_as_an_attempt() {
         let tmp = tempfile::tempdir().unwrap();
         let paths = CookPaths::new(tmp.path().join("251122-t"));
-        let user = CellUser::resolve(None).unwrap();
-        set_aside_previous_output(&paths, "a", user).unwrap();
+        fs_err::create_dir_all(paths.out("a")).unwrap();
         fs_err::write(paths.out("a").join("RESULT.md"), "first").unwrap();
         fs_err::write(paths.trace("a"), "{}").unwrap();
-        set_aside_previous_output(&paths, "a", user).unwrap();
-        assert_eq!(
-            fs_err::read_dir(paths.out("a")).unwrap().count(),
-            0,
-            "out/ starts empty"
-        );
+        set_aside_previous_output(&paths, "a").unwrap();
+        assert!(!paths.out("a").exists(), "out/ is collected fresh");
         let kept = paths.attempts(1, "a").join("attempt-1");
         assert_eq!(
             fs_err::read_to_string(kept.join("out/RESULT.md")).unwrap(),
             "first"
         );
         assert!(kept.join("trace.json").exists());
+        fs_err::create_dir_all(paths.out("a")).unwrap();
         fs_err::write(paths.out("a").join("RESULT.md"), "second").unwrap();
-        set_aside_previous_output(&paths, "a", user).unwrap();
+        set_aside_previous_output(&paths, "a").unwrap();
         assert!(
             paths
                 .attempts(1, "a")

@@ -1,10 +1,10 @@
-//! Credentials: each flavor's subscription login, snapshotted from the host at every cook and
-//! judge run, checked before launch, and staged per cell in `.auth/<cell>/<flavor>/` (folder
-//! 0700, files 0600, readable by the cell's uid only), which is mounted read-only at
-//! `/run/mc-auth` into that one cell. The cell's entrypoint seeds its tmpfs HOME from it, so
-//! nothing is ever written back to the host. Secrets are collected for log redaction.
+//! Credentials: each flavor's subscription login, snapshotted from the host into memory at
+//! every run that starts cells, checked before launch, and staged through the engine into each
+//! cell's own login area at `/run/mc-auth/<flavor>/` (folder 0500, files 0400, the cell user's
+//! alone). The cell's entrypoint seeds its tmpfs HOME from it, so nothing is ever written back to
+//! the host. Secrets are collected for redaction.
 //!
-//! This module never writes the host's own login files.
+//! This module never writes a login to the host's disk: not the host's own files, not a copy.
 
 mod sources;
 mod store;
@@ -21,7 +21,6 @@ pub use sources::{
 };
 pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
 
-use crate::cook::plan::CellUser;
 use crate::error::Hint;
 
 /// Margin a login must outlive a cell by.
@@ -199,30 +198,34 @@ impl Credentials {
             .collect()
     }
 
-    /// Writes the logins of `flavor` into `dir` (`.auth/<cell>/`) for one cell; returns false
-    /// when the flavor needs none.
-    pub fn stage(&self, dir: &Path, flavor: &str, user: CellUser) -> Result<bool, CredsError> {
-        let wanted: Vec<&Login> = members(flavor)
+    /// The logins a cell of `flavor` gets, in memory; `None` when the flavor needs none.
+    pub fn for_cell(&self, flavor: &str) -> Option<CellLogin> {
+        let files: Vec<(String, Vec<u8>)> = members(flavor)
             .iter()
             .filter_map(|m| self.logins.get(*m))
+            .flat_map(|login| {
+                login
+                    .files
+                    .iter()
+                    .map(|f| (format!("{}/{}", login.flavor, f.name), f.bytes.clone()))
+            })
             .collect();
-        if wanted.is_empty() {
-            return Ok(false);
-        }
-        for login in wanted {
-            let folder = dir.join(&login.flavor);
-            write_private(&folder, &login.files, user).map_err(|source| CredsError::Stage {
-                flavor: login.flavor.clone(),
-                path: folder.clone(),
-                source,
-            })?;
-        }
-        set_private(dir, 0o700, user).map_err(|source| CredsError::Stage {
-            flavor: flavor.to_owned(),
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        Ok(true)
+        (!files.is_empty()).then_some(CellLogin { files })
+    }
+}
+
+/// One cell's login files (`<flavor>/<file>` below [`STAGING_TARGET`]), held in memory only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CellLogin {
+    /// Path and content of each file.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for CellLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the bytes: a Debug print must not leak a login.
+        let names: Vec<&str> = self.files.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("CellLogin").field("files", &names).finish()
     }
 }
 
@@ -250,31 +253,6 @@ fn check_expiry(login: &Login, now: jiff::Timestamp, timeout_s: u64) -> Result<(
         });
     }
     Ok(())
-}
-
-fn write_private(folder: &Path, files: &[StagedFile], user: CellUser) -> std::io::Result<()> {
-    use fs_err::os::unix::fs::OpenOptionsExt as _;
-    use std::io::Write as _;
-    fs_err::create_dir_all(folder)?;
-    for file in files {
-        let path = folder.join(&file.name);
-        let mut out = fs_err::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&path)?;
-        out.write_all(&file.bytes)?;
-        set_private(&path, 0o600, user)?;
-    }
-    set_private(folder, 0o700, user)
-}
-
-/// Mode `mode`, owned by the cell's uid (when we may chown) so only the cell can read it.
-fn set_private(path: &Path, mode: u32, user: CellUser) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
-    user.give(path)
 }
 
 #[cfg(test)]
@@ -319,8 +297,7 @@ mod tests {
     }
 
     #[test]
-    fn staged_logins_are_private_to_the_cell() {
-        use std::os::unix::fs::MetadataExt;
+    fn a_cell_gets_its_flavors_login_in_memory_and_debug_never_shows_it() {
         let home = tempfile::tempdir().unwrap();
         let path = home.path().join(".grok/auth.json");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -332,20 +309,11 @@ mod tests {
             &store,
         )
         .unwrap();
-        let user = CellUser::resolve(Some("1000:1000")).unwrap();
-        let dir = home.path().join(".auth/alpha");
-        assert!(creds.stage(&dir, "grok", user).unwrap());
-        assert!(
-            !creds
-                .stage(&home.path().join(".auth/beta"), "dummy", user)
-                .unwrap()
-        );
-        let meta = std::fs::metadata(dir.join("grok/auth.json")).unwrap();
-        assert_eq!(meta.mode() & 0o777, 0o600);
-        assert_eq!(
-            std::fs::metadata(dir.join("grok")).unwrap().mode() & 0o777,
-            0o700
-        );
+        let login = creds.for_cell("grok").unwrap();
+        assert_eq!(login.files[0].0, "grok/auth.json");
+        assert!(String::from_utf8_lossy(&login.files[0].1).contains("xai-access"));
+        assert!(!format!("{login:?}").contains("xai-access"));
+        assert!(creds.for_cell("dummy").is_none());
         assert_eq!(creds.secrets(), ["xai-access"]);
     }
 }

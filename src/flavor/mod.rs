@@ -174,12 +174,11 @@ pub fn base_tag(flavor: &str, digest: &str) -> String {
 /// builds in one step and carries the cook's labels.
 pub fn thin_context(base: &str) -> Result<Vec<u8>, io::Error> {
     let mut builder = tar::Builder::new(Vec::new());
-    append(
-        &mut builder,
-        "Dockerfile",
-        format!("FROM {base}\n").as_bytes(),
-        false,
-    )?;
+    // The cell's init goes on top, after everything the flavor's own Dockerfile did, so no
+    // image can replace it: it is what ends a cell at its deadline when multicooker is gone.
+    let dockerfile = format!("FROM {base}\nCOPY mc-cell {}\n", crate::runtime::INIT_PATH);
+    append(&mut builder, "Dockerfile", dockerfile.as_bytes(), false)?;
+    append(&mut builder, "mc-cell", MC_CELL, true)?;
     builder.into_inner()
 }
 

@@ -13,15 +13,12 @@ use super::inbox::Comparison;
 use super::scores::{self, MAX_SCORES_BYTES, Rejected, Unusable};
 use super::verdicts;
 use crate::brief::{Actor, Brief, JudgingMode};
-use crate::cook::cell::{CellHooks, CellOutcome};
+use crate::cell::plan::{CellPlan, OUTBOX_BYTES};
+use crate::cell::run::{CellHooks, CellOutcome};
 use crate::cook::done_phase;
-use crate::cook::plan::CellPlan;
-use crate::fsx::{self, CopyOptions};
+use crate::fsx;
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore};
-
-/// Cap on what is copied out of one outbox.
-const OUTBOX_MAX_BYTES: u64 = 64 << 20;
 
 pub(super) struct JudgeHooks {
     paths: CookPaths,
@@ -99,26 +96,28 @@ impl JudgeHooks {
         result
     }
 
-    /// Copies the outbox out and reads its scores.
-    fn collect(&self, plan: &CellPlan) -> Result<(usize, Vec<Rejected>), Unusable> {
-        let outbox = self.paths.judge_work(&plan.actor).join("outbox");
+    /// Reads the scores from the collected outbox (`judging/<judge>/`).
+    fn collect(
+        &self,
+        plan: &CellPlan,
+        outcome: &CellOutcome,
+    ) -> Result<(usize, Vec<Rejected>), Unusable> {
         let dest = self.paths.judge_dir(&plan.actor);
-        let _ = fsx::remove_tree(&dest);
-        let options = CopyOptions {
-            ignore: &[],
-            max_bytes: OUTBOX_MAX_BYTES,
-            read_only: false,
-        };
-        let copied = fsx::copy_tree_no_follow(&outbox, &dest, &options)
-            .map_err(|e| Unusable::NoScores(format!("cannot copy the outbox: {e}")))?;
-        if let Some(skipped) = copied.skipped.iter().find(|s| s.path == "scores.json") {
-            return Err(Unusable::InvalidJson(match &skipped.skip {
-                fsx::Skip::SizeCap => format!(
-                    "outbox/scores.json is larger than the {} MiB an outbox may hold",
-                    OUTBOX_MAX_BYTES >> 20
-                ),
-                other => format!("outbox/scores.json was not read: {other:?}"),
-            }));
+        let skipped = outcome
+            .collected
+            .iter()
+            .flat_map(|(_, report)| report.copy.skipped.iter());
+        for skipped in skipped {
+            if ["scores.json", "verdicts.json"].contains(&skipped.path.as_str()) {
+                return Err(Unusable::InvalidJson(match &skipped.skip {
+                    fsx::Skip::SizeCap => format!(
+                        "outbox/{} is larger than the {} MiB an outbox may hold",
+                        skipped.path,
+                        OUTBOX_BYTES >> 20
+                    ),
+                    other => format!("outbox/{} was not read: {other:?}", skipped.path),
+                }));
+            }
         }
         let assignment = self.assignment(&plan.actor);
         let mapping = assignment.map(|a| a.mapping.clone()).unwrap_or_default();
@@ -241,21 +240,8 @@ impl CellHooks for JudgeHooks {
 
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> JudgeResult {
         let assignment = self.assignment(&plan.actor);
-        let collected = if outcome.state == CellState::Ok {
-            Some(self.collect(plan))
-        } else {
-            // Keep whatever it wrote for inspection, but never use it.
-            let _ = fsx::copy_tree_no_follow(
-                &self.paths.judge_work(&plan.actor).join("outbox"),
-                &self.paths.judge_dir(&plan.actor),
-                &CopyOptions {
-                    ignore: &[],
-                    max_bytes: OUTBOX_MAX_BYTES,
-                    read_only: false,
-                },
-            );
-            None
-        };
+        // Whatever it wrote was collected for inspection; only an ok judge's is used.
+        let collected = (outcome.state == CellState::Ok).then(|| self.collect(plan, &outcome));
         let (ok, status, reason, count, rejected) = match &collected {
             Some(Ok((count, rejected))) => {
                 (true, "ok".to_owned(), None, Some(*count), rejected.clone())

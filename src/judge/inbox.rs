@@ -9,7 +9,6 @@ use serde_json::json;
 
 use super::labels::label;
 use crate::brief::{Brief, Rubric};
-use crate::cook::plan::CellUser;
 use crate::fsx::{self, CopyOptions};
 use crate::state::CookPaths;
 
@@ -98,15 +97,14 @@ pub fn archive_judging(paths: &CookPaths, stamp: &str) -> io::Result<Option<std:
 }
 
 /// Builds the judge's work folder from the normalized copies in `normalized/<participant>/`:
-/// submissions, an outbox writable by the cell user, PROMPT.txt, RUBRIC.json and, when the
-/// blinding probe is on, PROBE.json.
+/// submissions under its labels, PROMPT.txt, RUBRIC.json and, when the blinding probe is on,
+/// PROBE.json. The cell gets copies of these through the engine; its outbox lives in the cell.
 pub fn build_work(
     paths: &CookPaths,
     brief: &Brief,
     assignment: &Assignment,
     normalized: &Path,
     asks: Asks<'_>,
-    user: CellUser,
 ) -> io::Result<()> {
     let work = paths.judge_work(&assignment.judge);
     fsx::remove_tree(&work)?;
@@ -124,7 +122,6 @@ pub fn build_work(
             &options,
         )?;
     }
-    user.prepare_writable(&work.join("outbox"))?;
     let prompt = if asks.pairwise {
         let ids: Vec<&str> = assignment
             .comparisons

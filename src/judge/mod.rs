@@ -19,13 +19,15 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::brief::{Actor, Brief, JudgingMode, JudgingPolicy};
-use crate::cook::names::Names;
-use crate::cook::phase::{Cells, run_phase};
-use crate::cook::plan::{PlanContext, read_only};
-use crate::cook::{RunError, RunSettings, images};
+use crate::cell::files::JudgeFiles;
+use crate::cell::names::Names;
+use crate::cell::phase::{Cells, run_phase};
+use crate::cell::plan::{CellPlan, OUTBOX_BYTES, PlanContext};
+use crate::cell::{CellSettings, images};
+use crate::cook::RunError;
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{Runtime, TeardownFailure};
+use crate::runtime::{SharedRuntime, TeardownFailure};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
@@ -157,14 +159,23 @@ fn pairwise(
     (mapping, comparisons)
 }
 
+/// Whether a judging run starts afresh or completes an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// Every selected judge runs; earlier results are replaced.
+    Fresh,
+    /// Only these judges run again; the others keep their results and labels.
+    KeepFinished,
+}
+
 /// Runs the selected judges over the sealed outputs.
-pub async fn judge<R: Runtime>(
-    runtime: &Arc<R>,
+pub async fn judge(
+    runtime: &SharedRuntime,
     paths: &CookPaths,
     brief: &Brief,
     judges: &[Actor],
     seed: u64,
-    settings: &RunSettings,
+    (settings, resume): (&CellSettings, Resume),
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, RunError> {
     let available: Vec<String> = brief
@@ -182,14 +193,13 @@ pub async fn judge<R: Runtime>(
     let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
     // Checked before anything is written: a flavor without an image changes nothing.
     let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
-    let running_judges: Vec<(&Actor, bool)> = judges
+    let running_judges: Vec<(&Actor, Role)> = judges
         .iter()
         .filter(|j| running.iter().any(|a| a.judge == j.name))
-        .map(|j| (j, true))
+        .map(|j| (j, Role::Judge))
         .collect();
     let logins = crate::cook::snapshot_logins(brief, &running_judges)?;
-    prepare_inboxes(paths, brief, &assignments, seed, settings)?;
-    crate::cook::stage_logins(paths, &logins, &running_judges, settings.user)?;
+    prepare_inboxes(paths, brief, &assignments, seed, resume)?;
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
     status.update(|s| {
@@ -209,7 +219,7 @@ pub async fn judge<R: Runtime>(
         .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
         .map(|judge| judge_plan(&context, judge))
         .collect();
-    crate::cook::attach_logins(paths, &mut plans);
+    crate::cook::attach_logins(&mut plans, &logins);
 
     let hooks = Arc::new(hooks::JudgeHooks::new(
         paths,
@@ -236,7 +246,7 @@ pub async fn judge<R: Runtime>(
         return Err(RunError::Build(message.to_string()));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
-    let entries = result_entries(paths, brief, &results, settings.merge);
+    let entries = result_entries(paths, brief, &results, resume == Resume::KeepFinished);
     let judge_result = json!({
         "finished_at": now_iso(),
         "policy": brief.judging.policy,
@@ -317,7 +327,7 @@ fn prepare_inboxes(
     brief: &Brief,
     assignments: &[Assignment],
     seed: u64,
-    settings: &RunSettings,
+    resume: Resume,
 ) -> Result<(), RunError> {
     let prepare = |source| RunError::Prepare {
         path: paths.judging(),
@@ -330,7 +340,7 @@ fn prepare_inboxes(
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     inbox::write_mapping(&paths.mapping(), seed, assignments).map_err(prepare)?;
-    if settings.merge
+    if resume == Resume::KeepFinished
         && let Some(prior) = prior_mapping["judges"].as_object()
     {
         // Resuming: the other judges' labels stay on record (host only).
@@ -368,8 +378,7 @@ fn prepare_inboxes(
         vendors: brief.judging.blinding_probe.then_some(vendors.as_slice()),
     };
     for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
-        inbox::build_work(paths, brief, assignment, &normalized, asks, settings.user)
-            .map_err(prepare)?;
+        inbox::build_work(paths, brief, assignment, &normalized, asks).map_err(prepare)?;
     }
     Ok(())
 }
@@ -386,32 +395,19 @@ pub fn probe_vendors(brief: &Brief) -> Vec<String> {
     vendors
 }
 
-/// A judge's cell: the briefs, rubric, raw/ and its inbox read-only; its outbox read-write.
-pub fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> crate::cook::plan::CellPlan {
+/// A judge's cell: the briefs, rubric, raw/ and its labelled inbox to read, its outbox to write;
+/// never the mapping ([`JudgeFiles`] has no place for it).
+pub fn judge_plan(context: &PlanContext<'_>, judge: &Actor) -> CellPlan {
     let paths = context.paths;
     let mut plan = context.base(judge, Role::Judge, &paths.judge_logs(&judge.name));
-    let work = paths.judge_work(&judge.name);
     plan.spec
         .env
         .push(("MULTICOOKER_JUDGE".to_owned(), judge.name.clone()));
-    plan.spec.mounts = vec![
-        read_only(paths.brief_md(), "/work/BRIEF.md"),
-        read_only(paths.judge_brief_md(), "/work/JUDGE_BRIEF.md"),
-        read_only(paths.raw(), "/work/raw"),
-        read_only(work.join("PROMPT.txt"), "/work/PROMPT.txt"),
-        read_only(work.join("RUBRIC.json"), "/work/RUBRIC.json"),
-        read_only(work.join("submissions"), "/work/submissions"),
-        crate::runtime::Mount {
-            source: work.join("outbox"),
-            target: "/work/outbox".to_owned(),
-            read_only: false,
-        },
-    ];
-    if context.brief.judging.blinding_probe {
-        plan.spec
-            .mounts
-            .push(read_only(work.join("PROBE.json"), "/work/PROBE.json"));
+    plan.files = JudgeFiles {
+        outbox_cap: OUTBOX_BYTES,
+        probe: context.brief.judging.blinding_probe,
     }
+    .files(paths, &judge.name);
     plan
 }
 

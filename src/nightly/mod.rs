@@ -357,7 +357,7 @@ fn arm_records(
                 || json!({}),
                 |actor| {
                     let b = brief.as_ref().expect("checked above");
-                    json!({"timeout_s": b.timeout_for(actor, false), "mem_limit": actor.resources.mem_limit, "cpus": actor.resources.cpus})
+                    json!({"timeout_s": b.timeout_for(actor, crate::state::Role::Participant), "mem_limit": actor.resources.mem_limit, "cpus": actor.resources.cpus})
                 },
             );
             let egress = brief

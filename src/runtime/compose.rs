@@ -1,9 +1,11 @@
-//! A compose file of a cook's cells, for an operator to audit and to replay one cell by hand
-//! (`docker-compose -f compose/compose.yaml run --rm participant-ada`). It is rendered from the
-//! very requests the engine gets ([`container_body`], [`NetworkSpec`]): the same image, user,
-//! environment, mounts, tmpfs, capabilities, security options, limits, ulimits, logging and
-//! network, so what an auditor reads is what runs. Subnets are left to the engine (multicooker
-//! itself passes an explicit /28 from its pool when it creates a network).
+//! A compose file of a cook's cells, for an operator to audit. It is rendered from the very
+//! requests the engine gets ([`container_body`], [`NetworkSpec`]): the same image, entrypoint
+//! (the cell's init, then its program), user, environment, areas, tmpfs, capabilities, security
+//! options, limits, ulimits, logging and network, so what an auditor reads is what runs.
+//! Subnets are left to the engine (multicooker itself passes an explicit /28 from its pool).
+//!
+//! Areas are in-memory volumes the host fills through the engine's archive API: a cell started
+//! from this file by hand waits for its inputs (its init's go file) until its deadline.
 
 use serde_json::{Map, Value, json};
 
@@ -11,8 +13,8 @@ use super::docker::{bridge_name, container_body};
 use super::{CellSpec, NetworkSpec};
 
 /// One compose service from a cell's engine request.
-pub fn service(spec: &CellSpec) -> Value {
-    let body = container_body(spec);
+pub fn service(spec: &CellSpec, program: &[String]) -> Value {
+    let body = container_body(spec, program);
     let host = body.host_config.clone().unwrap_or_default();
     let mut service = Map::new();
     service.insert("image".into(), json!(body.image));
@@ -20,9 +22,7 @@ pub fn service(spec: &CellSpec) -> Value {
     service.insert("hostname".into(), json!(body.hostname));
     service.insert("user".into(), json!(body.user));
     service.insert("working_dir".into(), json!(body.working_dir));
-    if let Some(command) = &body.cmd {
-        service.insert("command".into(), json!(command));
-    }
+    service.insert("entrypoint".into(), json!(body.entrypoint));
     let environment: Map<String, Value> = spec
         .env
         .iter()
@@ -63,10 +63,11 @@ pub fn service(spec: &CellSpec) -> Value {
     tmpfs.sort();
     service.insert("tmpfs".into(), json!(tmpfs));
     let volumes: Vec<Value> = spec
-        .mounts
+        .areas
         .iter()
-        .map(|m| {
-            json!({"type": "bind", "source": m.source, "target": m.target, "read_only": m.read_only, "bind": {"propagation": "rprivate"}})
+        .enumerate()
+        .map(|(index, area)| {
+            json!({"type": "volume", "source": area_volume(spec, index), "target": area.target, "volume": {"nocopy": true}})
         })
         .collect();
     service.insert("volumes".into(), json!(volumes));
@@ -83,6 +84,32 @@ pub fn service(spec: &CellSpec) -> Value {
     Value::Object(service)
 }
 
+/// The compose name of a cell's area (the engine's is anonymous).
+fn area_volume(spec: &CellSpec, index: usize) -> String {
+    format!("{}-area{index}", spec.name)
+}
+
+/// The compose volumes of a cell's areas, with the engine's driver options.
+fn area_volumes(spec: &CellSpec) -> Map<String, Value> {
+    let host = super::docker::host_config(spec);
+    spec.areas
+        .iter()
+        .enumerate()
+        .zip(host.mounts.unwrap_or_default())
+        .map(|((index, _), mount)| {
+            let options = mount
+                .volume_options
+                .and_then(|o| o.driver_config)
+                .and_then(|d| d.options)
+                .unwrap_or_default();
+            (
+                area_volume(spec, index),
+                json!({"driver": "local", "driver_opts": options, "labels": spec.labels.to_map()}),
+            )
+        })
+        .collect()
+}
+
 /// One compose network from the engine request's spec.
 pub fn network(spec: &NetworkSpec) -> Value {
     json!({
@@ -90,19 +117,48 @@ pub fn network(spec: &NetworkSpec) -> Value {
         "driver": "bridge",
         "internal": spec.internal,
         "labels": spec.labels.to_map(),
-        "driver_opts": {"com.docker.network.bridge.name": bridge_name(&spec.name)},
+        "driver_opts": network_options(spec),
     })
 }
 
-/// A whole compose document: `(service name, cell, its network)` in order.
-pub fn document(project: &str, cells: &[(String, CellSpec, Option<NetworkSpec>)]) -> Value {
+fn network_options(spec: &NetworkSpec) -> Value {
+    let mut options = json!({"com.docker.network.bridge.name": bridge_name(&spec.name)});
+    if spec.isolated {
+        options["com.docker.network.bridge.enable_icc"] = json!("false");
+    }
+    options
+}
+
+/// One service of a compose document: its name, the cell, the program its init runs, and
+/// the networks it joins (the first is its own).
+#[derive(Debug, Clone)]
+pub struct Service {
+    /// Compose service name.
+    pub name: String,
+    /// The cell as the engine gets it.
+    pub spec: CellSpec,
+    /// The program after init.
+    pub program: Vec<String>,
+    /// Networks it is on.
+    pub networks: Vec<NetworkSpec>,
+}
+
+/// A whole compose document.
+pub fn document(project: &str, cells: &[Service]) -> Value {
     let mut services = Map::new();
     let mut networks = Map::new();
-    for (name, spec, net) in cells {
-        services.insert(name.clone(), service(spec));
-        if let Some(net) = net {
+    let mut volumes = Map::new();
+    for cell in cells {
+        let mut rendered = service(&cell.spec, &cell.program);
+        if cell.networks.len() > 1 {
+            let names: Vec<&str> = cell.networks.iter().map(|n| n.name.as_str()).collect();
+            rendered["networks"] = json!(names);
+        }
+        services.insert(cell.name.clone(), rendered);
+        for net in &cell.networks {
             networks.insert(net.name.clone(), network(net));
         }
+        volumes.extend(area_volumes(&cell.spec));
     }
-    json!({"x-multicooker-project": project, "services": services, "networks": networks})
+    json!({"x-multicooker-project": project, "services": services, "networks": networks, "volumes": volumes})
 }

@@ -11,21 +11,23 @@ use bollard::Docker;
 use bollard::errors::Error as BollardError;
 use bollard::models::{
     ContainerCreateBody, HostConfig, HostConfigLogConfig, Ipam, IpamConfig, Mount as EngineMount,
-    MountBindOptions, MountBindOptionsPropagationEnum, MountType, NetworkCreateRequest,
+    MountType, MountVolumeOptions, MountVolumeOptionsDriverConfig, NetworkCreateRequest,
     ResourcesUlimits,
 };
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
-    ListContainersOptionsBuilder, ListImagesOptionsBuilder, ListNetworksOptionsBuilder,
-    ListVolumesOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
-    RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder, WaitContainerOptionsBuilder,
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
+    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder,
+    UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
+use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
 use super::{
-    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef,
-    Runtime, RuntimeError, Selector,
+    CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
+    ObjectRef, Runtime, RuntimeError, Selector,
 };
 
 /// Default pool for explicit per-cell subnets. The engine's default address pools allow only
@@ -40,6 +42,8 @@ pub const SUBNET_POOL_ENV: &str = "MULTICOOKER_SUBNET_POOL";
 pub struct DockerRuntime {
     docker: Docker,
     pool: SubnetPool,
+    /// Each image's own entrypoint and command, asked once per image.
+    programs: std::sync::Arc<std::sync::Mutex<HashMap<String, Vec<String>>>>,
 }
 
 impl DockerRuntime {
@@ -59,7 +63,11 @@ impl DockerRuntime {
             network: "(any)".into(),
             pool: format!("{pool_text} (not an IPv4 CIDR between /8 and /28)"),
         })?;
-        Ok(Self { docker, pool })
+        Ok(Self {
+            docker,
+            pool,
+            programs: std::sync::Arc::default(),
+        })
     }
 
     async fn create_network_once(
@@ -72,6 +80,13 @@ impl DockerRuntime {
             "com.docker.network.bridge.name".to_owned(),
             bridge_name(&spec.name),
         );
+        if spec.isolated {
+            // Members of a shared egress network must not reach each other.
+            options.insert(
+                "com.docker.network.bridge.enable_icc".to_owned(),
+                "false".to_owned(),
+            );
+        }
         let request = NetworkCreateRequest {
             name: spec.name.clone(),
             driver: Some("bridge".into()),
@@ -92,8 +107,8 @@ impl DockerRuntime {
     }
 }
 
-impl Runtime for DockerRuntime {
-    async fn info(&self) -> Result<EngineInfo, RuntimeError> {
+impl DockerRuntime {
+    async fn engine_info(&self) -> Result<EngineInfo, RuntimeError> {
         let unreachable = |e: BollardError| RuntimeError::Unreachable {
             endpoint: std::env::var("DOCKER_HOST").ok(),
             message: e.to_string(),
@@ -112,7 +127,7 @@ impl Runtime for DockerRuntime {
         })
     }
 
-    async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
+    async fn engine_image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
         match self.docker.inspect_image(tag).await {
             Ok(_) => Ok(true),
             Err(e) if status(&e) == Some(404) => Ok(false),
@@ -120,7 +135,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn image_labels(
+    async fn engine_image_labels(
         &self,
         tag: &str,
     ) -> Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError> {
@@ -138,7 +153,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn image_id(&self, tag: &str) -> Result<Option<String>, RuntimeError> {
+    async fn engine_image_id(&self, tag: &str) -> Result<Option<String>, RuntimeError> {
         match self.docker.inspect_image(tag).await {
             Ok(image) => Ok(image.id),
             Err(e) if status(&e) == Some(404) => Ok(None),
@@ -146,7 +161,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
+    async fn engine_build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let options = BuildImageOptionsBuilder::default()
             .dockerfile("Dockerfile")
             .t(&spec.tag)
@@ -194,7 +209,7 @@ impl Runtime for DockerRuntime {
         Ok(())
     }
 
-    async fn create_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
+    async fn engine_create_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
         let object = ObjectRef::network(&spec.name);
         let mut replaced = false;
         for subnet in self.pool.candidates(&spec.name).take(64) {
@@ -202,7 +217,7 @@ impl Runtime for DockerRuntime {
                 Ok(()) => return Ok(()),
                 Err(e) if is_overlap(&e) => {}
                 Err(e) if status(&e) == Some(409) && !replaced => {
-                    self.remove(&object).await?;
+                    self.engine_remove(&object).await?;
                     replaced = true;
                 }
                 Err(e) => return Err(operation("create", object, &e)),
@@ -214,12 +229,16 @@ impl Runtime for DockerRuntime {
         })
     }
 
-    async fn create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
+    async fn engine_create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
         let object = ObjectRef::cell(&spec.name);
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
             .build();
-        let body = container_body(spec);
+        let program = match &spec.program {
+            Some(program) => program.clone(),
+            None => self.image_program(&spec.image).await?,
+        };
+        let body = container_body(spec, &program);
         match self
             .docker
             .create_container(Some(options.clone()), body.clone())
@@ -228,7 +247,7 @@ impl Runtime for DockerRuntime {
             Ok(_) => Ok(()),
             Err(e) if status(&e) == Some(409) => {
                 // A stale namesake from a killed run: replace it.
-                self.remove(&object).await?;
+                self.engine_remove(&object).await?;
                 self.docker
                     .create_container(Some(options), body)
                     .await
@@ -239,7 +258,105 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn connect_network(&self, network: &str, cell: &str) -> Result<(), RuntimeError> {
+    /// The image's own entrypoint and command, which init runs when a cell names no program.
+    async fn image_program(&self, image: &str) -> Result<Vec<String>, RuntimeError> {
+        if let Some(program) = self.lock_programs().get(image) {
+            return Ok(program.clone());
+        }
+        let config = self
+            .docker
+            .inspect_image(image)
+            .await
+            .map_err(|e| operation("inspect", ObjectRef::image(image), &e))?
+            .config
+            .unwrap_or_default();
+        let mut program = config.entrypoint.unwrap_or_default();
+        program.extend(config.cmd.unwrap_or_default());
+        if program.is_empty() {
+            return Err(RuntimeError::Operation {
+                operation: "run",
+                object: ObjectRef::image(image),
+                status: None,
+                message: "the image has neither ENTRYPOINT nor CMD".into(),
+            });
+        }
+        self.lock_programs()
+            .insert(image.to_owned(), program.clone());
+        Ok(program)
+    }
+
+    fn lock_programs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<String>>> {
+        self.programs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn engine_stage(
+        &self,
+        cell: &str,
+        target: &str,
+        archive: super::Archive,
+    ) -> Result<(), RuntimeError> {
+        let options = UploadToContainerOptionsBuilder::default()
+            .path(target)
+            .no_overwrite_dir_non_dir("true")
+            .build();
+        self.docker
+            .upload_to_container(
+                cell,
+                Some(options),
+                bollard::body_stream(archive.into_stream()),
+            )
+            .await
+            .map_err(|e| operation("stage into", ObjectRef::cell(cell), &e))
+    }
+
+    fn engine_collect(
+        &self,
+        cell: &str,
+        source: &str,
+    ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(source)
+            .build();
+        let object = ObjectRef::cell(cell);
+        self.docker
+            .download_from_container(cell, Some(options))
+            .map(move |item| item.map_err(|e| operation("collect from", object.clone(), &e)))
+            .boxed()
+    }
+
+    async fn engine_oom_killed(&self, name: &str) -> Result<bool, RuntimeError> {
+        let state = self
+            .docker
+            .inspect_container(name, None)
+            .await
+            .map_err(|e| operation("inspect", ObjectRef::cell(name), &e))?
+            .state
+            .unwrap_or_default();
+        Ok(state.oom_killed.unwrap_or(false))
+    }
+
+    async fn engine_running(&self, selector: &Selector) -> Result<Vec<String>, RuntimeError> {
+        let mut filters = HashMap::new();
+        filters.insert("label".to_owned(), selector.engine_filters());
+        filters.insert("status".to_owned(), vec!["running".to_owned()]);
+        let options = ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let containers = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))?;
+        Ok(containers
+            .into_iter()
+            .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
+            .map(|n| n.trim_start_matches('/').to_owned())
+            .collect())
+    }
+
+    async fn engine_connect_network(&self, network: &str, cell: &str) -> Result<(), RuntimeError> {
         let request = bollard::models::NetworkConnectRequest {
             container: cell.to_owned(),
             ..Default::default()
@@ -250,14 +367,14 @@ impl Runtime for DockerRuntime {
             .map_err(|e| operation("connect", ObjectRef::network(network), &e))
     }
 
-    async fn start_cell(&self, name: &str) -> Result<(), RuntimeError> {
+    async fn engine_start_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.docker
             .start_container(name, None)
             .await
             .map_err(|e| operation("start", ObjectRef::cell(name), &e))
     }
 
-    async fn wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
+    async fn engine_wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
         let options = WaitContainerOptionsBuilder::default()
             .condition("not-running")
             .build();
@@ -284,7 +401,7 @@ impl Runtime for DockerRuntime {
         })
     }
 
-    async fn kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
+    async fn engine_kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
         let options = KillContainerOptionsBuilder::default()
             .signal("SIGKILL")
             .build();
@@ -297,7 +414,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+    fn engine_cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
         let options = LogsOptionsBuilder::default()
             .follow(true)
             .stdout(true)
@@ -323,7 +440,7 @@ impl Runtime for DockerRuntime {
             .boxed()
     }
 
-    async fn remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
+    async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
         let result = match object.kind {
             ObjectKind::Cell => {
@@ -361,7 +478,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn list(&self, selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
+    async fn engine_list(&self, selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_owned(), selector.engine_filters());
         let fail = |what: &str, e: &BollardError| {
@@ -432,6 +549,87 @@ impl Runtime for DockerRuntime {
     }
 }
 
+impl Runtime for DockerRuntime {
+    fn backend(&self) -> &'static str {
+        "docker"
+    }
+    fn info(&self) -> EngineFuture<'_, EngineInfo> {
+        self.engine_info().boxed()
+    }
+    fn image_exists<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, bool> {
+        self.engine_image_exists(tag).boxed()
+    }
+    fn image_labels<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> EngineFuture<'a, Option<std::collections::BTreeMap<String, String>>> {
+        self.engine_image_labels(tag).boxed()
+    }
+    fn image_id<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, Option<String>> {
+        self.engine_image_id(tag).boxed()
+    }
+    fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()> {
+        self.engine_build_image(spec).boxed()
+    }
+    fn create_network<'a>(&'a self, spec: &'a NetworkSpec) -> EngineFuture<'a, ()> {
+        self.engine_create_network(spec).boxed()
+    }
+    fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
+        self.engine_create_cell(spec).boxed()
+    }
+    fn connect_network<'a>(&'a self, network: &'a str, cell: &'a str) -> EngineFuture<'a, ()> {
+        self.engine_connect_network(network, cell).boxed()
+    }
+    fn start_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        self.engine_start_cell(name).boxed()
+    }
+    fn stage<'a>(
+        &'a self,
+        cell: &'a str,
+        target: &'a str,
+        archive: super::Archive,
+    ) -> EngineFuture<'a, ()> {
+        self.engine_stage(cell, target, archive).boxed()
+    }
+    fn collect(
+        &self,
+        cell: &str,
+        source: &str,
+    ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>> {
+        self.engine_collect(cell, source)
+    }
+    fn wait_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, CellExit> {
+        self.engine_wait_cell(name).boxed()
+    }
+    fn oom_killed<'a>(&'a self, name: &'a str) -> EngineFuture<'a, bool> {
+        self.engine_oom_killed(name).boxed()
+    }
+    fn kill_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        self.engine_kill_cell(name).boxed()
+    }
+    fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+        self.engine_cell_logs(name)
+    }
+    fn remove<'a>(&'a self, object: &'a ObjectRef) -> EngineFuture<'a, ()> {
+        self.engine_remove(object).boxed()
+    }
+    fn list<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<ObjectRef>> {
+        self.engine_list(selector).boxed()
+    }
+    fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        self.engine_running(selector).boxed()
+    }
+    fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
+        async move {
+            match &spec.program {
+                Some(program) => Ok(program.clone()),
+                None => self.image_program(&spec.image).await,
+            }
+        }
+        .boxed()
+    }
+}
+
 /// Appends every label to the context's Dockerfile as one `LABEL` instruction. The engine's
 /// `labels` build parameter would add one build step per label, each a committed layer, and
 /// concurrent builds sharing those cached steps race on the legacy builder.
@@ -458,11 +656,13 @@ fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Ve
     builder.into_inner()
 }
 
-/// The create request of a cell: the spec plus the hardening baseline.
-pub fn container_body(spec: &CellSpec) -> ContainerCreateBody {
+/// The create request of a cell: the spec plus the hardening baseline. The entrypoint is the
+/// cell's init with the program after it.
+pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBody {
     ContainerCreateBody {
         image: Some(spec.image.clone()),
-        cmd: spec.command.clone(),
+        entrypoint: Some(spec.init.argv(program)),
+        cmd: None,
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         labels: Some(spec.labels.to_map()),
         user: Some(spec.user.clone()),
@@ -476,22 +676,44 @@ pub fn container_body(spec: &CellSpec) -> ContainerCreateBody {
     }
 }
 
+/// An area as an anonymous volume on an in-memory file system: capped by the engine while the
+/// cell runs, reachable through the archive API, and removed with the container.
+fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMount {
+    let (uid, gid) = area.owner;
+    let mut options = HashMap::new();
+    options.insert("type".to_owned(), "tmpfs".to_owned());
+    options.insert("device".to_owned(), "tmpfs".to_owned());
+    options.insert(
+        "o".to_owned(),
+        format!(
+            "size={},uid={uid},gid={gid},mode={:o},nosuid,nodev",
+            area.size_bytes.max(4096),
+            area.mode
+        ),
+    );
+    EngineMount {
+        target: Some(area.target.clone()),
+        typ: Some(MountType::VOLUME),
+        read_only: Some(false),
+        volume_options: Some(MountVolumeOptions {
+            no_copy: Some(true),
+            labels: Some(labels.to_map()),
+            driver_config: Some(MountVolumeOptionsDriverConfig {
+                name: Some("local".into()),
+                options: Some(options),
+            }),
+            subpath: None,
+        }),
+        ..Default::default()
+    }
+}
+
 /// The hardening baseline and limits. Nothing here is configurable by a brief except limits.
 pub fn host_config(spec: &CellSpec) -> HostConfig {
     let mounts = spec
-        .mounts
+        .areas
         .iter()
-        .map(|m| EngineMount {
-            target: Some(m.target.clone()),
-            source: Some(m.source.to_string_lossy().into_owned()),
-            typ: Some(MountType::BIND),
-            read_only: Some(m.read_only),
-            bind_options: Some(MountBindOptions {
-                propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
+        .map(|area| area_mount(area, &spec.labels))
         .collect();
     let tmpfs = spec
         .tmpfs
@@ -622,7 +844,7 @@ fn operation(operation: &'static str, object: ObjectRef, error: &BollardError) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{Labels, Limits, Mount, Tmpfs};
+    use crate::runtime::{Area, Init, Labels, Limits, Tmpfs};
 
     fn spec() -> CellSpec {
         CellSpec {
@@ -632,10 +854,11 @@ mod tests {
             labels: Labels::new("x", "participant"),
             user: "1000:1000".into(),
             env: vec![("HOME".into(), "/home/mc".into())],
-            mounts: vec![Mount {
-                source: "/cooks/x/work/alpha/out".into(),
+            areas: vec![Area {
                 target: "/work/out".into(),
-                read_only: false,
+                size_bytes: 1 << 20,
+                owner: (1000, 1000),
+                mode: 0o700,
             }],
             tmpfs: vec![Tmpfs {
                 target: "/home/mc".into(),
@@ -650,7 +873,13 @@ mod tests {
                 pids: 256,
             },
             workdir: "/work".into(),
-            command: None,
+            program: Some(vec!["/usr/local/bin/mc-cell".into(), "dummy".into()]),
+            init: Init {
+                wait_for_go: true,
+                hold: true,
+                timeout: Some(std::time::Duration::from_secs(30)),
+                deadline: std::time::Duration::from_secs(90),
+            },
         }
     }
 
@@ -673,9 +902,31 @@ mod tests {
             host.tmpfs.unwrap()["/home/mc"],
             "rw,nosuid,nodev,exec,size=1048576,mode=700,uid=1000,gid=1000"
         );
-        let body = container_body(&spec());
+        let spec = spec();
+        let body = container_body(&spec, spec.program.as_deref().unwrap_or_default());
         assert_eq!(body.open_stdin, Some(false));
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(
+            body.entrypoint.unwrap().join(" "),
+            "/opt/multicooker/mc-cell init --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
+        );
+        let area = &host.mounts.unwrap()[0];
+        assert_eq!(area.typ, Some(MountType::VOLUME));
+        assert!(
+            area.source.is_none(),
+            "an anonymous volume, removed with the cell"
+        );
+        let options = area.volume_options.as_ref().unwrap();
+        assert_eq!(
+            options
+                .driver_config
+                .as_ref()
+                .unwrap()
+                .options
+                .as_ref()
+                .unwrap()["o"],
+            "size=1048576,uid=1000,gid=1000,mode=700,nosuid,nodev"
+        );
     }
 
     #[test]

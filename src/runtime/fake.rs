@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::{
-    CellExit, CellSpec, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind, ObjectRef,
-    Runtime, RuntimeError, Selector,
+    CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
+    ObjectRef, Runtime, RuntimeError, Selector,
 };
 
 /// How a fake cell behaves once started.
@@ -26,6 +27,8 @@ pub struct FakeCell {
     pub stdout: String,
     /// Creating it fails.
     pub fail_create: bool,
+    /// The tar its writable area gives when collected.
+    pub collected: Vec<u8>,
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +39,7 @@ struct State {
     removed: Vec<String>,
     killed: Vec<String>,
     fail_removal: Vec<String>,
+    staged: Vec<(String, String, u64)>,
 }
 
 /// A scripted runtime.
@@ -65,6 +69,10 @@ impl FakeRuntime {
     pub fn spec(&self, name: &str) -> Option<CellSpec> {
         self.lock().specs.get(name).cloned()
     }
+    /// What was staged so far: cell, target, tar size.
+    pub fn staged(&self) -> Vec<(String, String, u64)> {
+        self.lock().staged.clone()
+    }
     /// Makes removing `name` fail.
     pub fn fail_removal_of(&self, name: &str) {
         self.lock().fail_removal.push(name.to_owned());
@@ -92,83 +100,186 @@ fn refused(operation: &'static str, object: ObjectRef) -> RuntimeError {
     }
 }
 
-impl Runtime for FakeRuntime {
-    async fn info(&self) -> Result<EngineInfo, RuntimeError> {
-        Ok(EngineInfo {
-            backend: "fake",
-            version: "0".into(),
-            api_version: "1.41".into(),
-            mem_total: 16 << 30,
-            cpus: 2,
-        })
-    }
-    async fn image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
-        Ok(self.lock().created.contains(&ObjectRef::image(tag)))
-    }
-    async fn image_labels(
-        &self,
-        tag: &str,
-    ) -> Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError> {
-        Ok(self
-            .lock()
-            .created
-            .contains(&ObjectRef::image(tag))
-            .then(std::collections::BTreeMap::new))
-    }
-    async fn build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
-        self.lock().created.push(ObjectRef::image(&spec.tag));
-        Ok(())
-    }
-    async fn create_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
-        self.lock().created.push(ObjectRef::network(&spec.name));
-        Ok(())
-    }
-    async fn create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
-        if self.script_of(&spec.name).fail_create {
-            return Err(refused("create", ObjectRef::cell(&spec.name)));
-        }
-        let mut state = self.lock();
-        state.created.push(ObjectRef::cell(&spec.name));
-        state.specs.insert(spec.name.clone(), spec.clone());
-        Ok(())
-    }
-    async fn connect_network(&self, _network: &str, _cell: &str) -> Result<(), RuntimeError> {
-        Ok(())
-    }
-    async fn start_cell(&self, _name: &str) -> Result<(), RuntimeError> {
-        Ok(())
-    }
-    async fn wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
+impl FakeRuntime {
+    /// How the fake cell's init would end its program: after `runs_for`, or killed at the
+    /// init timeout.
+    fn ending(&self, name: &str) -> (Duration, String) {
         let script = self.script_of(name);
-        tokio::time::sleep(script.runs_for).await;
-        Ok(CellExit {
-            code: script.code,
-            oom_killed: script.oom_killed,
-        })
+        let timeout = self
+            .spec(name)
+            .and_then(|s| s.init.timeout)
+            .unwrap_or(Duration::MAX);
+        if script.runs_for > timeout {
+            (
+                timeout,
+                "{\"code\":null,\"signal\":9,\"timed_out\":true}".to_owned(),
+            )
+        } else {
+            (
+                script.runs_for,
+                format!(
+                    "{{\"code\":{},\"signal\":null,\"timed_out\":false}}",
+                    script.code
+                ),
+            )
+        }
     }
-    async fn kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
-        self.lock().killed.push(name.to_owned());
-        Ok(())
+}
+
+impl Runtime for FakeRuntime {
+    fn backend(&self) -> &'static str {
+        "fake"
+    }
+    fn info(&self) -> EngineFuture<'_, EngineInfo> {
+        async {
+            Ok(EngineInfo {
+                backend: "fake",
+                version: "0".into(),
+                api_version: "1.41".into(),
+                mem_total: 16 << 30,
+                cpus: 2,
+            })
+        }
+        .boxed()
+    }
+    fn image_exists<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, bool> {
+        async move { Ok(self.lock().created.contains(&ObjectRef::image(tag))) }.boxed()
+    }
+    fn image_labels<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> EngineFuture<'a, Option<std::collections::BTreeMap<String, String>>> {
+        async move {
+            Ok(self
+                .lock()
+                .created
+                .contains(&ObjectRef::image(tag))
+                .then(std::collections::BTreeMap::new))
+        }
+        .boxed()
+    }
+    fn image_id<'a>(&'a self, _tag: &'a str) -> EngineFuture<'a, Option<String>> {
+        async { Ok(None) }.boxed()
+    }
+    fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()> {
+        async move {
+            self.lock().created.push(ObjectRef::image(&spec.tag));
+            Ok(())
+        }
+        .boxed()
+    }
+    fn create_network<'a>(&'a self, spec: &'a NetworkSpec) -> EngineFuture<'a, ()> {
+        async move {
+            self.lock().created.push(ObjectRef::network(&spec.name));
+            Ok(())
+        }
+        .boxed()
+    }
+    fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
+        async move {
+            if self.script_of(&spec.name).fail_create {
+                return Err(refused("create", ObjectRef::cell(&spec.name)));
+            }
+            let mut state = self.lock();
+            state.created.push(ObjectRef::cell(&spec.name));
+            state.specs.insert(spec.name.clone(), spec.clone());
+            Ok(())
+        }
+        .boxed()
+    }
+    fn connect_network<'a>(&'a self, _network: &'a str, _cell: &'a str) -> EngineFuture<'a, ()> {
+        async { Ok(()) }.boxed()
+    }
+    fn start_cell<'a>(&'a self, _name: &'a str) -> EngineFuture<'a, ()> {
+        async { Ok(()) }.boxed()
+    }
+    fn stage<'a>(
+        &'a self,
+        cell: &'a str,
+        target: &'a str,
+        archive: super::Archive,
+    ) -> EngineFuture<'a, ()> {
+        async move {
+            self.lock()
+                .staged
+                .push((cell.to_owned(), target.to_owned(), archive.len));
+            Ok(())
+        }
+        .boxed()
+    }
+    fn collect(
+        &self,
+        cell: &str,
+        _source: &str,
+    ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>> {
+        let tar = self.script_of(cell).collected;
+        stream::iter([Ok(bytes::Bytes::from(tar))]).boxed()
+    }
+    fn wait_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, CellExit> {
+        async move {
+            let script = self.script_of(name);
+            let spec = self.spec(name);
+            // A holding init outlives its program until the deadline.
+            let lives = match &spec {
+                Some(spec) if spec.init.hold => spec.init.deadline,
+                _ => self.ending(name).0,
+            };
+            tokio::time::sleep(lives).await;
+            Ok(CellExit {
+                code: script.code,
+                oom_killed: script.oom_killed,
+            })
+        }
+        .boxed()
+    }
+    fn oom_killed<'a>(&'a self, name: &'a str) -> EngineFuture<'a, bool> {
+        async move { Ok(self.script_of(name).oom_killed) }.boxed()
+    }
+    fn kill_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        async move {
+            self.lock().killed.push(name.to_owned());
+            Ok(())
+        }
+        .boxed()
     }
     fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
         let text = self.script_of(name).stdout;
-        stream::iter([Ok(LogChunk::Stdout(bytes::Bytes::from(text)))]).boxed()
+        let (after, record) = self.ending(name);
+        let record = format!("\n{}{record}\n", crate::cell::EXIT_RECORD);
+        let printed = stream::iter([Ok(LogChunk::Stdout(bytes::Bytes::from(text)))]);
+        let ended = stream::once(async move {
+            tokio::time::sleep(after).await;
+            Ok(LogChunk::Stdout(bytes::Bytes::from(record)))
+        });
+        printed.chain(ended).boxed()
     }
-    async fn remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
-        let mut state = self.lock();
-        if state.fail_removal.contains(&object.name) {
-            return Err(refused("remove", object.clone()));
+    fn remove<'a>(&'a self, object: &'a ObjectRef) -> EngineFuture<'a, ()> {
+        async move {
+            let mut state = self.lock();
+            if state.fail_removal.contains(&object.name) {
+                return Err(refused("remove", object.clone()));
+            }
+            state.removed.push(object.name.clone());
+            Ok(())
         }
-        state.removed.push(object.name.clone());
-        Ok(())
+        .boxed()
     }
-    async fn list(&self, _selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
-        let state = self.lock();
-        Ok(state
-            .created
-            .iter()
-            .filter(|o| o.kind != ObjectKind::Volume && !state.removed.contains(&o.name))
-            .cloned()
-            .collect())
+    fn list<'a>(&'a self, _selector: &'a Selector) -> EngineFuture<'a, Vec<ObjectRef>> {
+        async move {
+            let state = self.lock();
+            Ok(state
+                .created
+                .iter()
+                .filter(|o| o.kind != ObjectKind::Volume && !state.removed.contains(&o.name))
+                .cloned()
+                .collect())
+        }
+        .boxed()
+    }
+    fn running<'a>(&'a self, _selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        async { Ok(Vec::new()) }.boxed()
+    }
+    fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
+        async move { Ok(spec.program.clone().unwrap_or_default()) }.boxed()
     }
 }

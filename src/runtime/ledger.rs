@@ -44,9 +44,9 @@ impl Ledger {
     }
 
     /// Removes one object now (e.g. a cell that has exited) and forgets it.
-    pub async fn release<R: Runtime>(
+    pub async fn release(
         &self,
-        runtime: &R,
+        runtime: &dyn Runtime,
         object: &ObjectRef,
     ) -> Result<(), RuntimeError> {
         if self.keep {
@@ -69,7 +69,7 @@ impl Ledger {
 
     /// Removes everything recorded: cells, then networks, then volumes, then images, each kind
     /// in parallel. Returns every failure; what failed stays recorded.
-    pub async fn teardown<R: Runtime>(&self, runtime: &R) -> Vec<TeardownFailure> {
+    pub async fn teardown(&self, runtime: &dyn Runtime) -> Vec<TeardownFailure> {
         if self.keep {
             return Vec::new();
         }

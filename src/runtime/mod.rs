@@ -8,6 +8,7 @@
 //!
 //! This module knows labels, never cooks: callers pass names and labels in.
 
+mod archive;
 pub mod compose;
 pub mod docker;
 #[cfg(test)]
@@ -16,15 +17,17 @@ mod labels;
 mod ledger;
 mod spec;
 
-use std::future::Future;
-
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
+pub use archive::Archive;
 pub use labels::{
     LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels, Selector,
 };
 pub use ledger::{Ledger, TeardownFailure};
-pub use spec::{CellSpec, ImageSpec, Limits, Mount, NetworkSpec, Tmpfs};
+pub use spec::{
+    Area, CONTROL_AREA, CellSpec, GO_FILE, INIT_PATH, ImageSpec, Init, Limits, NetworkSpec, Tmpfs,
+};
 
 use crate::error::Hint;
 
@@ -77,6 +80,13 @@ impl ObjectRef {
             name: name.to_owned(),
         }
     }
+    /// A volume.
+    pub fn volume(name: &str) -> Self {
+        Self {
+            kind: ObjectKind::Volume,
+            name: name.to_owned(),
+        }
+    }
     /// An image.
     pub fn image(name: &str) -> Self {
         Self {
@@ -125,62 +135,75 @@ pub enum LogChunk {
     Stderr(bytes::Bytes),
 }
 
+/// A future an engine call returns (boxed, so the trait can be used as `dyn Runtime` and the
+/// backend chosen at run time).
+pub type EngineFuture<'a, T> = BoxFuture<'a, Result<T, RuntimeError>>;
+
+/// The backend every command gets, chosen at run time.
+pub type SharedRuntime = std::sync::Arc<dyn Runtime>;
+
 /// An engine backend. Every method names the object it acts on; removing an object that is
-/// already gone succeeds.
+/// already gone succeeds. Bytes move between the host and a cell only through [`Runtime::stage`]
+/// and [`Runtime::collect`]: a backend never gives a cell a host path.
+///
+/// Any backend must pass the conformance suite in `tests/it/conformance.rs`.
 pub trait Runtime: Send + Sync + 'static {
+    /// The backend's name (`docker`, `swarm`).
+    fn backend(&self) -> &'static str;
     /// Connects and reports the engine's version and capacity.
-    fn info(&self) -> impl Future<Output = Result<EngineInfo, RuntimeError>> + Send;
+    fn info(&self) -> EngineFuture<'_, EngineInfo>;
     /// True when an image with this tag exists.
-    fn image_exists(&self, tag: &str) -> impl Future<Output = Result<bool, RuntimeError>> + Send;
+    fn image_exists<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, bool>;
     /// The labels of an image (`None` when no image has this tag).
-    fn image_labels(
-        &self,
-        tag: &str,
-    ) -> impl Future<
-        Output = Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError>,
-    > + Send;
+    fn image_labels<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> EngineFuture<'a, Option<std::collections::BTreeMap<String, String>>>;
     /// The engine's id of an image (`sha256:…`), for provenance; `None` when unknown.
-    fn image_id(
-        &self,
-        tag: &str,
-    ) -> impl Future<Output = Result<Option<String>, RuntimeError>> + Send {
-        let _ = tag;
-        async { Ok(None) }
-    }
+    fn image_id<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, Option<String>>;
     /// Builds an image from a tar build context.
-    fn build_image(
-        &self,
-        spec: &ImageSpec,
-    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()>;
     /// Creates a network (an existing namesake is replaced).
-    fn create_network(
-        &self,
-        spec: &NetworkSpec,
-    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
-    /// Creates a cell with the hardening baseline applied (an existing namesake is replaced).
-    fn create_cell(&self, spec: &CellSpec)
-    -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn create_network<'a>(&'a self, spec: &'a NetworkSpec) -> EngineFuture<'a, ()>;
+    /// Creates a cell with the hardening baseline applied and its areas (an existing namesake
+    /// is replaced).
+    fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()>;
     /// Attaches a created cell to one more network.
-    fn connect_network(
-        &self,
-        network: &str,
-        cell: &str,
-    ) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn connect_network<'a>(&'a self, network: &'a str, cell: &'a str) -> EngineFuture<'a, ()>;
     /// Starts a created cell.
-    fn start_cell(&self, name: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn start_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()>;
+    /// Unpacks an uncompressed tar into one of a running cell's areas (`target` is the area's
+    /// path or a folder in it). The tar's owners and modes are kept.
+    fn stage<'a>(
+        &'a self,
+        cell: &'a str,
+        target: &'a str,
+        archive: Archive,
+    ) -> EngineFuture<'a, ()>;
+    /// A running (or held) cell's folder as an uncompressed tar stream whose entries start
+    /// with the folder's own name. The caller checks every entry; the backend only moves bytes.
+    fn collect(
+        &self,
+        cell: &str,
+        source: &str,
+    ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>>;
     /// Waits, through the engine's wait API, until the cell has exited.
-    fn wait_cell(&self, name: &str) -> impl Future<Output = Result<CellExit, RuntimeError>> + Send;
+    fn wait_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, CellExit>;
+    /// Whether the memory limit killed a process of the cell (asked once its program ended).
+    fn oom_killed<'a>(&'a self, name: &'a str) -> EngineFuture<'a, bool>;
     /// Kills a running cell at once.
-    fn kill_cell(&self, name: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn kill_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()>;
     /// The cell's output from its start, following it until the cell exits.
     fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>>;
-    /// Removes an object (and a cell's anonymous volumes); already gone is success.
-    fn remove(&self, object: &ObjectRef) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    /// Removes an object (a cell with its areas); already gone is success.
+    fn remove<'a>(&'a self, object: &'a ObjectRef) -> EngineFuture<'a, ()>;
     /// Objects whose labels match.
-    fn list(
-        &self,
-        selector: &Selector,
-    ) -> impl Future<Output = Result<Vec<ObjectRef>, RuntimeError>> + Send;
+    fn list<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<ObjectRef>>;
+    /// The program the cell's init runs: the spec's, else the image's own entrypoint and
+    /// command.
+    fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>>;
+    /// Cells whose labels match and that are still running (for `status` after a crash).
+    fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>>;
 }
 
 /// Engine failures, each naming the operation and the object.

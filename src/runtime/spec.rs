@@ -2,8 +2,6 @@
 //! Kubernetes Jobs can all be made from these. The hardening baseline is deliberately absent:
 //! backends always apply it.
 
-use std::path::PathBuf;
-
 use super::Labels;
 
 /// An image to build from a tar build context.
@@ -30,15 +28,20 @@ pub struct NetworkSpec {
     pub isolated: bool,
 }
 
-/// A bind mount of a host path.
+/// A file system of the cell's own, given by the backend and capped by the engine while the cell
+/// runs (Docker: an anonymous tmpfs volume). Nothing of the host is in it: the host fills it only
+/// through [`Runtime::stage`](super::Runtime::stage) and reads it only through
+/// [`Runtime::collect`](super::Runtime::collect), both through the engine. It ends with the cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    /// Absolute host path; must exist.
-    pub source: PathBuf,
+pub struct Area {
     /// Path inside the cell.
     pub target: String,
-    /// Mounted read-only.
-    pub read_only: bool,
+    /// Size cap in bytes.
+    pub size_bytes: u64,
+    /// Owner uid and gid of its root (root for inputs, the cell user for writable areas).
+    pub owner: (u32, u32),
+    /// Permission bits of its root.
+    pub mode: u32,
 }
 
 /// An in-memory file system inside the cell.
@@ -67,7 +70,54 @@ pub struct Limits {
     pub pids: u64,
 }
 
-/// One cell: a program in its own network with exactly these mounts and environment.
+/// How the cell's first process, `mc-cell init` (from a layer multicooker adds to every image it
+/// runs), drives the program. The deadline holds even when multicooker is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Init {
+    /// The program starts only once the host has staged the inputs and then the go file
+    /// ([`GO_FILE`]); without this it starts at once.
+    pub wait_for_go: bool,
+    /// After the program ends, the cell stays up (its writable areas with it) until the host
+    /// collects and removes it, or until the deadline.
+    pub hold: bool,
+    /// The program is killed after this long (counted from go).
+    pub timeout: Option<std::time::Duration>,
+    /// The cell ends after this long whatever happens (counted from its start).
+    pub deadline: std::time::Duration,
+}
+
+/// Where every image multicooker runs has its init (a layer multicooker adds on top).
+pub const INIT_PATH: &str = "/opt/multicooker/mc-cell";
+/// The cell's control area: the host stages the go file here, the program never writes here.
+pub const CONTROL_AREA: &str = "/run/mc-cell";
+/// The file whose arrival lets init start the program.
+pub const GO_FILE: &str = "/run/mc-cell/go";
+
+impl Init {
+    /// The init command line placed before the program's own.
+    pub fn argv(&self, program: &[String]) -> Vec<String> {
+        let mut argv = vec![INIT_PATH.to_owned(), "init".to_owned()];
+        if self.wait_for_go {
+            argv.extend(["--go".to_owned(), GO_FILE.to_owned()]);
+        }
+        if let Some(timeout) = self.timeout {
+            argv.extend(["--timeout".to_owned(), format_seconds(timeout)]);
+        }
+        argv.extend(["--deadline".to_owned(), format_seconds(self.deadline)]);
+        if self.hold {
+            argv.push("--hold".to_owned());
+        }
+        argv.push("--".to_owned());
+        argv.extend(program.iter().cloned());
+        argv
+    }
+}
+
+fn format_seconds(duration: std::time::Duration) -> String {
+    format!("{:.3}", duration.as_secs_f64())
+}
+
+/// One cell: a program in its own network with exactly these areas and environment.
 #[derive(Debug, Clone)]
 pub struct CellSpec {
     /// Deterministic name.
@@ -82,14 +132,16 @@ pub struct CellSpec {
     pub user: String,
     /// The complete environment (nothing is inherited from the host).
     pub env: Vec<(String, String)>,
-    /// Bind mounts.
-    pub mounts: Vec<Mount>,
-    /// In-memory file systems (HOME, /tmp).
+    /// Areas the host stages into or collects from.
+    pub areas: Vec<Area>,
+    /// Scratch in-memory file systems (HOME, /tmp): never staged, never collected.
     pub tmpfs: Vec<Tmpfs>,
     /// Resource limits.
     pub limits: Limits,
     /// Working directory.
     pub workdir: String,
-    /// Arguments replacing the image's command, if any.
-    pub command: Option<Vec<String>>,
+    /// The program and its arguments; `None` runs the image's own entrypoint and command.
+    pub program: Option<Vec<String>>,
+    /// How init drives the program.
+    pub init: Init,
 }

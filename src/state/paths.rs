@@ -5,6 +5,20 @@ use std::path::{Path, PathBuf};
 
 use super::StateError;
 
+/// A cook file or folder that a cell may be shown (copied into it, never linked). Only the
+/// `share_*` methods of [`CookPaths`] make one, each for material prepared for cells: there is
+/// none for the label mapping, `judging/_*` host files, `.auth/` or hidden material, so no
+/// role's cell can be given them (a type, not a comment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shareable(PathBuf);
+
+impl Shareable {
+    /// The host path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// The paths of one cook folder. The folder name is the cook's identity: it names the cook in
 /// status.json, events, summary.json and every engine object's label.
 #[derive(Debug, Clone)]
@@ -102,6 +116,48 @@ impl CookPaths {
     /// `judging/_inbox/<participant>/`.
     pub fn sealed(&self, participant: &str) -> PathBuf {
         self.inbox().join(participant)
+    }
+    /// BRIEF.md, for every role.
+    pub fn share_brief_md(&self) -> Shareable {
+        Shareable(self.brief_md())
+    }
+    /// `JUDGE_BRIEF.md`, for judges.
+    pub fn share_judge_brief_md(&self) -> Shareable {
+        Shareable(self.judge_brief_md())
+    }
+    /// raw/, reference material for every role.
+    pub fn share_raw(&self) -> Shareable {
+        Shareable(self.raw())
+    }
+    /// A participant's own previous output (a refine round edits it).
+    pub fn share_out(&self, participant: &str) -> Shareable {
+        Shareable(self.out(participant))
+    }
+    /// One of `PROMPT.txt`, `RUBRIC.json`, `PROBE.json`, `submissions` of a judge's work
+    /// folder, which holds only copies under that judge's labels.
+    pub fn share_judge_work(&self, judge: &str, item: &str) -> Shareable {
+        debug_assert!(
+            ["PROMPT.txt", "RUBRIC.json", "PROBE.json", "submissions"].contains(&item),
+            "only what inbox::build_work prepares for the judge"
+        );
+        Shareable(self.judge_work(judge).join(item))
+    }
+    /// `PROMPT.txt` or `candidate` of a reviewer's work folder (`consult/_work-<reviewer>/`).
+    pub fn share_consult_work(&self, reviewer: &str, item: &str) -> Shareable {
+        debug_assert!(["PROMPT.txt", "candidate"].contains(&item));
+        Shareable(self.consult_work(reviewer).join(item))
+    }
+    /// A chef's anonymized input (`chef/<chef>/input/`: normalized copies, ranking by label).
+    pub fn share_chef_input(&self, chef: &str) -> Shareable {
+        Shareable(self.chef_input(chef))
+    }
+    /// `consult/_work-<reviewer>/`.
+    pub fn consult_work(&self, reviewer: &str) -> PathBuf {
+        self.dir.join("consult").join(format!("_work-{reviewer}"))
+    }
+    /// `chef/<chef>/input/`.
+    pub fn chef_input(&self, chef: &str) -> PathBuf {
+        self.dir.join("chef").join(chef).join("input")
     }
     /// `judging/_mapping.json`: label → participant per judge. Host only, never mounted.
     pub fn mapping(&self) -> PathBuf {

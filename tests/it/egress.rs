@@ -4,12 +4,11 @@
 
 use std::collections::HashMap;
 
-use multicooker::runtime::{
-    CellSpec, LABEL_ROOT, Labels, Limits, Mount, NetworkSpec, ObjectRef, Runtime,
-};
+use multicooker::runtime::{LABEL_ROOT, Labels, NetworkSpec, ObjectRef, Runtime};
 use multicooker::state::root_id;
 use serde_json::Value;
 
+use crate::common::cells::TestCell;
 use crate::common::{TestCook, block_on, engine, show};
 
 /// Test doubles on their own network, labelled with the cook so cleanup covers them.
@@ -20,36 +19,20 @@ struct Doubles {
     _work: tempfile::TempDir,
 }
 
-fn double_spec(cook: &TestCook, work: &std::path::Path, name: &str, network: &str) -> CellSpec {
-    CellSpec {
-        name: name.to_owned(),
-        image: base_image(),
-        network: Some(network.to_owned()),
-        labels: Labels::new(cook.name(), "test-double").with(LABEL_ROOT, &root_id(cook.root())),
-        user: "1000:1000".into(),
-        env: vec![("MULTICOOKER_MODEL".into(), "listen:8080,sleep:300".into())],
-        mounts: vec![
-            Mount {
-                source: work.join("PROMPT.txt"),
-                target: "/work/PROMPT.txt".into(),
-                read_only: true,
-            },
-            Mount {
-                source: work.join("out"),
-                target: "/work/out".into(),
-                read_only: false,
-            },
-        ],
-        tmpfs: vec![],
-        limits: Limits {
-            memory_bytes: 64 << 20,
-            memory_swap_bytes: 64 << 20,
-            cpus: 0.2,
-            pids: 32,
-        },
-        workdir: "/work".into(),
-        command: None,
-    }
+fn double(cook: &TestCook, work: &std::path::Path, name: &str, network: &str) -> TestCell {
+    let mut cell = TestCell::new(
+        name,
+        &base_image(),
+        Some(network),
+        Labels::new(cook.name(), "test-double").with(LABEL_ROOT, &root_id(cook.root())),
+        "listen:8080,sleep:300",
+        &work.join(name),
+    );
+    cell.spec.limits.memory_bytes = 64 << 20;
+    cell.spec.limits.memory_swap_bytes = 64 << 20;
+    cell.spec.limits.cpus = 0.2;
+    cell.spec.limits.pids = 32;
+    cell
 }
 
 fn base_image() -> String {
@@ -71,9 +54,6 @@ fn ip_of(container: &str, network: &str) -> String {
 /// Starts `fakeapi` and `decoy` on a private network, and a server publishing a host port.
 fn start_doubles(cook: &TestCook, tag: &str) -> Doubles {
     let work = tempfile::tempdir().unwrap();
-    fs_err::write(work.path().join("PROMPT.txt"), "serve").unwrap();
-    fs_err::create_dir_all(work.path().join("out")).unwrap();
-    std::os::unix::fs::chown(work.path().join("out"), Some(1000), Some(1000)).unwrap();
     let network = format!("mc-test-{tag}-apinet");
     let servers = vec![
         format!("mc-test-{tag}-fakeapi"),
@@ -94,20 +74,16 @@ fn start_doubles(cook: &TestCook, tag: &str) -> Doubles {
             .await
             .unwrap();
         for server in &servers[..2] {
-            runtime
-                .create_cell(&double_spec(cook, work.path(), server, &network))
-                .await
-                .unwrap();
-            runtime.start_cell(server).await.unwrap();
+            double(cook, work.path(), server, &network)
+                .start(&runtime)
+                .await;
         }
         // A server that publishes a port on the host, as `docker run -p` would.
         let docker = bollard::Docker::connect_with_local_defaults().unwrap();
-        let mut body = multicooker::runtime::docker::container_body(&double_spec(
-            cook,
-            work.path(),
-            &servers[2],
-            "bridge",
-        ));
+        let mut published = double(cook, work.path(), &servers[2], "bridge");
+        let archives = published.prepare();
+        let program = published.spec.program.clone().unwrap();
+        let mut body = multicooker::runtime::docker::container_body(&published.spec, &program);
         let binding = bollard::models::PortBinding {
             host_ip: Some("0.0.0.0".into()),
             host_port: Some(String::new()),
@@ -120,7 +96,7 @@ fn start_doubles(cook: &TestCook, tag: &str) -> Doubles {
             .name(&servers[2])
             .build();
         docker.create_container(Some(options), body).await.unwrap();
-        runtime.start_cell(&servers[2]).await.unwrap();
+        published.stage(&runtime, archives).await;
     });
     let published = block_on(async {
         let docker = bollard::Docker::connect_with_local_defaults().unwrap();

@@ -10,7 +10,7 @@ use super::Checks;
 use crate::brief;
 use crate::cook;
 use crate::progress::Silent;
-use crate::runtime::{EngineInfo, Runtime};
+use crate::runtime::EngineInfo;
 use crate::state::{CellState, CookPaths};
 
 /// What each probed CLI is asked.
@@ -63,8 +63,8 @@ fn write_cook(
 
 /// Probes every flavor in `flavors` (but the dummy, which has nothing to authenticate) and adds
 /// one line each. `task`: the cook whose images and network policy to use.
-pub(super) async fn probe<R: Runtime>(
-    runtime: &Arc<R>,
+pub(super) async fn probe(
+    runtime: &crate::runtime::SharedRuntime,
     engine: &EngineInfo,
     flavors: &[String],
     task: Option<(&Path, &brief::Network)>,

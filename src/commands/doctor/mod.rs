@@ -7,17 +7,17 @@ use serde_json::json;
 use super::{connect, open_cook};
 use crate::brief::KNOWN_FLAVORS;
 use crate::brief::NetworkMode;
+use crate::cell::images::{base_specs, ensure_base};
+use crate::cell::plan::DEFAULT_PIDS;
+use crate::cell::sandbox::{ProbeSettings, probe};
 use crate::cli::DoctorArgs;
-use crate::cook::images::{base_specs, ensure_base};
-use crate::cook::plan::CellUser;
-use crate::cook::plan::DEFAULT_PIDS;
-use crate::cook::sandbox::{ProbeSettings, probe};
 use crate::creds::{Credentials, TokenStore};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
 use crate::runtime::Runtime;
 use crate::settings::{self, Session};
+use crate::state::Role;
 
 mod live;
 
@@ -169,10 +169,10 @@ fn flavors_to_check(
             let cells = brief
                 .participants
                 .iter()
-                .map(|a| (a, false))
-                .chain(brief.judges.iter().map(|a| (a, true)));
-            for (actor, judge) in cells {
-                let timeout_s = brief.timeout_for(actor, judge);
+                .map(|a| (a, Role::Participant))
+                .chain(brief.judges.iter().map(|a| (a, Role::Judge)));
+            for (actor, role) in cells {
+                let timeout_s = brief.timeout_for(actor, role);
                 match targets.iter_mut().find(|t| t.flavor == actor.flavor) {
                     Some(target) => target.timeout_s = target.timeout_s.max(timeout_s),
                     None => targets.push(Target {
@@ -225,22 +225,15 @@ fn check_login(target: &Target, store: &dyn TokenStore, checks: &mut Checks) -> 
 }
 
 fn check_user(checks: &mut Checks) {
-    match CellUser::resolve(
-        std::env::var(crate::cli::env::HARDENING_USER)
-            .ok()
-            .as_deref(),
-    ) {
+    match crate::settings::cell_user() {
         Ok(user) => checks.add("OK", format!("cells run as non-root user {}", user.spec())),
-        Err(problem) => checks.add(
-            "FAIL",
-            format!("{}: {problem}", crate::cli::env::HARDENING_USER),
-        ),
+        Err(problem) => checks.add("FAIL", format!("{problem:#}")),
     }
 }
 
 /// The flavor's base image: built, or builds now. True when usable.
-async fn check_flavor<R: Runtime>(
-    runtime: &R,
+async fn check_flavor(
+    runtime: &dyn Runtime,
     target: &Target,
     cook: Option<&std::path::Path>,
     no_build: bool,
@@ -307,16 +300,12 @@ async fn check_flavor<R: Runtime>(
 }
 
 /// Runs a probe cell with a participant's default settings and adds one line per property.
-async fn check_sandbox<R: Runtime>(
-    runtime: &std::sync::Arc<R>,
+async fn check_sandbox(
+    runtime: &crate::runtime::SharedRuntime,
     session: &Session,
     checks: &mut Checks,
 ) {
-    let Ok(user) = CellUser::resolve(
-        std::env::var(crate::cli::env::HARDENING_USER)
-            .ok()
-            .as_deref(),
-    ) else {
+    let Ok(user) = crate::settings::cell_user() else {
         return;
     };
     let root = crate::state::root_id(&session.root);
@@ -332,8 +321,15 @@ async fn check_sandbox<R: Runtime>(
             pids: DEFAULT_PIDS,
         },
         network: NetworkMode::Allowlist,
+        direct: crate::settings::egress_settings().canary_direct,
     };
-    match probe(runtime, &settings).await {
+    match probe(
+        runtime,
+        &settings,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await
+    {
         Ok(report) => {
             for check in report.checks {
                 let line = if check.ok {

@@ -7,6 +7,8 @@
     reason = "each test file uses a different part of the context"
 )]
 
+pub(crate) mod cells;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -232,7 +234,7 @@ pub(crate) fn mounts_of(container: &str) -> Vec<bollard::models::MountPoint> {
 /// The engine name of a cook's cell.
 pub(crate) fn cell_name(cook: &TestCook, role: multicooker::state::Role, actor: &str) -> String {
     let root_id = multicooker::state::root_id(cook.root());
-    multicooker::cook::names::Names::for_cook(cook.name(), &root_id).cell(role, actor)
+    multicooker::cell::names::Names::for_cook(cook.name(), &root_id).cell(role, actor)
 }
 
 /// Runs a future to completion on a fresh runtime.

@@ -10,25 +10,33 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
+use super::files::{CellFiles, Input, Writable};
 use super::images::{base_specs, ensure_base};
-use super::plan::CellUser;
+use super::plan::{CellPlan, CellUser, Egress};
+use super::run::{CellHooks, CellOutcome, RunOptions, images_ready_now, run_cells};
 use crate::brief::NetworkMode;
 use crate::flavor::CELL_HOME;
 use crate::runtime::{
-    CellSpec, LABEL_ROOT, Labels, Ledger, Limits, Mount, NetworkSpec, ObjectRef, Runtime,
-    RuntimeError, Tmpfs,
+    CONTROL_AREA, CellSpec, Init, LABEL_ROOT, Labels, Ledger, Limits, NetworkSpec, RuntimeError,
+    SharedRuntime, Tmpfs,
 };
+use crate::state::Role;
 
-/// Mount targets a participant cell is given (besides what the engine itself provides).
+/// Mount targets a cell is given (besides what the engine itself provides): its areas, each
+/// an in-memory file system of the engine's, and its scratch space.
 const DOCUMENTED: &[&str] = &[
-    "/work/BRIEF.md",
-    "/work/raw",
-    "/work/PROMPT.txt",
+    "/work",
     "/work/out",
+    "/work/outbox",
+    CONTROL_AREA,
+    crate::creds::STAGING_TARGET,
     CELL_HOME,
     "/tmp",
 ];
+/// How long the probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Files the engine bind-mounts into every container.
 const ENGINE_FILES: &[&str] = &["/etc/resolv.conf", "/etc/hostname", "/etc/hosts"];
 
@@ -80,12 +88,16 @@ pub struct ProbeSettings {
     pub limits: Limits,
     /// The network mode participants get.
     pub network: NetworkMode,
+    /// Where the probe's direct connection goes (it must fail unless the mode is `open`).
+    pub direct: String,
 }
 
-/// Runs the probe cell and checks every property.
-pub async fn probe<R: Runtime>(
-    runtime: &Arc<R>,
+/// Runs the probe cell through the same cell engine as every role and checks every property.
+/// Whatever happens, the probe's objects are gone when this returns.
+pub async fn probe(
+    runtime: &SharedRuntime,
     settings: &ProbeSettings,
+    cancel: CancellationToken,
 ) -> Result<SandboxReport, RuntimeError> {
     let tools = base_specs(&["dummy".to_owned()], None)
         .map_err(|e| RuntimeError::Build {
@@ -98,17 +110,50 @@ pub async fn probe<R: Runtime>(
         .prefix("mc-sandbox-")
         .tempdir()
         .map_err(|e| probe_io(&e))?;
-    prepare_folder(work.path(), settings.user).map_err(|e| probe_io(&e))?;
-    let ledger = Ledger::new(false);
-    let result = run_probe(&**runtime, &ledger, settings, &tools.tag, work.path()).await;
+    let plan = probe_plan(settings, &tools.tag, work.path());
+    let ledger = Arc::new(Ledger::new(false));
+    let options = RunOptions {
+        cancel,
+        max_parallel: 1,
+        images: images_ready_now(),
+        egress: None,
+        redactor: Arc::default(),
+        serial: Vec::new(),
+        user: settings.user,
+    };
+    let outcome = run_cells(
+        runtime,
+        &ledger,
+        &Arc::new(ProbeHooks),
+        vec![plan],
+        &options,
+    )
+    .await
+    .remove(0);
     let leftovers = ledger.teardown(&**runtime).await;
     if let Some(failure) = leftovers.into_iter().next() {
         return Err(failure.error);
     }
-    result?;
+    if outcome.started_at.is_none() {
+        return Err(RuntimeError::Build {
+            image: "sandbox probe".into(),
+            message: outcome.error.unwrap_or_else(|| "it did not start".into()),
+        });
+    }
     let sandbox = read_json(&work.path().join("out/SANDBOX.json"));
     let probes = std::fs::read_to_string(work.path().join("out/PROBES.txt")).unwrap_or_default();
     Ok(evaluate(&sandbox, &probes, settings))
+}
+
+struct ProbeHooks;
+
+impl CellHooks for ProbeHooks {
+    type Output = CellOutcome;
+    fn starting(&self, _: &CellPlan) {}
+    fn started(&self, _: &CellPlan, _: &str) {}
+    fn finished(&self, _: &CellPlan, outcome: CellOutcome) -> CellOutcome {
+        outcome
+    }
 }
 
 fn probe_io(error: &std::io::Error) -> RuntimeError {
@@ -118,62 +163,27 @@ fn probe_io(error: &std::io::Error) -> RuntimeError {
     }
 }
 
-fn prepare_folder(dir: &Path, user: CellUser) -> std::io::Result<()> {
-    fs_err::write(dir.join("BRIEF.md"), "sandbox probe\n")?;
-    fs_err::write(dir.join("PROMPT.txt"), "sandbox probe\n")?;
-    fs_err::create_dir_all(dir.join("raw"))?;
-    user.prepare_writable(&dir.join("out"))
-}
-
-async fn run_probe<R: Runtime>(
-    runtime: &R,
-    ledger: &Ledger,
-    settings: &ProbeSettings,
-    image: &str,
-    dir: &Path,
-) -> Result<(), RuntimeError> {
+/// The probe: a participant's user, limits, network mode and areas, its output collected into
+/// `dir/out`.
+fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
     let name = format!("{}-sandbox-probe", settings.project);
     let labels = Labels::new(&settings.cook, "probe").with(LABEL_ROOT, &settings.root_id);
     let network = (settings.network != NetworkMode::None).then(|| name.clone());
-    if let Some(network) = &network {
-        ledger.record(ObjectRef::network(network));
-        let spec = NetworkSpec {
-            name: network.clone(),
-            labels: labels.clone(),
-            internal: settings.network != NetworkMode::Open,
-            isolated: false,
-        };
-        runtime.create_network(&spec).await?;
-    }
     let owner = Some((settings.user.uid, settings.user.gid));
-    let read_only = |file: &str, target: &str| Mount {
-        source: dir.join(file),
-        target: target.to_owned(),
-        read_only: true,
-    };
     let spec = CellSpec {
         name: name.clone(),
         image: image.to_owned(),
-        network,
-        labels,
+        network: network.clone(),
+        labels: labels.clone(),
         user: settings.user.spec(),
         env: vec![
             ("HOME".to_owned(), CELL_HOME.to_owned()),
             (
                 "MULTICOOKER_MODEL".to_owned(),
-                "probe,connect:1.1.1.1:443".to_owned(),
+                format!("probe,connect:{}", settings.direct),
             ),
         ],
-        mounts: vec![
-            read_only("BRIEF.md", "/work/BRIEF.md"),
-            read_only("raw", "/work/raw"),
-            read_only("PROMPT.txt", "/work/PROMPT.txt"),
-            Mount {
-                source: dir.join("out"),
-                target: "/work/out".to_owned(),
-                read_only: false,
-            },
-        ],
+        areas: Vec::new(),
         tmpfs: vec![
             Tmpfs {
                 target: CELL_HOME.to_owned(),
@@ -190,14 +200,51 @@ async fn run_probe<R: Runtime>(
         ],
         limits: settings.limits,
         workdir: "/work".to_owned(),
-        command: Some(vec!["dummy".to_owned()]),
+        program: None,
+        init: Init {
+            wait_for_go: true,
+            hold: true,
+            timeout: Some(PROBE_TIMEOUT),
+            deadline: PROBE_TIMEOUT + super::plan::CELL_GRACE,
+        },
     };
-    ledger.record(ObjectRef::cell(&name));
-    runtime.create_cell(&spec).await?;
-    runtime.start_cell(&name).await?;
-    match tokio::time::timeout(Duration::from_secs(60), runtime.wait_cell(&name)).await {
-        Ok(result) => result.map(drop),
-        Err(_) => runtime.kill_cell(&name).await,
+    let text = |path: &str, text: &str| Input::Text {
+        path: path.to_owned(),
+        bytes: text.as_bytes().to_vec(),
+    };
+    CellPlan {
+        actor: "sandbox-probe".into(),
+        role: Role::Participant,
+        flavor: "dummy".into(),
+        files: CellFiles {
+            inputs: vec![
+                text("BRIEF.md", "sandbox probe\n"),
+                text("PROMPT.txt", "sandbox probe\n"),
+                Input::Folder { path: "raw".into() },
+            ],
+            writable: vec![Writable {
+                path: "out".into(),
+                cap_bytes: 16 << 20,
+                seed: None,
+                collect_to: dir.join("out"),
+            }],
+            login: None,
+        },
+        network: network.map(|name| NetworkSpec {
+            name,
+            labels,
+            internal: settings.network != NetworkMode::Open,
+            isolated: false,
+        }),
+        egress: match settings.network {
+            NetworkMode::None => Egress::None,
+            NetworkMode::Open => Egress::Open,
+            NetworkMode::Allowlist => Egress::Closed,
+        },
+        spec,
+        timeout: PROBE_TIMEOUT,
+        stdout_log: dir.join("probe.stdout.log"),
+        stderr_log: dir.join("probe.stderr.log"),
     }
 }
 
@@ -310,7 +357,8 @@ fn resource_checks(
     };
     let blocked = probes
         .lines()
-        .any(|l| l.starts_with("connect 1.1.1.1:443 error"));
+        .any(|l| l.starts_with(&format!("connect {} error", settings.direct)));
+    let host_folders = area_file_systems(sandbox);
     let seen = probes
         .lines()
         .find(|l| l.starts_with("connect "))
@@ -342,6 +390,16 @@ fn resource_checks(
             "remove the extra mounts (check daemon defaults and the image's VOLUMEs)",
         ),
         check(
+            "every area is the engine's in-memory file system, never a host folder",
+            host_folders.is_empty(),
+            if host_folders.is_empty() {
+                "tmpfs areas only".to_owned()
+            } else {
+                host_folders.join(", ")
+            },
+            "the engine must give areas as tmpfs volumes; a host folder mounted there is a leak",
+        ),
+        check(
             "egress is as configured",
             settings.network == NetworkMode::Open || blocked,
             seen,
@@ -359,6 +417,22 @@ fn cpu_matches(seen: &str, cpus: f64) -> bool {
         [quota, period] if *period > 0.0 => ((quota / period) - cpus).abs() < 0.01,
         _ => false,
     }
+}
+
+/// Areas whose file system is not tmpfs (`target fstype`).
+fn area_file_systems(sandbox: &serde_json::Value) -> Vec<String> {
+    let areas = ["/work", "/work/out", "/work/outbox", CONTROL_AREA];
+    sandbox["mounts"]
+        .as_array()
+        .map(|mounts| {
+            mounts
+                .iter()
+                .filter(|m| m["target"].as_str().is_some_and(|t| areas.contains(&t)))
+                .filter(|m| m["fstype"] != "tmpfs")
+                .map(|m| format!("{} {}", text(&m["target"]), text(&m["fstype"])))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn extra_mounts(sandbox: &serde_json::Value) -> Vec<String> {
@@ -399,6 +473,7 @@ mod tests {
                 pids: 512,
             },
             network: NetworkMode::Allowlist,
+            direct: "203.0.113.1:443".into(),
         }
     }
 
@@ -407,7 +482,7 @@ mod tests {
             "uid": 1000, "cap_eff": "0000000000000000", "no_new_privs": 1, "seccomp": 2,
             "root_writable": false, "home_writable": true, "tmp_writable": true, "docker_socket": false,
             "memory_limit": "1073741824", "pids_limit": "512", "cpu": "50000 100000",
-            "mounts": [{"target": "/"}, {"target": "/proc"}, {"target": "/work/out"}, {"target": "/etc/hosts"}, {"target": "/sys/fs/cgroup/memory"}]
+            "mounts": [{"target": "/"}, {"target": "/proc"}, {"target": "/work", "fstype": "tmpfs"}, {"target": "/work/out", "fstype": "tmpfs"}, {"target": "/etc/hosts"}, {"target": "/sys/fs/cgroup/memory"}]
         })
     }
 
@@ -415,11 +490,11 @@ mod tests {
     fn a_sane_sandbox_passes_every_check() {
         let report = evaluate(
             &sane(),
-            "connect 1.1.1.1:443 error connection timed out\n",
+            "connect 203.0.113.1:443 error connection timed out\n",
             &settings(),
         );
         assert!(report.passed, "{:?}", report.failures());
-        assert_eq!(report.checks.len(), 12);
+        assert_eq!(report.checks.len(), 13);
     }
 
     #[test]
@@ -431,9 +506,11 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(serde_json::json!({"target": "/var/run/docker.sock"}));
-        let report = evaluate(&sandbox, "connect 1.1.1.1:443 ok\n", &settings());
+        sandbox["mounts"][3]["fstype"] = "ext4".into();
+        let report = evaluate(&sandbox, "connect 203.0.113.1:443 ok\n", &settings());
         let failures = report.failures();
-        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert_eq!(failures.len(), 5, "{failures:?}");
+        assert!(failures.iter().any(|f| f.contains("/work/out ext4")));
         assert!(
             failures[0]
                 .starts_with("runs as a non-root user (saw 0): set MULTICOOKER_HARDENING_USER")

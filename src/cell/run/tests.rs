@@ -1,5 +1,6 @@
-//! Orchestration logic on the fake runtime with paused time: timeouts, classification,
-//! cancellation and teardown. (Real containers are covered by tests/it.)
+//! Orchestration logic on the fake runtime: timeouts, classification, cancellation, staging,
+//! collection and teardown, in real time with short durations (the log pump writes files on
+//! blocking threads, which a paused clock would race). Real containers are covered by tests/it.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -9,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::brief::Profile;
-use crate::cook::names::Names;
-use crate::cook::plan::{CellUser, PlanContext};
+use crate::cell::names::Names;
+use crate::cell::plan::{CellUser, PlanContext};
 use crate::runtime::fake::{FakeCell, FakeRuntime};
 use crate::state::CookPaths;
 
@@ -50,10 +51,11 @@ fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
         profile: Profile::Medium,
         run_id: "run",
     };
+    let settings = crate::settings::test_run_settings();
     brief
         .participants
         .iter()
-        .map(|p| context.participant(p))
+        .map(|p| crate::cook::plan::participant_plan(&context, p, "go".into(), &settings))
         .collect()
 }
 
@@ -66,8 +68,9 @@ async fn run(
     let hooks = Arc::new(Recorder {
         started: Mutex::new(Vec::new()),
     });
+    let shared: crate::runtime::SharedRuntime = runtime.clone();
     let outcomes = run_cells(
-        runtime,
+        &shared,
         &ledger,
         &hooks,
         plans,
@@ -78,6 +81,7 @@ async fn run(
             egress: None,
             redactor: Arc::default(),
             serial: Vec::new(),
+            user: CellUser::resolve(Some("1000:1000")).unwrap(),
         },
     )
     .await;
@@ -88,7 +92,7 @@ async fn run(
     outcomes
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn each_cell_is_classified_and_one_failure_stops_no_other() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
@@ -160,7 +164,7 @@ async fn each_cell_is_classified_and_one_failure_stops_no_other() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_cell_past_its_timeout_is_killed_and_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
@@ -173,14 +177,18 @@ async fn a_cell_past_its_timeout_is_killed_and_removed() {
     );
     let outcomes = run(
         &runtime,
-        plans(tmp.path(), &["slow"], 2),
+        plans(tmp.path(), &["slow"], 1),
         CancellationToken::new(),
     )
     .await;
     let outcome = &outcomes[0].1;
     assert_eq!(outcome.state, CellState::TimedOut);
     assert!(outcome.timed_out);
-    assert_eq!(runtime.killed(), ["mc-251122-t-r00t-p-slow"]);
+    assert_eq!(
+        runtime.killed(),
+        ["mc-251122-t-r00t-p-slow"],
+        "killed after its output was collected"
+    );
     assert!(
         runtime
             .removed()
@@ -188,7 +196,7 @@ async fn a_cell_past_its_timeout_is_killed_and_removed() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn cancelling_kills_running_cells_and_starts_no_new_one() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
@@ -216,6 +224,56 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
         runtime.created().is_empty(),
         "a cancelled run creates nothing"
     );
+}
+
+#[tokio::test]
+async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_collect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(4);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "out/RESULT.md", &b"done"[..])
+        .unwrap();
+    let mut link = tar::Header::new_gnu();
+    link.set_entry_type(tar::EntryType::Symlink);
+    link.set_size(0);
+    tar.append_link(&mut link, "out/mapping", "../../judging/_mapping.json")
+        .unwrap();
+    runtime.script(
+        "mc-251122-t-r00t-p-a",
+        FakeCell {
+            runs_for: Duration::from_millis(5),
+            collected: tar.into_inner().unwrap(),
+            ..FakeCell::default()
+        },
+    );
+    let outcomes = run(
+        &runtime,
+        plans(tmp.path(), &["a"], 60),
+        CancellationToken::new(),
+    )
+    .await;
+    let outcome = &outcomes[0].1;
+    assert_eq!(outcome.state, CellState::Ok);
+    let targets: Vec<String> = runtime.staged().into_iter().map(|(_, t, _)| t).collect();
+    assert_eq!(
+        targets,
+        ["/work", "/run/mc-cell"],
+        "inputs, then the go file"
+    );
+    let out = tmp.path().join("251122-t/work/a/out");
+    assert_eq!(
+        std::fs::read_to_string(out.join("RESULT.md")).unwrap(),
+        "done"
+    );
+    assert!(!out.join("mapping").exists(), "a link is never recreated");
+    assert_eq!(outcome.collected[0].1.copy.skipped[0].path, "mapping");
+    let spec = runtime.spec("mc-251122-t-r00t-p-a").unwrap();
+    assert!(spec.init.hold && spec.init.wait_for_go);
+    let areas: Vec<&str> = spec.areas.iter().map(|a| a.target.as_str()).collect();
+    assert_eq!(areas, ["/work", "/work/out", "/run/mc-cell"]);
 }
 
 #[test]

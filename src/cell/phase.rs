@@ -1,19 +1,20 @@
-//! One phase of cells, shared by cook and judge: remove what a killed earlier run of the same
+//! One phase of cells, shared by every role: remove what a killed earlier run of the same
 //! role left, build the images while cells create their networks, run every cell, wait for the
 //! build to settle, and tear everything down on every path.
 
 use std::sync::Arc;
 
-use super::RunSettings;
-use super::cell::{CellHooks, RunOptions, run_cells};
-use super::egress::{CANARY_DIRECT_ENV, EGRESS_NETWORK_ENV, EgressContext};
+use super::CellSettings;
+use super::egress::EgressContext;
 use super::images::{self, FlavorImages};
 use super::names::Names;
 use super::plan::{CellPlan, Egress};
+use super::run::{CellHooks, RunOptions, run_cells};
 use super::stale::sweep_engine;
 use crate::progress::Progress;
 use crate::runtime::{
-    LABEL_ROOT, Labels, Ledger, NetworkSpec, ObjectRef, Runtime, RuntimeError, TeardownFailure,
+    LABEL_ROOT, Labels, Ledger, NetworkSpec, ObjectRef, RuntimeError, SharedRuntime,
+    TeardownFailure,
 };
 use crate::state::{CookPaths, Role};
 
@@ -47,11 +48,11 @@ pub struct Cells<H: CellHooks> {
 }
 
 /// Runs a phase to the end; teardown has run when this returns.
-pub async fn run_phase<R: Runtime, H: CellHooks>(
-    runtime: &Arc<R>,
+pub async fn run_phase<H: CellHooks>(
+    runtime: &SharedRuntime,
     paths: &CookPaths,
     phase: Cells<H>,
-    settings: &RunSettings,
+    settings: &CellSettings,
     progress: &dyn Progress,
 ) -> Result<PhaseRun<H::Output>, RuntimeError> {
     let swept = sweep_engine(&**runtime, paths, phase.role, &settings.run_id).await?;
@@ -61,7 +62,7 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         ));
     }
     let ledger = Arc::new(Ledger::new(settings.keep));
-    let egress = match prepare_egress(runtime, &ledger, paths, &phase.plans).await {
+    let egress = match prepare_egress(runtime, &ledger, paths, &phase.plans, settings).await {
         Ok(egress) => egress,
         Err(error) => {
             let _ = ledger.teardown(&**runtime).await;
@@ -83,6 +84,7 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
         egress,
         redactor: phase.redactor,
         serial: phase.serial,
+        user: settings.user,
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
     let build = ready.await;
@@ -97,11 +99,12 @@ pub async fn run_phase<R: Runtime, H: CellHooks>(
 
 /// When some cell runs behind a proxy: the proxy image (built once, like any base image) and
 /// the cook's egress network, whose members cannot reach each other.
-async fn prepare_egress<R: Runtime>(
-    runtime: &Arc<R>,
+async fn prepare_egress(
+    runtime: &SharedRuntime,
     ledger: &Ledger,
     paths: &CookPaths,
     plans: &[CellPlan],
+    settings: &CellSettings,
 ) -> Result<Option<Arc<EgressContext>>, RuntimeError> {
     if !plans
         .iter()
@@ -117,11 +120,8 @@ async fn prepare_egress<R: Runtime>(
         .remove(0);
     images::ensure_base(&**runtime, &tools).await?;
     // The operator may name an existing egress network (e.g. one with a corporate route).
-    let name = if let Some(existing) = std::env::var(EGRESS_NETWORK_ENV)
-        .ok()
-        .filter(|n| !n.is_empty())
-    {
-        existing
+    let name = if let Some(existing) = &settings.egress.network {
+        existing.clone()
     } else {
         let name = format!("{}-egress", Names::for_paths(paths).project());
         let labels = Labels::new(paths.name(), "network").with(LABEL_ROOT, &paths.root_id());
@@ -135,10 +135,9 @@ async fn prepare_egress<R: Runtime>(
         runtime.create_network(&spec).await?;
         name
     };
-    let direct = std::env::var(CANARY_DIRECT_ENV).unwrap_or_else(|_| "1.1.1.1:443".to_owned());
     Ok(Some(Arc::new(EgressContext {
         tools_image: tools.tag,
         network: name,
-        direct,
+        direct: settings.egress.canary_direct.clone(),
     })))
 }

@@ -15,14 +15,15 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::plan::{CellPlan, Egress, PROXY_PORT, proxy_name};
-use crate::runtime::{CellSpec, LABEL_ROLE, Labels, Ledger, Limits, LogChunk, ObjectRef, Runtime};
+use super::plan::{CELL_GRACE, CellPlan, Egress, PROXY_PORT, proxy_name};
+use crate::runtime::{
+    CellSpec, INIT_PATH, Init, LABEL_ROLE, Labels, Ledger, Limits, LogChunk, ObjectRef, Runtime,
+};
 
-/// Environment variable choosing the address the canary's direct connection tries.
-pub const CANARY_DIRECT_ENV: &str = "MULTICOOKER_CANARY_DIRECT";
-/// Environment variable naming an existing network for the proxies' outside leg (instead of
-/// a per-run egress network).
-pub const EGRESS_NETWORK_ENV: &str = "MULTICOOKER_EGRESS_NETWORK";
+/// Where the canary's direct connection goes unless the operator names another address: a
+/// documentation-only address (TEST-NET-3, RFC 5737) that no network routes, so the canary
+/// never contacts a real host.
+pub const DEFAULT_CANARY_DIRECT: &str = "203.0.113.1:443";
 /// A target no allowlist contains: the proxy must refuse it.
 pub const CANARY_DENIED: &str = "canary-denied.invalid:443";
 /// How long a canary may take.
@@ -53,6 +54,14 @@ pub fn canary_name(cell: &str) -> String {
     format!("{cell}-canary")
 }
 
+/// The program of a tool cell: the tools image's own `mc-cell` (the same static program init
+/// is), which the cell's image does not provide.
+fn tool_program(arguments: Vec<String>) -> Vec<String> {
+    let mut program = vec![INIT_PATH.to_owned()];
+    program.extend(arguments);
+    program
+}
+
 fn tool_spec(
     plan: &CellPlan,
     name: String,
@@ -71,7 +80,7 @@ fn tool_spec(
         labels: labels.with(LABEL_ROLE, role),
         user: plan.spec.user.clone(),
         env: Vec::new(),
-        mounts: Vec::new(),
+        areas: Vec::new(),
         tmpfs: Vec::new(),
         limits: Limits {
             memory_bytes: 128 << 20,
@@ -80,7 +89,15 @@ fn tool_spec(
             pids: 256,
         },
         workdir: "/".to_owned(),
-        command: Some(command),
+        program: Some(tool_program(command)),
+        // A proxy lives as long as its cell may, and not a moment longer when multicooker is
+        // gone: its init ends it at the cell's deadline.
+        init: Init {
+            wait_for_go: false,
+            hold: false,
+            timeout: None,
+            deadline: plan.timeout + CELL_GRACE + CANARY_TIMEOUT,
+        },
     }
 }
 
@@ -136,9 +153,11 @@ pub fn canary_spec(plan: &CellPlan, context: &EgressContext) -> CellSpec {
     )
 }
 
-/// Creates and starts the cell's proxy, its log streaming into `proxy.log` beside the cell's.
-pub async fn start_proxy<R: Runtime>(
-    runtime: &R,
+/// Creates and starts the cell's proxy, its log streaming into `proxy.log` beside the cell's
+/// (redacted, terminal-safe and capped like every cell log).
+pub async fn start_proxy(
+    runtime: &dyn Runtime,
+    redactor: &std::sync::Arc<crate::redact::Redactor>,
     ledger: &Ledger,
     plan: &CellPlan,
     context: &EgressContext,
@@ -164,26 +183,24 @@ pub async fn start_proxy<R: Runtime>(
         .unwrap_or(Path::new("."))
         .join("proxy.log");
     let stream = runtime.cell_logs(&spec.name);
+    let redactor = redactor.clone();
     tokio::spawn(async move {
-        if let Some(parent) = log.parent() {
-            let _ = tokio::fs::create_dir_all(parent).await;
-        }
-        if let Ok(mut file) = tokio::fs::File::create(&log).await {
-            use tokio::io::AsyncWriteExt;
+        if let Ok(mut file) = super::logs::SafeLog::create(&log, &redactor).await {
             let mut stream = stream;
             while let Some(Ok(LogChunk::Stdout(bytes) | LogChunk::Stderr(bytes))) =
                 stream.next().await
             {
-                let _ = file.write_all(&bytes).await;
+                let _ = file.write(&bytes).await;
             }
+            let _ = file.finish().await;
         }
     });
     Ok(())
 }
 
 /// Runs the canary to completion and reads its verdict.
-pub async fn run_canary<R: Runtime>(
-    runtime: &R,
+pub async fn run_canary(
+    runtime: &dyn Runtime,
     ledger: &Ledger,
     plan: &CellPlan,
     context: &EgressContext,

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 
-use super::cell::ImagesReady;
 use super::names::Names;
+use super::run::ImagesReady;
 use crate::flavor::{FlavorError, base_tag, build_context, thin_context};
 use crate::runtime::{
     ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime,
@@ -95,8 +95,8 @@ pub const LABEL_CLI_VERSION: &str = "io.multicooker.cli-version";
 
 /// The CLI version each flavor's base image records, for the run record (flavors whose image
 /// records none, like the dummy, are left out).
-pub async fn cli_versions<R: Runtime>(
-    runtime: &R,
+pub async fn cli_versions(
+    runtime: &dyn Runtime,
     images: &[(String, String)],
 ) -> std::collections::BTreeMap<String, String> {
     let mut versions = std::collections::BTreeMap::new();
@@ -128,7 +128,7 @@ pub fn base_tags(images: &[FlavorImages]) -> Vec<(String, String)> {
 }
 
 /// Builds a base image unless it exists already.
-pub async fn ensure_base<R: Runtime>(runtime: &R, base: &ImageSpec) -> Result<(), RuntimeError> {
+pub async fn ensure_base(runtime: &dyn Runtime, base: &ImageSpec) -> Result<(), RuntimeError> {
     if runtime.image_exists(&base.tag).await? {
         return Ok(());
     }
@@ -137,8 +137,8 @@ pub async fn ensure_base<R: Runtime>(runtime: &R, base: &ImageSpec) -> Result<()
 
 /// Starts building every image (the cook's images recorded in the ledger first) and returns
 /// the shared result.
-pub fn start_builds<R: Runtime>(
-    runtime: &Arc<R>,
+pub fn start_builds(
+    runtime: &crate::runtime::SharedRuntime,
     ledger: &Arc<Ledger>,
     images: Vec<FlavorImages>,
 ) -> ImagesReady {

@@ -1,32 +1,37 @@
-//! Running cells in parallel: create, start, stream logs to files, wait through the engine's
-//! wait API under a timeout (never a sleep or a poll), kill on timeout or cancel, remove, and
-//! classify. One cell's failure never stops another. Used by cook and judge alike; what happens
-//! after a cell ends (sealing, score collection) is the caller's [`CellHooks`].
+//! Running cells in parallel: create, start, stage the cell's files through the engine, let
+//! its init start the program, stream logs to files, learn the program's end from init's exit
+//! record (or the cell's own end) under a timeout, collect the writable areas through the
+//! engine, kill, remove, and classify. Never a sleep or a poll on the host. One cell's failure
+//! never stops another. Used by every role; what happens around a cell (status, sealing,
+//! scores) is the caller's [`CellHooks`].
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, FutureExt, Shared};
-use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::collect::{Bounds, Collected};
 use super::egress::{self, EgressContext};
-use super::plan::{CellPlan, Egress};
+use super::logs::{self, ExitRecord};
+use super::plan::{CellPlan, CellUser, Egress};
+use super::serial::{host_lock, lock_dir};
+use super::stage;
 use crate::flavor::{RateLimit, detect_rate_limit};
 use crate::redact::Redactor;
-use crate::runtime::{CellExit, Ledger, LogChunk, ObjectRef, Runtime};
+use crate::runtime::{Ledger, ObjectRef, Runtime};
 use crate::state::{CellState, now_iso};
 
-/// Largest log kept per stream; the rest is dropped with a marker.
-pub const LOG_CAP_BYTES: u64 = 64 << 20;
 /// How much of each log's end the rate-limit scan reads.
 const SCAN_TAIL_BYTES: u64 = 64 << 10;
 /// How long to wait for the log stream to drain after a cell exits.
 const LOG_DRAIN: Duration = Duration::from_secs(5);
+/// How long the host waits past a program's timeout for init's record before killing the cell
+/// itself (init kills the program at the timeout; this is the backstop).
+const BACKSTOP: Duration = Duration::from_secs(30);
 
 /// How a cell ended, before caller-specific checks (required outputs, score collection).
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +56,12 @@ pub struct CellOutcome {
     pub error: Option<String>,
     /// The egress canary's report, for cells behind a proxy.
     pub canary: Option<serde_json::Value>,
-    /// Output files in which a credential was found and redacted (or removed).
+    /// Output files in which a credential was found and redacted.
     pub redacted: Vec<crate::redact::Redaction>,
+    /// What each writable area gave back (area path in the cell, report).
+    pub collected: Vec<(String, Collected)>,
+    /// Host entries of its inputs that were left out (links, specials).
+    pub input_skipped: Vec<crate::fsx::Skipped>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -91,11 +100,13 @@ pub struct RunOptions {
     pub redactor: Arc<Redactor>,
     /// Flavors whose cells run one at a time (their login ships a refresh token).
     pub serial: Vec<String>,
+    /// The identity cells run as (owner of their writable areas).
+    pub user: CellUser,
 }
 
-/// Runs every plan (networks must exist already) and returns the hooks' outputs in plan order.
-pub async fn run_cells<R: Runtime, H: CellHooks>(
-    runtime: &Arc<R>,
+/// Runs every plan and returns the hooks' outputs in plan order.
+pub async fn run_cells<H: CellHooks>(
+    runtime: &crate::runtime::SharedRuntime,
     ledger: &Arc<Ledger>,
     hooks: &Arc<H>,
     plans: Vec<CellPlan>,
@@ -139,40 +150,12 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
                     () = options.cancel.cancelled() => None,
                 };
                 let outcome = run_one(&*runtime, &ledger, &hooks, &plan, &options).await;
-                // Whatever happened, the cell, its proxy and its network are gone before we
-                // report (the proxy before the network it is attached to).
+                // Whatever happened, the cell (with its areas), its proxy and its network are
+                // gone before we report (the proxy before the network it is attached to).
                 for object in cell_objects(&plan) {
                     let _ = ledger.release(&*runtime, &object).await;
                 }
-                // Its login snapshot lives no longer than the cell.
-                for mount in plan
-                    .spec
-                    .mounts
-                    .iter()
-                    .filter(|m| m.target == crate::creds::STAGING_TARGET)
-                {
-                    let _ = crate::fsx::remove_tree(&mount.source);
-                }
-                options.redactor.file(&plan.stdout_log);
-                options.redactor.file(&plan.stderr_log);
-                // Nothing of a login leaves the cell, not even through its own output.
-                let writable: Vec<std::path::PathBuf> = plan
-                    .spec
-                    .mounts
-                    .iter()
-                    .filter(|m| !m.read_only)
-                    .map(|m| m.source.clone())
-                    .collect();
-                let redactor = options.redactor.clone();
-                let redacted = tokio::task::spawn_blocking(move || {
-                    writable.iter().flat_map(|dir| redactor.tree(dir)).collect()
-                })
-                .await
-                .unwrap_or_default();
-                CellOutcome {
-                    redacted,
-                    ..outcome
-                }
+                outcome
             };
             let output = tokio::task::spawn_blocking(move || hooks.finished(&plan, outcome)).await;
             (index, output)
@@ -193,8 +176,8 @@ pub async fn run_cells<R: Runtime, H: CellHooks>(
 }
 
 /// Runs one cell from network creation to exit; the caller removes what it created.
-async fn run_one<R: Runtime, H: CellHooks>(
-    runtime: &R,
+async fn run_one<H: CellHooks>(
+    runtime: &dyn Runtime,
     ledger: &Ledger,
     hooks: &Arc<H>,
     plan: &CellPlan,
@@ -208,8 +191,8 @@ async fn run_one<R: Runtime, H: CellHooks>(
     outcome
 }
 
-async fn run_until_exit<R: Runtime, H: CellHooks>(
-    runtime: &R,
+async fn run_until_exit<H: CellHooks>(
+    runtime: &dyn Runtime,
     ledger: &Ledger,
     hooks: &Arc<H>,
     plan: &CellPlan,
@@ -221,12 +204,25 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         return not_started(CellState::Cancelled, None);
     }
     in_background(pending, hooks, plan, CellHooks::starting);
+    // The tars are built from host files while the network is created.
+    let (files, user) = (plan.files.clone(), options.user);
+    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user));
     if let Some(network) = &plan.network {
         ledger.record(ObjectRef::network(&network.name));
         if let Err(e) = runtime.create_network(network).await {
             return not_started(CellState::StartFailed, Some(e.to_string()));
         }
     }
+    let staging = match staging.await {
+        Ok(Ok(staging)) => staging,
+        Ok(Err(e)) => {
+            return not_started(
+                CellState::StartFailed,
+                Some(format!("cannot stage its files: {e}")),
+            );
+        }
+        Err(e) => return not_started(CellState::StartFailed, Some(e.to_string())),
+    };
     let images = tokio::select! {
         built = options.images.clone() => built,
         () = cancel.cancelled() => return not_started(CellState::Cancelled, None),
@@ -241,57 +237,134 @@ async fn run_until_exit<R: Runtime, H: CellHooks>(
         Ok(canary) => canary,
         Err(outcome) => return *outcome,
     };
-    ledger.record(ObjectRef::cell(&plan.spec.name));
+    let mut spec = plan.spec.clone();
+    spec.areas = staging.areas;
+    spec.init.hold = !plan.files.writable.is_empty();
+    ledger.record(ObjectRef::cell(&spec.name));
     if cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
     }
-    if let Err(e) = runtime.create_cell(&plan.spec).await {
+    if let Err(e) = runtime.create_cell(&spec).await {
         return not_started(CellState::StartFailed, Some(e.to_string()));
     }
+    // A Ctrl-C between create and start must not start the cell.
     if cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
+    }
+    if let Err(e) = runtime.start_cell(&spec.name).await {
+        return not_started(CellState::StartFailed, Some(e.to_string()));
+    }
+    let (log_task, record) = logs::pump(
+        runtime.cell_logs(&spec.name),
+        plan.stdout_log.clone(),
+        plan.stderr_log.clone(),
+        options.redactor.clone(),
+    );
+    // Inputs, seeds and login go in; the go file last, then init starts the program.
+    for (target, archive) in staging.archives {
+        let staged = tokio::select! {
+            staged = runtime.stage(&spec.name, &target, archive) => staged,
+            () = cancel.cancelled() => {
+                let _ = runtime.kill_cell(&spec.name).await;
+                return not_started(CellState::Cancelled, None);
+            }
+        };
+        if let Err(e) = staged {
+            let _ = runtime.kill_cell(&spec.name).await;
+            return not_started(CellState::StartFailed, Some(format!("staging failed: {e}")));
+        }
     }
     let started = Instant::now();
     let started_at = now_iso();
-    if let Err(e) = runtime.start_cell(&plan.spec.name).await {
-        return not_started(CellState::StartFailed, Some(e.to_string()));
-    }
     let at = started_at.clone();
     in_background(pending, hooks, plan, move |hooks, plan| {
         hooks.started(plan, &at);
     });
-    let logs = tokio::spawn(pump_logs(
-        runtime.cell_logs(&plan.spec.name),
-        plan.stdout_log.clone(),
-        plan.stderr_log.clone(),
-        options.redactor.clone(),
-    ));
-    let ended = wait_or_kill(runtime, plan, cancel).await;
+    let ended = wait_for_program(runtime, plan, cancel, record).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-    if tokio::time::timeout(LOG_DRAIN, logs).await.is_err() {
+    let collected = if ended.how == Ending::Cancelled || ended.record.is_none() {
+        Vec::new()
+    } else {
+        collect_all(runtime, plan, &options.redactor).await
+    };
+    let oom = ended.record.is_some() && runtime.oom_killed(&spec.name).await.unwrap_or(false);
+    if ended.how == Ending::Recorded {
+        // A holding cell has given its areas back: it ends now, not at its deadline.
+        let _ = runtime.kill_cell(&spec.name).await;
+    }
+    if tokio::time::timeout(LOG_DRAIN, log_task).await.is_err() {
         // The stream did not end although the cell did; the file has what arrived.
     }
     let rate_limit = scan_for_limits(&plan.flavor, &plan.stdout_log, &plan.stderr_log).await;
-    let (state, error) = classify(&ended, rate_limit.is_some());
+    let (state, error) = classify(&ended, oom, rate_limit.is_some());
+    let (collected, errors): (Vec<_>, Vec<_>) = collected.into_iter().partition(|(_, r)| r.is_ok());
+    let collected: Vec<(String, Collected)> = collected
+        .into_iter()
+        .filter_map(|(target, report)| report.ok().map(|r| (target, r)))
+        .collect();
+    let error = error.or_else(|| {
+        errors.into_iter().find_map(|(target, report)| {
+            report
+                .err()
+                .map(|e| format!("collecting `{target}` failed: {e}"))
+        })
+    });
     CellOutcome {
         state,
-        exit_code: ended.exit.map(|e| e.code),
+        exit_code: ended.exit_code(),
         duration_s,
         started_at: Some(started_at),
         finished_at: now_iso(),
-        timed_out: ended.how == Ending::TimedOut,
-        oom_killed: ended.exit.is_some_and(|e| e.oom_killed),
+        timed_out: ended.how == Ending::TimedOut || ended.record.is_some_and(|r| r.timed_out),
+        oom_killed: oom,
         rate_limit,
         error,
         canary,
-        redacted: Vec::new(),
+        redacted: collected
+            .iter()
+            .flat_map(|(_, report)| report.redacted.iter().cloned())
+            .collect(),
+        collected,
+        input_skipped: staging.skipped,
     }
+}
+
+/// Collects every writable area to its host folder (replacing what was there).
+async fn collect_all(
+    runtime: &dyn Runtime,
+    plan: &CellPlan,
+    redactor: &Arc<Redactor>,
+) -> Vec<(String, std::io::Result<Collected>)> {
+    let mut reports = Vec::new();
+    for writable in &plan.files.writable {
+        let target = writable.target();
+        let stream = runtime.collect(&plan.spec.name, &target);
+        let dest = writable.collect_to.clone();
+        let bounds = Bounds::with_max_bytes(writable.cap_bytes);
+        let redactor = redactor.clone();
+        let reader =
+            tokio_util::io::StreamReader::new(futures_util::StreamExt::map(stream, |item| {
+                item.map_err(std::io::Error::other)
+            }));
+        let bridge = tokio_util::io::SyncIoBridge::new(reader);
+        let report = tokio::task::spawn_blocking(move || {
+            crate::fsx::remove_tree(&dest)?;
+            if let Some(parent) = dest.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            super::collect::unpack(bridge, &dest, bounds, &redactor)
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        reports.push((target, report));
+    }
+    reports
 }
 
 /// For a cell behind a proxy: starts the proxy and runs the canary before the cell's clock
 /// starts. A failure stops the cell with the reason, as `start_failed`.
-async fn guard_egress<R: Runtime>(
-    runtime: &R,
+async fn guard_egress(
+    runtime: &dyn Runtime,
     ledger: &Ledger,
     plan: &CellPlan,
     options: &RunOptions,
@@ -310,7 +383,7 @@ async fn guard_egress<R: Runtime>(
             None,
         ));
     };
-    egress::start_proxy(runtime, ledger, plan, context)
+    egress::start_proxy(runtime, &options.redactor, ledger, plan, context)
         .await
         .map_err(|e| fail(format!("egress proxy failed: {e}"), None))?;
     let canary = egress::run_canary(runtime, ledger, plan, context).await;
@@ -349,7 +422,11 @@ fn in_background<H: CellHooks>(
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ending {
-    Exited,
+    /// Init printed the program's exit record (the cell still holds its areas).
+    Recorded,
+    /// The cell itself ended without a record (its init died, or it had nothing to hold).
+    CellExited,
+    /// No record by the host's backstop: the host killed the cell.
     TimedOut,
     Cancelled,
     EngineError,
@@ -358,51 +435,75 @@ enum Ending {
 #[derive(Debug)]
 struct Ended {
     how: Ending,
-    exit: Option<CellExit>,
+    record: Option<ExitRecord>,
+    /// The cell's own exit code, when it exited without a record.
+    cell_code: Option<i64>,
     error: Option<String>,
 }
 
-async fn wait_or_kill<R: Runtime>(
-    runtime: &R,
+impl Ended {
+    fn exit_code(&self) -> Option<i64> {
+        match self.record {
+            Some(record) => record
+                .code
+                .or_else(|| record.signal.map(|signal| 128 + signal)),
+            None => self.cell_code,
+        }
+    }
+}
+
+/// Waits for the program's end: init's exit record, or the cell's own end (never a poll); the
+/// host's backstop past the timeout, or Ctrl-C, kills the cell.
+async fn wait_for_program(
+    runtime: &dyn Runtime,
     plan: &CellPlan,
     cancel: &CancellationToken,
+    record: tokio::sync::oneshot::Receiver<ExitRecord>,
 ) -> Ended {
     let name = plan.spec.name.as_str();
+    let mut record = record;
     let how = tokio::select! {
-        waited = tokio::time::timeout(plan.timeout, runtime.wait_cell(name)) => match waited {
-            Ok(Ok(exit)) => return Ended { how: Ending::Exited, exit: Some(exit), error: None },
-            Ok(Err(e)) => return Ended { how: Ending::EngineError, exit: None, error: Some(e.to_string()) },
+        got = &mut record => match got {
+            Ok(record) => return Ended { how: Ending::Recorded, record: Some(record), cell_code: None, error: None },
+            // The log stream ended without a record: the cell is gone; wait for its code.
+            Err(_) => match tokio::time::timeout(LOG_DRAIN, runtime.wait_cell(name)).await {
+                Ok(Ok(exit)) => return Ended { how: Ending::CellExited, record: None, cell_code: Some(exit.code), error: None },
+                Ok(Err(e)) => return Ended { how: Ending::EngineError, record: None, cell_code: None, error: Some(e.to_string()) },
+                Err(_) => Ending::TimedOut,
+            },
+        },
+        waited = tokio::time::timeout(plan.timeout + BACKSTOP, runtime.wait_cell(name)) => match waited {
+            Ok(Ok(exit)) => {
+                // The record and the cell's end race: a record already printed wins.
+                let late = tokio::time::timeout(LOG_DRAIN, record).await.ok().and_then(Result::ok);
+                return Ended { how: if late.is_some() { Ending::Recorded } else { Ending::CellExited }, record: late, cell_code: Some(exit.code), error: None };
+            }
+            Ok(Err(e)) => return Ended { how: Ending::EngineError, record: None, cell_code: None, error: Some(e.to_string()) },
             Err(_) => Ending::TimedOut,
         },
         () = cancel.cancelled() => Ending::Cancelled,
     };
     let killed = runtime.kill_cell(name).await;
-    let exit = match killed {
-        Ok(()) => tokio::time::timeout(Duration::from_secs(10), runtime.wait_cell(name))
-            .await
-            .ok()
-            .and_then(Result::ok),
-        Err(_) => None,
-    };
     Ended {
         how,
-        exit,
+        record: None,
+        cell_code: None,
         error: killed.err().map(|e| e.to_string()),
     }
 }
 
 /// The reference's order: oom, rate limit, timeout, then exit code (BEHAVIOR.md §4.5). A cell
 /// stopped by the user is `cancelled` whatever it printed.
-fn classify(ended: &Ended, rate_limited: bool) -> (CellState, Option<String>) {
-    let oom = ended.exit.is_some_and(|e| e.oom_killed);
+fn classify(ended: &Ended, oom: bool, rate_limited: bool) -> (CellState, Option<String>) {
+    let timed_out = ended.how == Ending::TimedOut || ended.record.is_some_and(|r| r.timed_out);
     let state = match ended.how {
         Ending::Cancelled => CellState::Cancelled,
         Ending::EngineError => CellState::StartFailed,
         _ if oom => CellState::OomKilled,
         _ if rate_limited => CellState::RateLimited,
-        Ending::TimedOut => CellState::TimedOut,
-        Ending::Exited if ended.exit.is_some_and(|e| e.code == 0) => CellState::Ok,
-        Ending::Exited => CellState::NonZeroExit,
+        _ if timed_out => CellState::TimedOut,
+        _ if ended.exit_code() == Some(0) => CellState::Ok,
+        _ => CellState::NonZeroExit,
     };
     (state, ended.error.clone())
 }
@@ -420,98 +521,8 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         error,
         canary: None,
         redacted: Vec::new(),
-    }
-}
-
-/// Writes the cell's output into its two log files as it arrives.
-async fn pump_logs(
-    mut stream: futures_util::stream::BoxStream<
-        'static,
-        Result<LogChunk, crate::runtime::RuntimeError>,
-    >,
-    stdout: std::path::PathBuf,
-    stderr: std::path::PathBuf,
-    redactor: Arc<Redactor>,
-) -> std::io::Result<()> {
-    let mut out = CappedLog::create(&stdout).await?;
-    let mut err = CappedLog::create(&stderr).await?;
-    while let Some(chunk) = stream.next().await {
-        match chunk {
-            Ok(LogChunk::Stdout(bytes)) => out.write(&redactor.bytes(&bytes)).await?,
-            Ok(LogChunk::Stderr(bytes)) => err.write(&redactor.bytes(&bytes)).await?,
-            Err(e) => {
-                err.write(format!("\n[multicooker: log stream failed: {e}]\n").as_bytes())
-                    .await?;
-                break;
-            }
-        }
-    }
-    out.file.flush().await?;
-    err.file.flush().await
-}
-
-/// Where host-wide flavor locks live: per user, beside the token store.
-fn lock_dir() -> std::path::PathBuf {
-    crate::creds::host_home().join(".cache/multicooker/locks")
-}
-
-/// Takes the host-wide lock of a serial flavor, waiting while another process holds it (or
-/// until cancelled). `None` when no lock file can be made: the in-process lock still holds.
-async fn host_lock(
-    dir: &std::path::Path,
-    flavor: &str,
-    cancel: &CancellationToken,
-) -> Option<std::fs::File> {
-    std::fs::create_dir_all(dir).ok()?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(format!("{flavor}.lock")))
-        .ok()?;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Some(file),
-            Err(std::fs::TryLockError::WouldBlock) => {}
-            Err(std::fs::TryLockError::Error(_)) => return None,
-        }
-        tokio::select! {
-            () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
-            () = cancel.cancelled() => return None,
-        }
-    }
-}
-
-struct CappedLog {
-    file: tokio::fs::File,
-    written: u64,
-}
-
-impl CappedLog {
-    async fn create(path: &Path) -> std::io::Result<Self> {
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await?;
-        }
-        Ok(Self {
-            file: tokio::fs::File::create(path).await?,
-            written: 0,
-        })
-    }
-
-    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        if self.written >= LOG_CAP_BYTES {
-            return Ok(());
-        }
-        let room = usize::try_from(LOG_CAP_BYTES - self.written).unwrap_or(usize::MAX);
-        let part = &bytes[..bytes.len().min(room)];
-        self.file.write_all(part).await?;
-        self.written += part.len() as u64;
-        if self.written >= LOG_CAP_BYTES {
-            self.file
-                .write_all(b"\n[multicooker: log truncated at the cap]\n")
-                .await?;
-        }
-        Ok(())
+        collected: Vec::new(),
+        input_skipped: Vec::new(),
     }
 }
 

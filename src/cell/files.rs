@@ -1,0 +1,192 @@
+//! What a role's cell is given and what it gives back, as types.
+//!
+//! A cell reads only [`Input`]s, which are texts multicooker wrote or [`Shareable`] cook
+//! files; a `Shareable` is made only by [`CookPaths`] methods for material a cell may see, so
+//! the label mapping, logins of other cells and anything under `judging/_*` cannot be named
+//! here at all. A cell writes only its [`Writable`] areas, which reach the host through
+//! [`super::collect`]. Its login, if its flavor needs one, is a [`CellLogin`] held in memory.
+//!
+//! Inputs land in the cell's input area (`/work`, read-only for the cell); writable areas are
+//! folders of it (`/work/out`, `/work/outbox`) of their own, capped while the cell runs.
+
+use std::path::PathBuf;
+
+use crate::creds::CellLogin;
+use crate::state::{CookPaths, Shareable};
+
+/// The cell's input area: root's, read-only for the cell, its working directory.
+pub const INPUT_AREA: &str = "/work";
+
+/// Something a cell reads, at a path relative to [`INPUT_AREA`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A text multicooker wrote (a prompt).
+    Text {
+        /// Path in the input area.
+        path: String,
+        /// Its bytes.
+        bytes: Vec<u8>,
+    },
+    /// An empty folder.
+    Folder {
+        /// Path in the input area.
+        path: String,
+    },
+    /// A cook file or folder a cell may see, copied (never linked).
+    Copy {
+        /// Path in the input area.
+        path: String,
+        /// The host file or folder.
+        source: Shareable,
+    },
+}
+
+/// An area the cell writes, collected to the host when its program ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writable {
+    /// Its folder in the input area (`out`, `outbox`).
+    pub path: String,
+    /// Size cap while the cell runs, and on what is collected.
+    pub cap_bytes: u64,
+    /// What it holds when the cell starts (a refine round's previous output).
+    pub seed: Option<Shareable>,
+    /// The host folder the collection replaces.
+    pub collect_to: PathBuf,
+}
+
+impl Writable {
+    /// The area's path inside the cell.
+    pub fn target(&self) -> String {
+        format!("{INPUT_AREA}/{}", self.path)
+    }
+}
+
+/// Everything a cell gets and gives back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CellFiles {
+    /// What it reads.
+    pub inputs: Vec<Input>,
+    /// What it writes.
+    pub writable: Vec<Writable>,
+    /// Its own login, if its flavor needs one.
+    pub login: Option<CellLogin>,
+}
+
+/// A participant: BRIEF.md, raw/, its prompt (and a chef's anonymized input); writes `out/`.
+#[derive(Debug, Clone)]
+pub struct ParticipantFiles {
+    /// Its prompt.
+    pub prompt: String,
+    /// A refine round's previous output, edited in place.
+    pub seed: Option<Shareable>,
+    /// A chef's anonymized submissions and ranking (`chef-input/`).
+    pub chef_input: Option<Shareable>,
+    /// Cap on `out/`.
+    pub out_cap: u64,
+}
+
+impl ParticipantFiles {
+    /// The files of participant `name` of the cook at `paths`.
+    pub fn files(self, paths: &CookPaths, name: &str) -> CellFiles {
+        let mut inputs = vec![
+            copy("BRIEF.md", paths.share_brief_md()),
+            copy("raw", paths.share_raw()),
+            text("PROMPT.txt", self.prompt),
+        ];
+        if let Some(chef) = self.chef_input {
+            inputs.push(copy("chef-input", chef));
+        }
+        CellFiles {
+            inputs,
+            writable: vec![Writable {
+                path: "out".into(),
+                cap_bytes: self.out_cap,
+                seed: self.seed,
+                collect_to: paths.out(name),
+            }],
+            login: None,
+        }
+    }
+}
+
+/// A judge: the briefs, raw/ and its own work folder (prompt, rubric, labelled submissions,
+/// probe); writes `outbox/`. Never the mapping: no `Shareable` names it.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeFiles {
+    /// Cap on `outbox/`.
+    pub outbox_cap: u64,
+    /// The blinding probe's PROBE.json is staged.
+    pub probe: bool,
+}
+
+impl JudgeFiles {
+    /// The files of judge `name`.
+    pub fn files(self, paths: &CookPaths, name: &str) -> CellFiles {
+        let work = |file: &str| paths.share_judge_work(name, file);
+        let mut inputs = vec![
+            copy("BRIEF.md", paths.share_brief_md()),
+            copy("JUDGE_BRIEF.md", paths.share_judge_brief_md()),
+            copy("raw", paths.share_raw()),
+            copy("PROMPT.txt", work("PROMPT.txt")),
+            copy("RUBRIC.json", work("RUBRIC.json")),
+            copy("submissions", work("submissions")),
+        ];
+        if self.probe {
+            inputs.push(copy("PROBE.json", work("PROBE.json")));
+        }
+        CellFiles {
+            inputs,
+            writable: vec![Writable {
+                path: "outbox".into(),
+                cap_bytes: self.outbox_cap,
+                seed: None,
+                collect_to: paths.judge_dir(name),
+            }],
+            login: None,
+        }
+    }
+}
+
+/// A `consult` reviewer: BRIEF.md, raw/, its prompt and a normalized copy of the candidate;
+/// writes `outbox/`.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewerFiles {
+    /// Cap on `outbox/`.
+    pub outbox_cap: u64,
+}
+
+impl ReviewerFiles {
+    /// The files of reviewer `name`; its outbox is collected to `collect_to`.
+    pub fn files(self, paths: &CookPaths, name: &str, collect_to: PathBuf) -> CellFiles {
+        let work = |file: &str| paths.share_consult_work(name, file);
+        CellFiles {
+            inputs: vec![
+                copy("BRIEF.md", paths.share_brief_md()),
+                copy("raw", paths.share_raw()),
+                copy("PROMPT.txt", work("PROMPT.txt")),
+                copy("candidate", work("candidate")),
+            ],
+            writable: vec![Writable {
+                path: "outbox".into(),
+                cap_bytes: self.outbox_cap,
+                seed: None,
+                collect_to,
+            }],
+            login: None,
+        }
+    }
+}
+
+fn copy(path: &str, source: Shareable) -> Input {
+    Input::Copy {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn text(path: &str, text: String) -> Input {
+    Input::Text {
+        path: path.to_owned(),
+        bytes: text.into_bytes(),
+    }
+}
