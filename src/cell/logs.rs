@@ -29,6 +29,9 @@ pub struct ExitRecord {
     pub signal: Option<i64>,
     /// Init killed it at its timeout.
     pub timed_out: bool,
+    /// The cell's memory limit killed one of its processes.
+    #[serde(default)]
+    pub oom: bool,
 }
 
 /// Streams a cell's output into its two log files; the returned receiver gets the exit record

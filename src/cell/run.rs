@@ -287,7 +287,14 @@ async fn run_until_exit<H: CellHooks>(
     } else {
         collect_all(runtime, plan, &options.redactor).await
     };
-    let oom = ended.record.is_some() && runtime.oom_killed(&spec.name).await.unwrap_or(false);
+    // Init reads the cell's own OOM counter; the engine's flag covers a cell that ended.
+    let oom = match ended.record {
+        Some(record) => record.oom,
+        None => {
+            ended.how == Ending::CellExited
+                && runtime.oom_killed(&spec.name).await.unwrap_or(false)
+        }
+    };
     if ended.how == Ending::Recorded {
         // A holding cell has given its areas back: it ends now, not at its deadline.
         let _ = runtime.kill_cell(&spec.name).await;

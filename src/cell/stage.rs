@@ -297,6 +297,11 @@ pub struct CellStaging {
 /// Slack above what is staged into an area, so the tar's own folders fit.
 const AREA_SLACK: u64 = 1 << 20;
 
+/// The size of an area holding `staged` bytes: whole MiB, plus slack.
+fn area_size(staged: u64) -> u64 {
+    staged.div_ceil(AREA_SLACK) * AREA_SLACK + AREA_SLACK
+}
+
 /// Builds the tars of `files` for a cell running as `user` (blocking: reads host files).
 pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
     let mut archives = Vec::new();
@@ -315,7 +320,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
     let staged = inputs.finish()?;
     areas.push(Area {
         target: INPUT_AREA.to_owned(),
-        size_bytes: staged.archive.len + AREA_SLACK,
+        size_bytes: area_size(staged.archive.len),
         owner: (0, 0),
         mode: 0o755,
     });
@@ -351,7 +356,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
         let staged = tar.finish()?;
         areas.push(Area {
             target: crate::creds::STAGING_TARGET.to_owned(),
-            size_bytes: staged.archive.len + AREA_SLACK,
+            size_bytes: area_size(staged.archive.len),
             owner: (user.uid, user.gid),
             mode: 0o500,
         });

@@ -12,7 +12,10 @@ pub(super) fn set_aside_previous_output(paths: &CookPaths, participant: &str) ->
     let out = paths.out(participant);
     let has_output = fs_err::read_dir(&out).is_ok_and(|mut entries| entries.next().is_some());
     let has_trace = paths.trace(participant).exists();
-    if has_output || has_trace {
+    // A run killed mid-cell left only its logs (its output never reached the host): keep them.
+    let has_logs =
+        fs_err::read_dir(paths.logs(participant)).is_ok_and(|mut entries| entries.next().is_some());
+    if has_output || has_trace || has_logs {
         let attempts = paths.attempts(1, participant);
         fs_err::create_dir_all(&attempts)?;
         let next = fs_err::read_dir(&attempts)?.count() + 1;

@@ -118,8 +118,8 @@ impl FakeRuntime {
             (
                 script.runs_for,
                 format!(
-                    "{{\"code\":{},\"signal\":null,\"timed_out\":false}}",
-                    script.code
+                    "{{\"code\":{},\"signal\":null,\"timed_out\":false,\"oom\":{}}}",
+                    script.code, script.oom_killed
                 ),
             )
         }

@@ -36,31 +36,41 @@ fn the_compose_export_matches_a_real_cell_and_docker_compose_accepts_it() {
         docker.inspect_container(&name, None).await.unwrap()
     });
     let host = inspected.host_config.unwrap();
-    let mounts: BTreeSet<(String, String, bool)> = host
+    // Every area is an engine volume with the same driver options as the composed volume.
+    let mounts: BTreeSet<(String, String)> = host
         .mounts
         .unwrap_or_default()
         .into_iter()
         .map(|m| {
-            (
-                m.source.unwrap(),
-                m.target.unwrap(),
-                m.read_only.unwrap_or(false),
-            )
+            assert!(m.source.is_none(), "an anonymous volume, no host path: {m:?}");
+            let options = m
+                .volume_options
+                .and_then(|o| o.driver_config)
+                .and_then(|d| d.options)
+                .unwrap_or_default();
+            (m.target.unwrap(), options["o"].clone())
         })
         .collect();
-    let composed: BTreeSet<(String, String, bool)> = service["volumes"]
+    let composed: BTreeSet<(String, String)> = service["volumes"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| {
+            assert_eq!(v["type"], "volume");
+            let volume = &document["volumes"][v["source"].as_str().unwrap()];
             (
-                v["source"].as_str().unwrap().to_owned(),
                 v["target"].as_str().unwrap().to_owned(),
-                v["read_only"].as_bool().unwrap(),
+                volume["driver_opts"]["o"].as_str().unwrap().to_owned(),
             )
         })
         .collect();
-    assert_eq!(mounts, composed, "mounts");
+    assert_eq!(mounts, composed, "areas");
+    let entrypoint: Vec<String> = inspected.config.as_ref().unwrap().entrypoint.clone().unwrap();
+    assert_eq!(
+        serde_json::json!(entrypoint),
+        service["entrypoint"],
+        "the same init and program"
+    );
     assert_eq!(host.cap_drop.unwrap(), ["ALL"]);
     assert_eq!(service["cap_drop"], serde_json::json!(["ALL"]));
     assert_eq!(host.readonly_rootfs, service["read_only"].as_bool());
@@ -123,4 +133,74 @@ fn the_nightly_deployment_file_is_valid_compose() {
         text.contains("/home/someone/.claude:/home/runner/.claude:ro"),
         "{text}"
     );
+}
+
+/// Regression (issue "The cell boundary", item 5): the export's proxy was a clone of the
+/// participant's spec (2 GiB, 1 CPU, role participant) while the engine ran 128 MiB, 0.5 CPU,
+/// role proxy. Both now come from the same spec function: the real proxy a cook creates is the
+/// composed one.
+#[test]
+fn the_composed_proxy_is_the_proxy_the_engine_runs() {
+    let brief = dummy_brief(&[("ada", "quality:3")], "")
+        .replace("judging: {policy: allow_self}\n", "judging: {policy: allow_self}\nnetwork: {allow: [\"unreachable.invalid:443\"]}\n");
+    let cook = TestCook::new("composeproxy", &brief);
+    // The canary cannot reach the allowed host here, so the cell never starts; the proxy ran.
+    let cooked = cook
+        .command(&["cook", cook.name(), "--skip-sandbox-check"])
+        .env("MULTICOOKER_KEEP", "1")
+        .output()
+        .unwrap();
+    assert_eq!(cooked.status.code(), Some(1), "{}", show(&cooked));
+    let output = cook.run_args(&["compose", cook.name(), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let service = &document["services"]["proxy-ada"];
+    let name = format!(
+        "{}-proxy",
+        cell_name(&cook, multicooker::state::Role::Participant, "ada")
+    );
+    assert_eq!(service["container_name"], name.as_str());
+    let inspected = block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        docker.inspect_container(&name, None).await.unwrap()
+    });
+    let host = inspected.host_config.unwrap();
+    assert_eq!(host.memory, service["mem_limit"].as_i64());
+    assert_eq!(host.memory, Some(128 << 20), "the proxy's own limits");
+    #[expect(clippy::cast_possible_truncation, reason = "a fraction of a core")]
+    let nano = (service["cpus"].as_f64().unwrap() * 1e9).round() as i64;
+    assert_eq!(host.nano_cpus, Some(nano));
+    let config = inspected.config.unwrap();
+    assert_eq!(
+        serde_json::json!(config.entrypoint.unwrap()),
+        service["entrypoint"]
+    );
+    assert_eq!(service["labels"]["io.multicooker.role"], "proxy");
+    assert_eq!(
+        config.labels.unwrap()["io.multicooker.role"],
+        "proxy",
+        "the engine's proxy is labelled as one"
+    );
+    let networks: BTreeSet<String> = inspected
+        .network_settings
+        .unwrap()
+        .networks
+        .unwrap_or_default()
+        .into_keys()
+        .collect();
+    let composed: BTreeSet<String> = service["networks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(networks, composed, "the egress network and the cell's own");
+    let egress = networks.iter().find(|n| n.ends_with("-egress")).unwrap();
+    assert_eq!(
+        document["networks"][egress]["driver_opts"]["com.docker.network.bridge.enable_icc"],
+        "false",
+        "proxies on the egress network cannot reach each other"
+    );
+    assert_eq!(cook.run("clean").status.code(), Some(0));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

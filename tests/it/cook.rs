@@ -152,23 +152,25 @@ fn the_hardening_baseline_holds_inside_the_cell() {
         cpu.starts_with("100000 100000") || cpu.starts_with("100000"),
         "one CPU: {cpu}"
     );
-    let targets: Vec<&str> = sandbox["mounts"]
-        .as_array()
-        .unwrap()
+    let mounts = sandbox["mounts"].as_array().unwrap();
+    let targets: Vec<&str> = mounts
         .iter()
         .map(|m| m["target"].as_str().unwrap())
         .collect();
-    for expected in [
-        "/work/BRIEF.md",
-        "/work/raw",
-        "/work/PROMPT.txt",
-        "/work/out",
-        "/home/mc",
-        "/tmp",
-    ] {
+    for expected in ["/work", "/work/out", "/run/mc-cell", "/home/mc", "/tmp"] {
+        let mount = mounts
+            .iter()
+            .find(|m| m["target"] == expected)
+            .unwrap_or_else(|| panic!("{expected} missing from {targets:?}"));
+        assert_eq!(
+            mount["fstype"], "tmpfs",
+            "{expected} is in memory, never a host folder: {mount}"
+        );
+    }
+    for staged in ["BRIEF.md", "raw/notes.md", "PROMPT.txt"] {
         assert!(
-            targets.contains(&expected),
-            "{expected} missing from {targets:?}"
+            !targets.contains(&format!("/work/{staged}").as_str()),
+            "{staged} is a staged copy, not a mount"
         );
     }
     assert!(

@@ -290,10 +290,12 @@ fn re_cook_over_stale_state_starts_a_new_round_one_and_keeps_the_old_rounds() {
     assert_eq!(cook.run("cook").status.code(), Some(0));
     assert_eq!(cook.run("refine").status.code(), Some(0));
     assert!(cook.dir().join("REFINE_2_RESULT.json").is_file());
+    let again = cook.run("cook");
     assert_eq!(
-        cook.run("cook").status.code(),
+        again.status.code(),
         Some(0),
-        "cook again from scratch"
+        "cook again from scratch: {}",
+        show(&again)
     );
     assert!(
         !cook.dir().join("REFINE_2_RESULT.json").exists() && !cook.dir().join("rounds").exists()

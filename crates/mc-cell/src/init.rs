@@ -77,16 +77,20 @@ struct Ended {
     code: Option<i32>,
     signal: Option<i32>,
     timed_out: bool,
+    /// The cell's memory limit killed a process (the engine only says so once the cell ends,
+    /// and a holding cell has not ended yet).
+    oom: bool,
 }
 
 impl Ended {
     fn record(self) -> String {
         let number = |v: Option<i32>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
         format!(
-            "\n{EXIT_RECORD}{{\"code\":{},\"signal\":{},\"timed_out\":{}}}\n",
+            "\n{EXIT_RECORD}{{\"code\":{},\"signal\":{},\"timed_out\":{},\"oom\":{}}}\n",
             number(self.code),
             number(self.signal),
-            self.timed_out
+            self.timed_out,
+            self.oom
         )
     }
 
@@ -135,6 +139,7 @@ pub fn run(args: &[String]) -> ExitCode {
                 code: Some(127),
                 signal: None,
                 timed_out: false,
+                oom: false,
             };
             print!("{}", ended.record());
             return hold_or_exit(&options, deadline, ended);
@@ -142,9 +147,10 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let timeout = options.timeout.map(|t| Instant::now() + t);
-    let ended = supervise(pid, timeout, deadline);
+    let mut ended = supervise(pid, timeout, deadline);
     // Whatever the program left running dies with it (init itself is never signalled).
     reap_all();
+    ended.oom = oom_kills() > 0;
     print!("{}", ended.record());
     let _ = std::io::Write::flush(&mut std::io::stdout());
     hold_or_exit(&options, deadline, ended)
@@ -182,19 +188,30 @@ fn supervise(pid: i32, timeout: Option<Instant>, deadline: Option<Instant>) -> E
 
 fn decode(status: i32, timed_out: bool) -> Ended {
     let signal = status & 0x7f;
-    if signal == 0 {
-        Ended {
-            code: Some((status >> 8) & 0xff),
-            signal: None,
-            timed_out,
-        }
+    let (code, signal) = if signal == 0 {
+        (Some((status >> 8) & 0xff), None)
     } else {
-        Ended {
-            code: None,
-            signal: Some(signal),
-            timed_out,
-        }
+        (None, Some(signal))
+    };
+    Ended {
+        code,
+        signal,
+        timed_out,
+        oom: false,
     }
+}
+
+/// How many processes the cell's memory limit killed (cgroup v1 or v2), 0 when unknown.
+fn oom_kills() -> u64 {
+    ["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"]
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .find_map(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("oom_kill "))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn reap_all() {
@@ -264,11 +281,12 @@ mod tests {
             code: Some(3),
             signal: None,
             timed_out: false,
+            oom: false,
         }
         .record();
         assert_eq!(
             record,
-            "\n\u{1e}[mc-cell] exit {\"code\":3,\"signal\":null,\"timed_out\":false}\n"
+            "\n\u{1e}[mc-cell] exit {\"code\":3,\"signal\":null,\"timed_out\":false,\"oom\":false}\n"
         );
         assert_eq!(decode(0x0900, false).code, Some(9));
         assert_eq!(decode(9, true).signal, Some(9));
