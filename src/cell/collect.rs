@@ -66,6 +66,10 @@ pub struct Collected {
     /// Files in which a secret was replaced on the way.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<Redaction>,
+    /// Why the rest of the stream was not read (a sparse file claiming more than the area can
+    /// hold, or a broken stream); what came before is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -95,9 +99,31 @@ pub fn unpack(
     let mut entries_seen: u64 = 0;
     // Where a too-deep or skipped folder begins: everything below it goes with it, once.
     let mut dropped: Vec<PathBuf> = Vec::new();
-    let mut archive = tar::Archive::new(archive);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
+    // An area cannot hold more than its cap, but a sparse file can claim any size: the stream
+    // is read no further than the cap plus every entry's tar overhead.
+    let limit = bounds
+        .max_bytes
+        .saturating_add(bounds.max_entries.saturating_mul(1024))
+        .saturating_add(16 << 20);
+    let mut archive = tar::Archive::new(Limited {
+        inner: archive,
+        left: limit,
+    });
+    let entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(e) => {
+            report.cut = Some(e.to_string());
+            return Ok(report);
+        }
+    };
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                report.cut = Some(format!("the rest was not read: {e}"));
+                break;
+            }
+        };
         let raw = entry.path_bytes().into_owned();
         let Some(relative) = relative_path(&raw) else {
             report.skip(lossy(&raw), Skip::BadPath);
@@ -163,11 +189,38 @@ pub fn unpack(
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&target);
+                let cut = e.kind() == io::ErrorKind::FileTooLarge;
                 report.skip(shown, unreadable(&e));
+                if cut {
+                    report.cut = Some(format!("the rest was not read: {e}"));
+                    break;
+                }
             }
         }
     }
     Ok(report)
+}
+
+/// A reader that fails once `left` bytes were read.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                "the area's stream is longer than its cap allows",
+            ));
+        }
+        let room = usize::try_from(self.left).unwrap_or(usize::MAX);
+        let take = buffer.len().min(room);
+        let read = self.inner.read(&mut buffer[..take])?;
+        self.left -= read as u64;
+        Ok(read)
+    }
 }
 
 /// The entry path without its first component (the area's own folder), if every component is

@@ -147,6 +147,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 pub struct SafeLog {
     file: tokio::fs::File,
     written: u64,
+    cap: u64,
     redact: StreamRedactor,
     terminal: TerminalStream,
 }
@@ -154,12 +155,18 @@ pub struct SafeLog {
 impl SafeLog {
     /// Creates (truncates) the log at `path`.
     pub async fn create(path: &Path, redactor: &Redactor) -> std::io::Result<Self> {
+        Self::with_cap(path, redactor, LOG_CAP_BYTES).await
+    }
+
+    /// Creates (truncates) the log at `path`, keeping at most `cap` bytes.
+    pub async fn with_cap(path: &Path, redactor: &Redactor, cap: u64) -> std::io::Result<Self> {
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await?;
         }
         Ok(Self {
             file: tokio::fs::File::create(path).await?,
             written: 0,
+            cap,
             redact: redactor.stream(),
             terminal: TerminalStream::default(),
         })
@@ -182,14 +189,14 @@ impl SafeLog {
     }
 
     async fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        if self.written >= LOG_CAP_BYTES || bytes.is_empty() {
+        if self.written >= self.cap || bytes.is_empty() {
             return Ok(());
         }
-        let room = usize::try_from(LOG_CAP_BYTES - self.written).unwrap_or(usize::MAX);
+        let room = usize::try_from(self.cap - self.written).unwrap_or(usize::MAX);
         let part = &bytes[..bytes.len().min(room)];
         self.file.write_all(part).await?;
         self.written += part.len() as u64;
-        if self.written >= LOG_CAP_BYTES {
+        if self.written >= self.cap {
             self.file
                 .write_all(b"\n[multicooker: log truncated at the cap]\n")
                 .await?;
@@ -222,6 +229,27 @@ mod tests {
             let record = first.or(second).expect("the record is found");
             assert_eq!((record.code, record.timed_out), (Some(3), false));
         }
+    }
+
+    /// Regression (issue "The cell boundary"): proxy.log had no cap (169 MB in 3 minutes of
+    /// denied CONNECTs); every cell log, the proxy's included, is a capped, safe log.
+    #[tokio::test]
+    async fn a_log_stops_at_its_cap_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("proxy.log");
+        let mut log = SafeLog::with_cap(&path, &Redactor::new(&[]), 1000)
+            .await
+            .unwrap();
+        for _ in 0..100 {
+            log.write(b"deny 10.0.0.2:4242: CONNECT evil.example:443 not in allowlist\x1b[2J\n")
+                .await
+                .unwrap();
+        }
+        log.finish().await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.len() < 1100, "{}", text.len());
+        assert!(text.ends_with("[multicooker: log truncated at the cap]\n"));
+        assert!(!text.contains('\u{1b}') && text.contains("^[[2J"));
     }
 
     #[test]

@@ -291,8 +291,7 @@ async fn run_until_exit<H: CellHooks>(
     let oom = match ended.record {
         Some(record) => record.oom,
         None => {
-            ended.how == Ending::CellExited
-                && runtime.oom_killed(&spec.name).await.unwrap_or(false)
+            ended.how == Ending::CellExited && runtime.oom_killed(&spec.name).await.unwrap_or(false)
         }
     };
     if ended.how == Ending::Recorded {

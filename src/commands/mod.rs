@@ -45,7 +45,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => resume::run(&args).await,
         Command::Rejudge(args) => judge::rejudge(&args).await,
         Command::Report(args) => report::run(&args),
-        Command::Status(args) => status::status(&args),
+        Command::Status(args) => status::status(&args).await,
         Command::Tail(args) => tail::run(&args).await,
         Command::Cancel(args) => status::cancel(&args).await,
         Command::Lint(args) => status::lint(&args),

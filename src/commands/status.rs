@@ -77,7 +77,18 @@ pub(super) fn lint_gate(
     .into())
 }
 
-pub(super) fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
+/// Cells of this cook the engine still runs (a killed run's cells live until their deadline).
+async fn still_running(
+    session: &settings::Session,
+    paths: &crate::state::CookPaths,
+) -> anyhow::Result<Vec<String>> {
+    let (runtime, _) = super::connect(session).await?;
+    let selector = crate::runtime::Selector::cook(paths.name())
+        .with(crate::runtime::LABEL_ROOT, &paths.root_id());
+    Ok(runtime.running(&selector).await?)
+}
+
+pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let paths = find_cook(&session.root, &args.task)?;
     let running = holder(paths.dir());
@@ -93,7 +104,16 @@ pub(super) fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::Success);
     };
     let interrupted = running.is_none() && in_progress(status.state);
+    // After a crash, only the engine knows whether the run's cells still run.
+    let alive = if interrupted {
+        Some(still_running(&session, &paths).await)
+    } else {
+        None
+    };
     let mut document = serde_json::to_value(&status)?;
+    if let Some(Ok(names)) = &alive {
+        document["still_running"] = json!(names);
+    }
     document["running"] = running.as_ref().map_or(
         serde_json::Value::Null,
         |h| json!({"command": h.command, "pid": h.pid, "since": h.since}),
@@ -114,9 +134,21 @@ pub(super) fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
             "running: `multicooker {}` (pid {}) since {}",
             h.command, h.pid, h.since
         )),
-        (None, true) => printer.data(
-            "interrupted: no multicooker process is running on this cook any more; cells shown running were stopped with it",
-        ),
+        (None, true) => printer.data(&match &alive {
+            Some(Ok(names)) if names.is_empty() => "interrupted: no multicooker process runs on this cook any more, and none of its cells still runs".to_owned(),
+            Some(Ok(names)) => format!(
+                "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (timeout + {} s), or stop them now with `multicooker clean {}`",
+                names.len(),
+                names.join(", "),
+                crate::cell::plan::CELL_GRACE.as_secs(),
+                paths.name()
+            ),
+            Some(Err(e)) => format!(
+                "interrupted: no multicooker process runs on this cook any more; whether its cells still run is unknown (the engine could not be asked: {e:#}); they end at their deadline, or `multicooker clean {}` stops them",
+                paths.name()
+            ),
+            None => String::new(),
+        }),
         (None, false) => {}
     }
     cells(&status, interrupted, printer);
@@ -167,9 +199,9 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
         ) || (interrupted && !c.state.is_final())
     });
     match status.state {
-        _ if interrupted || retryable => format!(
-            "multicooker cook {cook} --participants <names> re-runs the cells that did not end ok"
-        ),
+        _ if interrupted || retryable => {
+            format!("multicooker resume {cook} re-runs the cells that did not end ok")
+        }
         CookState::Sealed | CookState::Cancelled => format!("multicooker judge {cook}"),
         CookState::Judged => format!("multicooker report {cook}"),
         CookState::Reported => format!("read `{cook}/leaderboard.md`"),

@@ -29,6 +29,8 @@ pub struct FakeCell {
     pub fail_create: bool,
     /// The tar its writable area gives when collected.
     pub collected: Vec<u8>,
+    /// Cancelled the moment the cell is created (a Ctrl-C between create and start).
+    pub cancel_on_create: Option<tokio_util::sync::CancellationToken>,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +42,7 @@ struct State {
     killed: Vec<String>,
     fail_removal: Vec<String>,
     staged: Vec<(String, String, u64)>,
+    started: Vec<String>,
 }
 
 /// A scripted runtime.
@@ -68,6 +71,10 @@ impl FakeRuntime {
     /// The spec a cell was created with.
     pub fn spec(&self, name: &str) -> Option<CellSpec> {
         self.lock().specs.get(name).cloned()
+    }
+    /// Cells started so far.
+    pub fn started(&self) -> Vec<String> {
+        self.lock().started.clone()
     }
     /// What was staged so far: cell, target, tar size.
     pub fn staged(&self) -> Vec<(String, String, u64)> {
@@ -177,8 +184,12 @@ impl Runtime for FakeRuntime {
     }
     fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
         async move {
-            if self.script_of(&spec.name).fail_create {
+            let script = self.script_of(&spec.name);
+            if script.fail_create {
                 return Err(refused("create", ObjectRef::cell(&spec.name)));
+            }
+            if let Some(cancel) = script.cancel_on_create {
+                cancel.cancel();
             }
             let mut state = self.lock();
             state.created.push(ObjectRef::cell(&spec.name));
@@ -190,8 +201,12 @@ impl Runtime for FakeRuntime {
     fn connect_network<'a>(&'a self, _network: &'a str, _cell: &'a str) -> EngineFuture<'a, ()> {
         async { Ok(()) }.boxed()
     }
-    fn start_cell<'a>(&'a self, _name: &'a str) -> EngineFuture<'a, ()> {
-        async { Ok(()) }.boxed()
+    fn start_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        async move {
+            self.lock().started.push(name.to_owned());
+            Ok(())
+        }
+        .boxed()
     }
     fn stage<'a>(
         &'a self,

@@ -42,7 +42,10 @@ fn the_compose_export_matches_a_real_cell_and_docker_compose_accepts_it() {
         .unwrap_or_default()
         .into_iter()
         .map(|m| {
-            assert!(m.source.is_none(), "an anonymous volume, no host path: {m:?}");
+            assert!(
+                m.source.is_none(),
+                "an anonymous volume, no host path: {m:?}"
+            );
             let options = m
                 .volume_options
                 .and_then(|o| o.driver_config)
@@ -65,7 +68,13 @@ fn the_compose_export_matches_a_real_cell_and_docker_compose_accepts_it() {
         })
         .collect();
     assert_eq!(mounts, composed, "areas");
-    let entrypoint: Vec<String> = inspected.config.as_ref().unwrap().entrypoint.clone().unwrap();
+    let entrypoint: Vec<String> = inspected
+        .config
+        .as_ref()
+        .unwrap()
+        .entrypoint
+        .clone()
+        .unwrap();
     assert_eq!(
         serde_json::json!(entrypoint),
         service["entrypoint"],
@@ -141,8 +150,10 @@ fn the_nightly_deployment_file_is_valid_compose() {
 /// composed one.
 #[test]
 fn the_composed_proxy_is_the_proxy_the_engine_runs() {
-    let brief = dummy_brief(&[("ada", "quality:3")], "")
-        .replace("judging: {policy: allow_self}\n", "judging: {policy: allow_self}\nnetwork: {allow: [\"unreachable.invalid:443\"]}\n");
+    let brief = dummy_brief(&[("ada", "quality:3")], "").replace(
+        "judging: {policy: allow_self}\n",
+        "judging: {policy: allow_self}\nnetwork: {allow: [\"unreachable.invalid:443\"]}\n",
+    );
     let cook = TestCook::new("composeproxy", &brief);
     // The canary cannot reach the allowed host here, so the cell never starts; the proxy ran.
     let cooked = cook

@@ -25,13 +25,15 @@ pub fn run() -> ExitCode {
         }
     };
     if std::env::var("MULTICOOKER_REVIEWER").is_ok_and(|r| !r.is_empty()) {
-        return match review(&script) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("mc-cell: {error}");
-                ExitCode::from(1)
-            }
-        };
+        if let Err(error) = review(&script) {
+            eprintln!("mc-cell: {error}");
+            return ExitCode::from(1);
+        }
+        // A hostile reviewer acts on its own outbox.
+        for directive in &script {
+            hostile::perform(directive, Path::new("/work/outbox"));
+        }
+        return ExitCode::SUCCESS;
     }
     let prompt = Path::new("/work/PROMPT.txt");
     if !judge && !prompt.is_file() {

@@ -6,7 +6,8 @@
 //! structured output (with usage and model), and prints the real limit messages.
 //!
 //! Scenarios come from the prompt text, as the real CLIs would see it: `FAKE:rate_limit`,
-//! `FAKE:leak` (prints its access token, to test redaction), `FAKE:hang`.
+//! `FAKE:leak` (prints its access token, to test redaction), `FAKE:hang`, `FAKE:steal-hang`
+//! (copies its token into its output, then hangs).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -63,6 +64,14 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
     };
     if let Err(message) = touch_home(cli) {
         return fail(&message, 1);
+    }
+    if prompt.contains("FAKE:steal-hang") {
+        // A prompt-injected CLI copies its login into its output, then runs on until killed.
+        let stolen = format!("stolen token: {token}\n");
+        let _ = std::fs::write("/work/out/stolen.txt", stolen);
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
     if prompt.contains("FAKE:hang") {
         loop {

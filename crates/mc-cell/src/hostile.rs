@@ -37,6 +37,19 @@ pub fn perform(directive: &Directive, out: &Path) {
         }
         Directive::Listen(port) => listen(*port),
         Directive::Probe => report("probe", probe::write_sandbox(&out.join("SANDBOX.json"))),
+        Directive::Deep(depth) => report("deep", deep(out, *depth)),
+        Directive::Many(count) => report("many", many(out, *count)),
+        Directive::OddNames => report("odd-names", odd_names(out)),
+        Directive::Link { name, target } => {
+            let path = out.join(name);
+            let _ = std::fs::remove_file(&path);
+            report("link", std::os::unix::fs::symlink(target, &path));
+        }
+        Directive::FifoAs(name) => {
+            let path = out.join(name);
+            let _ = std::fs::remove_file(&path);
+            report("fifo-as", make_fifo(&path));
+        }
         Directive::Env => report("env", probe::write_env(&out.join("ENV.txt"))),
         _ => {}
     }
@@ -255,4 +268,42 @@ fn fill_tmp() {
     };
     let _ = std::fs::remove_file("/tmp/fill.bin");
     println!("fill-tmp: wrote {written} MiB, then: {error}");
+}
+
+fn deep(out: &Path, depth: u32) -> std::io::Result<()> {
+    // Built one level at a time from the bottom's parent, so no single path passes PATH_MAX.
+    std::env::set_current_dir(out)?;
+    for _ in 0..depth {
+        std::fs::create_dir("d")?;
+        std::env::set_current_dir("d")?;
+    }
+    std::fs::write("bottom.txt", "the bottom\n")?;
+    std::env::set_current_dir("/")
+}
+
+fn many(out: &Path, count: u32) -> std::io::Result<()> {
+    let dir = out.join("many");
+    std::fs::create_dir_all(&dir)?;
+    for i in 0..count {
+        std::fs::write(dir.join(format!("f{i}")), b"x")?;
+    }
+    Ok(())
+}
+
+fn odd_names(out: &Path) -> std::io::Result<()> {
+    let dir = out.join("odd");
+    std::fs::create_dir_all(&dir)?;
+    let long = "n".repeat(255);
+    for name in [
+        "a b",
+        "new\nline",
+        "\u{1b}[31mred",
+        "-rf",
+        "ünï😀",
+        long.as_str(),
+        "trailing ",
+    ] {
+        std::fs::write(dir.join(name), name.as_bytes())?;
+    }
+    Ok(())
 }

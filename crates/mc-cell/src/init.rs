@@ -203,15 +203,18 @@ fn decode(status: i32, timed_out: bool) -> Ended {
 
 /// How many processes the cell's memory limit killed (cgroup v1 or v2), 0 when unknown.
 fn oom_kills() -> u64 {
-    ["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"]
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .find_map(|text| {
-            text.lines()
-                .find_map(|l| l.strip_prefix("oom_kill "))
-                .and_then(|n| n.trim().parse().ok())
-        })
-        .unwrap_or(0)
+    [
+        "/sys/fs/cgroup/memory/memory.oom_control",
+        "/sys/fs/cgroup/memory.events",
+    ]
+    .iter()
+    .filter_map(|path| std::fs::read_to_string(path).ok())
+    .find_map(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|n| n.trim().parse().ok())
+    })
+    .unwrap_or(0)
 }
 
 fn reap_all() {

@@ -64,6 +64,16 @@ pub enum Directive {
     Guess(String),
     /// Participant: `plant:PATH` writes a small file at out/PATH (e.g. a vendor file).
     Plant(String),
+    /// A tree N folders deep with a file at the bottom.
+    Deep(u32),
+    /// N small files under out/many/.
+    Many(u32),
+    /// Files whose names a careless copy chokes on (newline, escape, 255 bytes, leading dash).
+    OddNames,
+    /// Replaces out/<name> by a symbolic link to <target> (`link:<name>@<target>`).
+    Link { name: String, target: String },
+    /// Replaces out/<name> by a FIFO.
+    FifoAs(String),
 }
 
 /// A script that could not be parsed.
@@ -161,6 +171,19 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             }
             Directive::Plant(path.to_owned())
         }
+        "deep" => Directive::Deep(need("a depth")?.parse().map_err(|_| bad("a depth"))?),
+        "many" => Directive::Many(need("a count")?.parse().map_err(|_| bad("a count"))?),
+        "odd-names" => Directive::OddNames,
+        "link" => {
+            let (name, target) = need("name@target")?
+                .split_once('@')
+                .ok_or_else(|| bad("name@target"))?;
+            Directive::Link {
+                name: name.to_owned(),
+                target: target.to_owned(),
+            }
+        }
+        "fifo-as" => Directive::FifoAs(need("a name")?.to_owned()),
         _ => {
             return Err(ScriptError(format!(
                 "mc-cell: unknown dummy directive `{token}`"

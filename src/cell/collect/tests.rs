@@ -256,3 +256,36 @@ fn the_destination_must_be_new() {
     .unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
 }
+
+#[test]
+fn a_sparse_giant_is_cut_at_the_cap_and_what_came_before_is_kept() {
+    // What the engine sends for a sparse file claiming 1 GiB in a 1 MiB area: all of it.
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut h = header(tar::EntryType::Directory, 0);
+    tar.append_data(&mut h, "out/", &[][..]).unwrap();
+    let mut h = header(tar::EntryType::Regular, 2);
+    tar.append_data(&mut h, "out/A.md", &b"ok"[..]).unwrap();
+    let mut h = header(tar::EntryType::Regular, 1 << 30);
+    h.set_path("out/giant").unwrap();
+    h.set_cksum();
+    // The entries so far, without the end-of-archive blocks `into_inner` would add.
+    let mut bytes = tar.get_ref().clone();
+    bytes.extend_from_slice(h.as_bytes());
+    let stream = std::io::Read::chain(bytes.as_slice(), std::io::repeat(0));
+    let host = tempfile::tempdir().unwrap();
+    let bounds = Bounds {
+        max_bytes: 1 << 20,
+        max_entries: 10,
+        max_depth: 8,
+        max_path_bytes: 256,
+    };
+    let report = unpack(
+        stream,
+        &host.path().join("out"),
+        bounds,
+        &Redactor::new(&[]),
+    )
+    .unwrap();
+    assert!(host.path().join("out/A.md").is_file(), "kept");
+    assert!(report.cut.is_some(), "{report:?}");
+}

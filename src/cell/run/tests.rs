@@ -276,6 +276,30 @@ async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_c
     assert_eq!(areas, ["/work", "/work/out", "/run/mc-cell"]);
 }
 
+/// Regression (issue "The cell boundary"): a Ctrl-C after the containers were created but
+/// before they started still started them.
+#[tokio::test]
+async fn a_ctrl_c_between_create_and_start_never_starts_the_cell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let cancel = CancellationToken::new();
+    runtime.script(
+        "mc-251122-t-r00t-p-a",
+        FakeCell {
+            cancel_on_create: Some(cancel.clone()),
+            ..FakeCell::default()
+        },
+    );
+    let outcomes = run(&runtime, plans(tmp.path(), &["a"], 60), cancel).await;
+    assert_eq!(outcomes[0].1.state, CellState::Cancelled);
+    assert!(runtime.started().is_empty(), "{:?}", runtime.started());
+    assert!(
+        runtime
+            .removed()
+            .contains(&"mc-251122-t-r00t-p-a".to_owned())
+    );
+}
+
 #[test]
 fn secrets_are_redacted_wherever_they_appear() {
     let secrets = vec!["sk-ant-oat01-SECRET".to_owned(), "rt.other".to_owned()];
