@@ -18,6 +18,8 @@ pub mod env {
     pub const EGRESS_NETWORK: &str = "MULTICOOKER_EGRESS_NETWORK";
     /// The address the egress canary and the sandbox probe must fail to reach directly.
     pub const CANARY_DIRECT: &str = "MULTICOOKER_CANARY_DIRECT";
+    /// Seconds a cell may outlive its timeout before its own init ends it.
+    pub const CELL_GRACE: &str = "MULTICOOKER_CELL_GRACE_S";
     /// Seed of the judges' label shuffles.
     pub const SEED: &str = "MULTICOOKER_SEED";
     /// Namespace separating this orchestrator's engine objects from another's.

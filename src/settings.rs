@@ -83,6 +83,7 @@ pub fn run_settings(
             run_id: run_id(),
             cancel,
             egress: egress_settings(),
+            grace: cell_grace()?,
         },
         seal_max_bytes,
         sandbox_check: true,
@@ -100,6 +101,26 @@ pub fn egress_settings() -> EgressSettings {
     EgressSettings {
         network: set(env::EGRESS_NETWORK),
         canary_direct: set(env::CANARY_DIRECT).unwrap_or(defaults.canary_direct),
+    }
+}
+
+/// How long a cell may outlive its timeout (`MULTICOOKER_CELL_GRACE_S`, default 120 s).
+pub fn cell_grace() -> anyhow::Result<std::time::Duration> {
+    match std::env::var(env::CELL_GRACE) {
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .map(std::time::Duration::from_secs)
+            .ok_or_else(|| {
+                UserError::new(
+                    format!("{}: `{text}` is not a number of seconds", env::CELL_GRACE),
+                    "use a whole number of seconds such as `120`, or unset it",
+                )
+                .into()
+            }),
+        Err(_) => Ok(crate::cell::plan::CELL_GRACE),
     }
 }
 
@@ -126,6 +147,7 @@ pub fn test_run_settings() -> RunSettings {
             run_id: "test".into(),
             cancel: CancellationToken::new(),
             egress: EgressSettings::default(),
+            grace: crate::cell::plan::CELL_GRACE,
         },
         seal_max_bytes: DEFAULT_SEAL_MAX_BYTES,
         sandbox_check: false,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::plan::{CELL_GRACE, CellPlan, Egress, PROXY_PORT, proxy_name};
+use super::plan::{CellPlan, Egress, PROXY_PORT, proxy_name};
 use crate::runtime::{
     CellSpec, INIT_PATH, Init, LABEL_ROLE, Labels, Ledger, Limits, LogChunk, ObjectRef, Runtime,
 };
@@ -96,7 +96,7 @@ fn tool_spec(
             wait_for_go: false,
             hold: false,
             timeout: None,
-            deadline: plan.timeout + CELL_GRACE + CANARY_TIMEOUT,
+            deadline: plan.spec.init.deadline + CANARY_TIMEOUT,
         },
     }
 }

@@ -69,6 +69,8 @@ pub struct CellSettings {
     pub cancel: CancellationToken,
     /// Egress settings.
     pub egress: EgressSettings,
+    /// How long a cell may outlive its timeout before its own init ends it.
+    pub grace: std::time::Duration,
 }
 
 impl CellSettings {
@@ -86,6 +88,7 @@ impl CellSettings {
             user: self.user,
             profile: self.profile,
             run_id: &self.run_id,
+            grace: self.grace,
         }
     }
 }

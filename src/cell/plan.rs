@@ -30,8 +30,9 @@ pub const TMP_TMPFS_BYTES: u64 = 1 << 30;
 pub const DEFAULT_OUT_BYTES: u64 = 1 << 30;
 /// Cap on a judge's or reviewer's outbox.
 pub const OUTBOX_BYTES: u64 = 64 << 20;
-/// How long a cell may outlive its program's timeout, for staging and collection. Past it the
-/// cell's init ends the cell even when multicooker is gone.
+/// How long a cell may outlive its program's timeout, for staging and collection, unless
+/// `MULTICOOKER_CELL_GRACE_S` says otherwise. Past it the cell's init ends the cell even when
+/// multicooker is gone.
 pub const CELL_GRACE: Duration = Duration::from_secs(120);
 
 /// The non-root identity cells run as. Host files never belong to it: cells get copies
@@ -234,6 +235,8 @@ pub struct PlanContext<'a> {
     pub profile: Profile,
     /// Id of this command run (a label).
     pub run_id: &'a str,
+    /// How long a cell may outlive its timeout.
+    pub grace: Duration,
 }
 
 impl PlanContext<'_> {
@@ -309,7 +312,7 @@ impl PlanContext<'_> {
                 wait_for_go: true,
                 hold: false,
                 timeout: Some(timeout),
-                deadline: timeout + CELL_GRACE,
+                deadline: timeout + self.grace,
             },
         };
         CellPlan {
@@ -443,6 +446,7 @@ judges:\n  - {name: j, flavor: grok}\nrubric: {dimensions: [{id: c, weight: 100}
             user,
             profile: Profile::Medium,
             run_id: "r",
+            grace: CELL_GRACE,
         };
         let closed = context.base(
             &brief.participants[0],
@@ -486,6 +490,7 @@ mod deny_tests {
             user,
             profile: Profile::Medium,
             run_id: "r",
+            grace: CELL_GRACE,
         };
         for actor in &brief.participants {
             let plan = context.base(actor, Role::Participant, Path::new("/logs"));

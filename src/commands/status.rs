@@ -137,10 +137,9 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         (None, true) => printer.data(&match &alive {
             Some(Ok(names)) if names.is_empty() => "interrupted: no multicooker process runs on this cook any more, and none of its cells still runs".to_owned(),
             Some(Ok(names)) => format!(
-                "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (timeout + {} s), or stop them now with `multicooker clean {}`",
+                "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (its timeout and a grace), or stop them now with `multicooker clean {}`",
                 names.len(),
                 names.join(", "),
-                crate::cell::plan::CELL_GRACE.as_secs(),
                 paths.name()
             ),
             Some(Err(e)) => format!(

@@ -82,6 +82,7 @@ mod tests {
             user: CellUser::resolve(Some("1000:1000")).unwrap(),
             profile: crate::brief::Profile::Medium,
             run_id: "r",
+            grace: crate::cell::plan::CELL_GRACE,
         };
         let settings = crate::settings::test_run_settings();
         let plan = participant_plan(&context, &brief.participants[0], "go".into(), &settings);

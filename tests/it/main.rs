@@ -2,6 +2,7 @@
 //! asserting that no engine object labelled with its cook remains.
 
 mod archive;
+mod boundary;
 mod brief_errors;
 mod cli;
 mod common;

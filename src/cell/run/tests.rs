@@ -50,6 +50,7 @@ fn plans(dir: &Path, names: &[&str], timeout_s: u64) -> Vec<CellPlan> {
         user: CellUser::resolve(Some("1000:1000")).unwrap(),
         profile: Profile::Medium,
         run_id: "run",
+        grace: crate::cell::plan::CELL_GRACE,
     };
     let settings = crate::settings::test_run_settings();
     brief
