@@ -625,3 +625,60 @@ fn limit_messages_are_classified_per_vendor() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Regression (issue "The cell boundary", high finding): a cell copied its login into `out/`,
+/// then multicooker was SIGKILLed; the live token stayed in `out/` after `clean`, plain
+/// `archive` copied it and `resume` moved it unredacted to `attempts/`. Now a cell's bytes
+/// reach the host only through collect, which redacts: a killed run leaves nothing of it.
+#[test]
+fn a_login_a_cell_stole_never_reaches_the_host_even_when_multicooker_is_killed() {
+    let host = FakeHost::new();
+    let cook = TestCook::new(
+        "stolen",
+        &brief(&[("cl", "claude", "opus")], &[("j", "dummy")])
+            .replace("\ntimeout_s: 120\n", "\ntimeout_s: 20\n"),
+    );
+    install_fakes(&cook, &["claude"]);
+    fs_err::write(cook.dir().join("BRIEF.md"), "# Brief\n\nFAKE:steal-hang\n").unwrap();
+    let mut child = cook
+        .command(&["cook", cook.name(), "--skip-sandbox-check"])
+        .env("MULTICOOKER_HOST_HOME", host.home.path())
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", host.tokens.path().display()),
+        )
+        .env("MULTICOOKER_CELL_GRACE_S", "5")
+        .spawn()
+        .unwrap();
+    cook.wait_for_cell_state("cl", "running", std::time::Duration::from_secs(120));
+    // The fake copies its token into out/stolen.txt at once; give it a moment, then kill.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    crate::common::signal(child.id(), "KILL");
+    child.wait().unwrap();
+    let leaks = files_holding_all(&cook.dir(), &host.canaries);
+    assert!(leaks.is_empty(), "after SIGKILL: {leaks:?}");
+    let cleaned = host.run(&cook, &["clean", cook.name()]);
+    assert_eq!(cleaned.status.code(), Some(0), "{}", show(&cleaned));
+    let archived = host.run(
+        &cook,
+        &[
+            "archive",
+            cook.name(),
+            "--include-operator",
+            "--format",
+            "dir",
+        ],
+    );
+    assert_eq!(archived.status.code(), Some(0), "{}", show(&archived));
+    // The resumed cell steals again and hangs to its timeout; its output comes back redacted.
+    let resumed = host.run(&cook, &["resume", cook.name()]);
+    assert_eq!(resumed.status.code(), Some(1), "{}", show(&resumed));
+    let stolen = cook.text("work/cl/out/stolen.txt");
+    assert!(stolen.contains("stolen token: [REDACTED]"), "{stolen}");
+    let leaks = files_holding_all(&cook.dir(), &host.canaries);
+    assert!(
+        leaks.is_empty(),
+        "after clean, archive and resume: {leaks:?}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
