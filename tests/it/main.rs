@@ -7,6 +7,7 @@ mod brief_errors;
 mod cli;
 mod common;
 mod compose;
+mod conformance;
 mod cook;
 mod egress;
 mod hello;

@@ -115,6 +115,15 @@ impl TestCell {
     /// Waits for init's exit record, collects `out/` and removes the cell; returns the
     /// program's exit code (from the record) and the collection report.
     pub(crate) async fn finish(&self, runtime: &dyn Runtime) -> (Option<i64>, Collected) {
+        let (record, collected) = self.finish_with_record(runtime).await;
+        (record["code"].as_i64(), collected)
+    }
+
+    /// As [`TestCell::finish`], returning init's whole exit record.
+    pub(crate) async fn finish_with_record(
+        &self,
+        runtime: &dyn Runtime,
+    ) -> (serde_json::Value, Collected) {
         let mut logs = runtime.cell_logs(&self.spec.name);
         let mut seen = Vec::new();
         while let Some(Ok(LogChunk::Stdout(bytes) | LogChunk::Stderr(bytes))) = logs.next().await {
@@ -124,18 +133,18 @@ impl TestCell {
             }
         }
         let text = String::from_utf8_lossy(&seen).into_owned();
-        let code = text
+        let record = text
             .split(EXIT_RECORD)
             .nth(1)
             .and_then(|rest| rest.lines().next())
             .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok())
-            .and_then(|record| record["code"].as_i64());
+            .unwrap_or_default();
         let collected = self.collect(runtime).await;
         runtime
             .remove(&multicooker::runtime::ObjectRef::cell(&self.spec.name))
             .await
             .unwrap();
-        (code, collected)
+        (record, collected)
     }
 
     /// Collects `out/` into its host folder through the checked path.
@@ -150,7 +159,7 @@ impl TestCell {
         collect::unpack(
             tar.as_slice(),
             &dest,
-            Bounds::with_max_bytes(64 << 20),
+            Bounds::with_max_bytes(self.files.writable[0].cap_bytes),
             &Redactor::new(&[]),
         )
         .unwrap()
