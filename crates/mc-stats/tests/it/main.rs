@@ -3,5 +3,7 @@
 
 mod bootstrap;
 mod common;
+mod coverage;
 mod properties;
 mod reference;
+mod reference_model;
