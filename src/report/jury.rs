@@ -1,19 +1,22 @@
-//! How far the jury can be trusted: intervals, tied groups, agreement, coverage, position
-//! consistency (pairwise), self-preference and the blinding probe. Pure and seeded: the same
-//! cook folder gives the same numbers (the seed is the judge run's, recorded in summary.json).
+//! How far the jury can be trusted: leniency-adjusted estimates with small-sample intervals,
+//! paired separation and ranks (`super::ranking`), agreement, coverage, position consistency
+//! (pairwise), self-preference, the blinding probe and length (`super::probes`). Pure and
+//! seeded: the same cook folder gives the same numbers (the seed is the judge run's, recorded in
+//! summary.json as a string).
 //!
-//! Within one cook the bootstrap's clusters are the judges: a judge's scores of all
-//! participants are resampled together, never score by score. A nightly run pools cooks with
-//! briefs as clusters (`crate::nightly`).
+//! Within one cook the clusters are the judges: each interval is a delete-one-judge jackknife
+//! t interval with `judges - 1` degrees of freedom, each separation a paired test over judges.
+//! A nightly run pools cooks with briefs as clusters (`crate::nightly`).
 
 use indexmap::IndexMap;
-use mc_stats::{Bootstrap, Comparison, Interval, Observation};
+use mc_stats::{Cell, Comparison, Shape};
 
-use super::input::{JudgeGuesses, JudgeVerdicts, ReportInput};
+use super::input::{JudgeVerdicts, ReportInput};
+use super::probes;
+pub use super::probes::{Consistency, Length};
+use super::ranking;
 use crate::brief::{Brief, JudgingMode};
 
-/// Bootstrap resamples.
-pub const RESAMPLES: usize = 2000;
 /// Interval coverage.
 pub const LEVEL: f64 = 0.95;
 
@@ -36,26 +39,36 @@ pub struct Jury {
     pub blinding: Vec<Blinding>,
     /// What normalization stripped before judging, per participant.
     pub normalized: IndexMap<String, Vec<String>>,
+    /// How far the judges' scores follow output size (rubric mode, sizes known).
+    pub length: Option<probes::Length>,
 }
 
 /// The estimates and how they were made.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Statistics {
-    /// `mean+cluster_bootstrap` or `bradley_terry+cluster_bootstrap`.
+    /// `additive+cluster_jackknife_t` or `bradley_terry+cluster_jackknife_t`.
     pub method: &'static str,
-    /// Bootstrap resamples.
+    /// Jackknife replicates: one fit without each judge.
     pub resamples: usize,
     /// Interval coverage.
     pub level: f64,
-    /// The bootstrap's seed.
+    /// The judge run's seed (label shuffles; the blinding probe's permutations).
     pub seed: u64,
-    /// Ranked estimates, best first.
+    /// Judges whose scores count (the clusters).
+    pub clusters: usize,
+    /// Ranked estimates: by rank, then estimate.
     pub estimates: Vec<Estimate>,
-    /// Groups whose intervals overlap the group leader's, best first; `None` when some
-    /// interval is missing.
+    /// Participants of equal rank (nothing separates them from the same betters), best first;
+    /// `None` when no pair could be tested.
     pub tied_groups: Option<Vec<Vec<String>>>,
-    /// Why intervals or groups are missing, if they are.
+    /// Every tested pair: the paired difference, Holm-adjusted p-value, separated or not.
+    pub pairs: Vec<PairSeparation>,
+    /// Each judge's leniency (rubric: points above the average judge).
+    pub leniency: Vec<Leniency>,
+    /// Why intervals or separations are missing, if they are.
     pub note: Option<String>,
+    /// What few judges mean for these intervals, when they are few.
+    pub caveat: Option<String>,
 }
 
 /// One participant's estimate.
@@ -63,14 +76,56 @@ pub struct Statistics {
 pub struct Estimate {
     /// Participant name.
     pub participant: String,
-    /// Percent: mean score (rubric) or P(beats an average participant) (pairwise).
+    /// Percent: leniency-adjusted score (rubric) or P(beats an average participant) (pairwise).
     pub estimate: f64,
-    /// Interval, when at least two judges contribute.
+    /// Rubric: the plain mean of its counted scores (what the adjustment started from).
+    pub plain: Option<f64>,
+    /// Jackknife t interval, when at least two judges contribute and they differ.
     pub lo: Option<f64>,
-    /// Interval, when at least two judges contribute.
+    /// Jackknife t interval, when at least two judges contribute and they differ.
     pub hi: Option<f64>,
+    /// Degrees of freedom of the interval (0 without one).
+    pub df: usize,
     /// Judges contributing.
     pub clusters: usize,
+    /// Competition rank: 1 + participants separated from it and better.
+    pub rank: usize,
+    /// Worst rank the paired tests allow.
+    pub rank_worst: usize,
+    /// Size of its sealed output in bytes.
+    pub output_bytes: Option<u64>,
+    /// Rubric, sizes known: the estimate with the panel's size slope taken out.
+    pub length_controlled: Option<f64>,
+}
+
+/// A tested pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairSeparation {
+    /// The better-estimated participant.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// `a - b` (rubric: points; pairwise: log-odds of beating each other).
+    pub difference: f64,
+    /// Interval of the difference.
+    pub lo: Option<f64>,
+    /// Interval of the difference.
+    pub hi: Option<f64>,
+    /// Holm-adjusted p-value.
+    pub p_adjusted: Option<f64>,
+    /// Told apart at the report's level.
+    pub separated: bool,
+}
+
+/// A judge's leniency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leniency {
+    /// Judge name.
+    pub judge: String,
+    /// Points it gives above (below, if negative) the average judge of this panel, the same
+    /// work held fixed. Shown without an interval: a judge's own leniency cannot be resampled
+    /// over judges.
+    pub effect: f64,
 }
 
 /// Agreement between judges.
@@ -88,6 +143,10 @@ pub struct Agreement {
     pub pairs_both_orders: usize,
     /// Of those, pairs whose verdicts disagree (counted as ties).
     pub position_inconsistent: usize,
+    /// One line on what α says.
+    pub reading: String,
+    /// Pairwise: each judge's position consistency.
+    pub judges_consistency: Vec<probes::Consistency>,
 }
 
 /// One participant's coverage.
@@ -138,10 +197,17 @@ pub struct SelfPreference {
     pub self_mean_pct: f64,
     /// The other judges' mean score of the same participants.
     pub others_mean_pct: Option<f64>,
-    /// `self − others`.
+    /// Difference in differences: how much more it favours its own flavor than the other
+    /// judges do, minus how much more it favours everyone else (its plain leniency).
     pub delta_pct: Option<f64>,
+    /// Interval of the difference in differences.
+    pub lo: Option<f64>,
+    /// Interval of the difference in differences.
+    pub hi: Option<f64>,
     /// Self-judgments.
     pub n: usize,
+    /// Participants of other flavors it scored beside other judges (the leniency baseline).
+    pub baseline: usize,
 }
 
 /// A judge's blinding-probe result.
@@ -149,15 +215,17 @@ pub struct SelfPreference {
 pub struct Blinding {
     /// Judge name.
     pub judge: String,
-    /// Guesses made.
+    /// Submissions guessed (one guess each: the judge's most frequent guess for it).
     pub guesses: usize,
+    /// Guesses as made (pairwise judges guess once per comparison).
+    pub raw_guesses: usize,
     /// Right guesses.
     pub hits: usize,
-    /// Hit rate of a blind guess: 1 / vendors.
+    /// Hit rate of the best constant guess: the largest vendor's share of the submissions.
     pub chance: f64,
     /// `hits / guesses`.
     pub hit_rate: Option<f64>,
-    /// P(at least `hits` right by chance).
+    /// Permutation p-value: P(a random relabelling of the vendors matches as many guesses).
     pub p_value: Option<f64>,
 }
 
@@ -172,17 +240,22 @@ pub fn rubric_jury(
     self_judged: &[Scored],
 ) -> Jury {
     let judges = judge_names(counted.iter().map(|(j, _, _)| j));
-    let observations: Vec<Observation> = counted
+    let items = brief.participants.len();
+    let cells: Vec<Cell> = counted
         .iter()
-        .map(|(judge, item, value)| Observation {
-            cluster: index_of(&judges, judge),
+        .map(|(judge, item, value)| Cell {
             item: *item,
+            levels: vec![index_of(&judges, judge)],
+            covariate: 0.0,
             value: *value,
         })
         .collect();
-    let boot = bootstrap(input);
-    let intervals = mc_stats::cluster_means(&observations, brief.participants.len(), &boot);
-    let units: Vec<Vec<Option<f64>>> = (0..brief.participants.len())
+    let shape = Shape {
+        items,
+        levels: vec![judges.len()],
+        slope: false,
+    };
+    let units: Vec<Vec<Option<f64>>> = (0..items)
         .map(|item| {
             judges
                 .iter()
@@ -195,23 +268,40 @@ pub fn rubric_jury(
                 .collect()
         })
         .collect();
-    let scored_by: Vec<usize> = (0..brief.participants.len())
+    let scored_by: Vec<usize> = (0..items)
         .map(|item| counted.iter().filter(|(_, i, _)| *i == item).count())
         .collect();
+    let fitted = mc_stats::additive_ranking(&cells, &shape, LEVEL);
+    let mut statistics = ranking::statistics(
+        ranking::Inputs {
+            method: "additive+cluster_jackknife_t",
+            seed: seed(input),
+            brief,
+            judges: &judges,
+            scored_by: &scored_by,
+            output_bytes: &input.output_bytes,
+        },
+        fitted.as_ref(),
+        &ranking::plain_means(counted, items),
+    );
+    let length = probes::length(brief, counted, &input.output_bytes, &mut statistics);
+    let alpha = alpha(&units);
     Jury {
         mode: JudgingMode::Rubric,
-        statistics: statistics("mean+cluster_bootstrap", &boot, brief, &intervals),
+        statistics,
         agreement: Agreement {
-            alpha: alpha(&units),
+            alpha,
             units: pairable(&units),
             judges: judges.len(),
+            reading: ranking::alpha_reading(alpha),
             ..Agreement::default()
         },
         coverage: coverage(input, brief, &scored_by),
         pairwise: None,
-        self_preference: self_preference(input, brief, counted, self_judged),
-        blinding: blinding(&input.guesses),
+        self_preference: probes::self_preference(input, brief, counted, self_judged),
+        blinding: probes::blinding(&input.guesses, seed(input)),
         normalized: input.normalized.clone(),
+        length,
     }
 }
 
@@ -231,26 +321,35 @@ pub fn pairwise_jury(input: &ReportInput, brief: &Brief) -> (Jury, Vec<Option<f6
         }
         pairwise.pairs.extend(pair_outcomes(judge, &index));
     }
-    let judges = judge_names(pairwise.pairs.iter().map(|p| &p.judge));
-    let comparisons: Vec<Comparison> = pairwise
+    let consistency = probes::consistency(
+        &pairwise,
+        &input.verdicts,
+        brief.judging.exclude_inconsistent_judges,
+    );
+    let excluded: Vec<&str> = consistency
+        .iter()
+        .filter(|c| c.excluded)
+        .map(|c| c.judge.as_str())
+        .collect();
+    let counted: Vec<&PairOutcome> = pairwise
         .pairs
+        .iter()
+        .filter(|p| !excluded.contains(&p.judge.as_str()))
+        .collect();
+    let judges = judge_names(counted.iter().map(|p| &p.judge));
+    let comparisons: Vec<Comparison> = counted
         .iter()
         .filter_map(|pair| {
             Some(Comparison {
                 cluster: index_of(&judges, &pair.judge),
                 a: index(&pair.a)?,
                 b: index(&pair.b)?,
-                score_a: match pair.outcome {
-                    "a" => 1.0,
-                    "b" => 0.0,
-                    _ => 0.5,
-                },
+                score_a: share(pair.outcome),
             })
         })
         .collect();
-    let boot = bootstrap(input);
     let items = brief.participants.len();
-    let intervals = mc_stats::bradley_terry_bootstrap(&comparisons, items, &boot);
+    let fitted = mc_stats::bradley_terry_ranking(&comparisons, items, LEVEL);
     let both: Vec<bool> = pairwise.pairs.iter().filter_map(|p| p.consistent).collect();
     let inconsistent = both.iter().filter(|c| !**c).count();
     let mut scored_by = vec![0; items];
@@ -264,26 +363,74 @@ pub fn pairwise_jury(input: &ReportInput, brief: &Brief) -> (Jury, Vec<Option<f6
         by.dedup();
         *count = by.len();
     }
-    let units = pair_units(&pairwise.pairs, &judges);
+    let units = ranking::pair_units(&counted, &judges);
+    let statistics = ranking::statistics(
+        ranking::Inputs {
+            method: "bradley_terry+cluster_jackknife_t",
+            seed: seed(input),
+            brief,
+            judges: &judges,
+            scored_by: &scored_by,
+            output_bytes: &input.output_bytes,
+        },
+        fitted.as_ref(),
+        &vec![None; items],
+    );
+    let scores = statistics_scores(&statistics, brief);
+    let alpha = alpha(&units);
     let jury = Jury {
         mode: JudgingMode::Pairwise,
-        statistics: statistics("bradley_terry+cluster_bootstrap", &boot, brief, &intervals),
+        statistics,
         agreement: Agreement {
-            alpha: alpha(&units),
+            alpha,
             units: pairable(&units),
             judges: judges.len(),
             position_consistency: ratio(both.len() - inconsistent, both.len()),
             pairs_both_orders: both.len(),
             position_inconsistent: inconsistent,
+            reading: ranking::alpha_reading(alpha),
+            judges_consistency: consistency,
         },
         coverage: coverage(input, brief, &scored_by),
         pairwise: Some(pairwise),
         self_preference: Vec::new(),
-        blinding: blinding(&input.guesses),
+        blinding: probes::blinding(&input.guesses, seed(input)),
         normalized: input.normalized.clone(),
+        length: None,
     };
-    let scores = intervals.iter().map(|i| i.map(|i| i.estimate)).collect();
     (jury, scores)
+}
+
+/// Each brief participant's estimate, in brief order.
+fn statistics_scores(statistics: &Statistics, brief: &Brief) -> Vec<Option<f64>> {
+    brief
+        .participants
+        .iter()
+        .map(|p| {
+            statistics
+                .estimates
+                .iter()
+                .find(|e| e.participant == p.name)
+                .map(|e| e.estimate)
+        })
+        .collect()
+}
+
+/// `a`'s share of a pair outcome.
+pub(super) fn share(outcome: &str) -> f64 {
+    match outcome {
+        "a" => 1.0,
+        "b" => 0.0,
+        _ => 0.5,
+    }
+}
+
+fn seed(input: &ReportInput) -> u64 {
+    input
+        .judge_result
+        .as_ref()
+        .and_then(|r| r.seed)
+        .unwrap_or(0)
 }
 
 /// One judge's outcome per unordered pair: both orders agreeing give the winner, disagreeing
@@ -323,90 +470,6 @@ fn pair_outcomes(
             }
         })
         .collect()
-}
-
-/// Pairs as α's units: the first participant's share of the win, per judge.
-fn pair_units(pairs: &[PairOutcome], judges: &[String]) -> Vec<Vec<Option<f64>>> {
-    let mut keys: Vec<(&str, &str)> = pairs.iter().map(|p| (p.a.as_str(), p.b.as_str())).collect();
-    keys.dedup();
-    let mut seen = Vec::new();
-    keys.retain(|k| {
-        let new = !seen.contains(k);
-        seen.push(*k);
-        new
-    });
-    keys.iter()
-        .map(|(a, b)| {
-            judges
-                .iter()
-                .map(|judge| {
-                    pairs
-                        .iter()
-                        .find(|p| &p.judge == judge && p.a == *a && p.b == *b)
-                        .map(|p| match p.outcome {
-                            "a" => 1.0,
-                            "b" => 0.0,
-                            _ => 0.5,
-                        })
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn bootstrap(input: &ReportInput) -> Bootstrap {
-    Bootstrap {
-        resamples: RESAMPLES,
-        level: LEVEL,
-        seed: input
-            .judge_result
-            .as_ref()
-            .and_then(|r| r.seed)
-            .unwrap_or(0),
-    }
-}
-
-fn statistics(
-    method: &'static str,
-    boot: &Bootstrap,
-    brief: &Brief,
-    intervals: &[Option<Interval>],
-) -> Statistics {
-    let mut ranked: Vec<(usize, Interval)> = intervals
-        .iter()
-        .enumerate()
-        .filter_map(|(i, interval)| Some((i, (*interval)?)))
-        .collect();
-    ranked.sort_by(|x, y| y.1.estimate.total_cmp(&x.1.estimate).then(x.0.cmp(&y.0)));
-    let name = |i: usize| brief.participants[i].name.clone();
-    let tied_groups = mc_stats::tied_groups(&ranked).map(|groups| {
-        groups
-            .into_iter()
-            .map(|g| g.into_iter().map(name).collect())
-            .collect()
-    });
-    let note = (tied_groups.is_none() && !ranked.is_empty()).then(|| {
-        "an interval needs scores from at least 2 judges; with fewer, no tied groups are drawn"
-            .to_owned()
-    });
-    Statistics {
-        method,
-        resamples: boot.resamples,
-        level: boot.level,
-        seed: boot.seed,
-        estimates: ranked
-            .iter()
-            .map(|(i, interval)| Estimate {
-                participant: name(*i),
-                estimate: interval.estimate,
-                lo: interval.lo,
-                hi: interval.hi,
-                clusters: interval.clusters,
-            })
-            .collect(),
-        tied_groups,
-        note,
-    }
 }
 
 /// Who was allowed to count each participant, who did, and why the others did not.
@@ -475,70 +538,6 @@ fn coverage(input: &ReportInput, brief: &Brief, scored_by: &[usize]) -> Vec<Cove
         .collect()
 }
 
-fn self_preference(
-    input: &ReportInput,
-    brief: &Brief,
-    counted: &[Scored],
-    self_judged: &[Scored],
-) -> Vec<SelfPreference> {
-    if !input
-        .judge_result
-        .as_ref()
-        .is_some_and(|r| r.self_preference)
-    {
-        return Vec::new();
-    }
-    judge_names(self_judged.iter().map(|(j, _, _)| j))
-        .into_iter()
-        .filter_map(|judge| {
-            let own: Vec<&Scored> = self_judged.iter().filter(|(j, _, _)| *j == judge).collect();
-            let self_mean = mean(own.iter().map(|(_, _, v)| *v))?;
-            let others = mean(
-                counted
-                    .iter()
-                    .filter(|(j, i, _)| *j != judge && own.iter().any(|(_, o, _)| o == i))
-                    .map(|(_, _, v)| *v),
-            );
-            Some(SelfPreference {
-                flavor: brief
-                    .judge(&judge)
-                    .map(|j| j.flavor.clone())
-                    .unwrap_or_default(),
-                judge,
-                self_mean_pct: self_mean,
-                others_mean_pct: others,
-                delta_pct: others.map(|o| self_mean - o),
-                n: own.len(),
-            })
-        })
-        .collect()
-}
-
-fn blinding(guesses: &[JudgeGuesses]) -> Vec<Blinding> {
-    guesses
-        .iter()
-        .map(|judge| {
-            let n = judge.guesses.len();
-            let hits = judge.guesses.iter().filter(|(_, g, f)| g == f).count();
-            #[expect(clippy::cast_precision_loss, reason = "a handful of vendors")]
-            let chance = if judge.vendors == 0 {
-                0.0
-            } else {
-                1.0 / judge.vendors as f64
-            };
-            Blinding {
-                judge: judge.judge.clone(),
-                guesses: n,
-                hits,
-                chance,
-                hit_rate: ratio(hits, n),
-                p_value: (n > 0 && judge.vendors > 0)
-                    .then(|| mc_stats::binomial_upper_tail(hits as u64, n as u64, chance)),
-            }
-        })
-        .collect()
-}
-
 /// Units with at least two values.
 fn pairable(units: &[Vec<Option<f64>>]) -> usize {
     units
@@ -556,26 +555,20 @@ fn alpha(units: &[Vec<Option<f64>>]) -> Option<f64> {
 }
 
 /// Distinct names, sorted.
-fn judge_names<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+pub(super) fn judge_names<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
     let mut names: Vec<String> = names.cloned().collect();
     names.sort();
     names.dedup();
     names
 }
 
-fn index_of(names: &[String], name: &str) -> usize {
+pub(super) fn index_of(names: &[String], name: &str) -> usize {
     names.iter().position(|n| n == name).unwrap_or(usize::MAX)
 }
 
 #[expect(clippy::cast_precision_loss, reason = "small counts")]
-fn ratio(part: usize, whole: usize) -> Option<f64> {
+pub(super) fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
-}
-
-#[expect(clippy::cast_precision_loss, reason = "small counts")]
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let values: Vec<f64> = values.collect();
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 #[cfg(test)]

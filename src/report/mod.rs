@@ -16,6 +16,8 @@ pub mod jury;
 mod jury_render;
 mod leaderboard;
 mod model;
+mod probes;
+mod ranking;
 mod score;
 mod summary;
 
