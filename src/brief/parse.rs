@@ -586,13 +586,6 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     judging.self_preference = flag(checker, map, "self_preference");
     judging.blinding_probe = flag(checker, map, "blinding_probe");
     judging.exclude_inconsistent_judges = flag(checker, map, "exclude_inconsistent_judges");
-    if judging.exclude_inconsistent_judges && judging.mode != JudgingMode::Pairwise {
-        checker.problem(
-            "judging.exclude_inconsistent_judges",
-            "measures position consistency, which only pairwise verdicts have".to_owned(),
-            Some("use `mode: pairwise`, or remove `exclude_inconsistent_judges`".into()),
-        );
-    }
     if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
         match JudgingMode::parse(&mode) {
             Some(parsed) => judging.mode = parsed,
@@ -602,6 +595,13 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
                 Some(format!("use one of: {}", JudgingMode::NAMES.join(", "))),
             ),
         }
+    }
+    if judging.exclude_inconsistent_judges && judging.mode != JudgingMode::Pairwise {
+        checker.problem(
+            "judging.exclude_inconsistent_judges",
+            "measures position consistency, which only pairwise verdicts have".to_owned(),
+            Some("use `mode: pairwise`, or remove `exclude_inconsistent_judges`".into()),
+        );
     }
     if judging.self_preference && judging.policy != JudgingPolicy::RequireDistinctFlavor {
         checker.problem(

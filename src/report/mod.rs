@@ -123,3 +123,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod scripted_tests;
