@@ -9,10 +9,11 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Each migration takes the store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE nights (
     id INTEGER PRIMARY KEY,
     config TEXT NOT NULL,
@@ -69,7 +70,16 @@ CREATE TABLE estimates (
     cells INTEGER NOT NULL,
     PRIMARY KEY (night_id, participant)
 );
-"];
+",
+    "
+ALTER TABLE cells ADD COLUMN output_bytes INTEGER;
+ALTER TABLE estimates ADD COLUMN rank INTEGER;
+ALTER TABLE estimates ADD COLUMN rank_worst INTEGER;
+ALTER TABLE estimates ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE estimates ADD COLUMN plain REAL;
+ALTER TABLE estimates ADD COLUMN length_controlled REAL;
+",
+];
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -140,8 +150,10 @@ pub struct CellRecord {
     pub participant: String,
     /// Its run status.
     pub run_status: Option<String>,
-    /// Its score in that cook (mean over judges, or Bradley–Terry percent), if scored.
+    /// Its score in that cook (leniency-adjusted, or Bradley–Terry percent), if scored.
     pub score: Option<f64>,
+    /// Size of its sealed output in that cook.
+    pub output_bytes: Option<u64>,
 }
 
 /// One participant's pooled estimate.
@@ -161,6 +173,16 @@ pub struct EstimateRecord {
     pub scored_cells: usize,
     /// Cells run.
     pub cells: usize,
+    /// Competition rank from the paired tests over briefs.
+    pub rank: Option<usize>,
+    /// Worst rank the tests allow.
+    pub rank_worst: Option<usize>,
+    /// Some cell has no score: the model accounts for the missing brief, but say so.
+    pub incomplete: bool,
+    /// Mean over briefs of its cell scores, without brief or judge effects (for comparison).
+    pub plain: Option<f64>,
+    /// The estimate at the night's mean output size, the size slope fitted within briefs.
+    pub length_controlled: Option<f64>,
 }
 
 /// A brief's hashes.
@@ -330,7 +352,7 @@ impl Store {
         }
         for c in &night.cells {
             tx.execute(
-                "INSERT INTO cells VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO cells (night_id, cook, brief, repeat, participant, run_status, score, output_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     id,
                     c.cook,
@@ -338,14 +360,15 @@ impl Store {
                     c.repeat,
                     c.participant,
                     c.run_status,
-                    c.score
+                    c.score,
+                    c.output_bytes.and_then(|b| i64::try_from(b).ok())
                 ],
             )
             .map_err(sqlite)?;
         }
         for e in &night.estimates {
             tx.execute(
-                "INSERT INTO estimates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO estimates (night_id, participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     id,
                     e.participant,
@@ -354,7 +377,12 @@ impl Store {
                     e.hi,
                     i64::try_from(e.clusters).unwrap_or(i64::MAX),
                     i64::try_from(e.scored_cells).unwrap_or(i64::MAX),
-                    i64::try_from(e.cells).unwrap_or(i64::MAX)
+                    i64::try_from(e.cells).unwrap_or(i64::MAX),
+                    e.rank.and_then(|r| i64::try_from(r).ok()),
+                    e.rank_worst.and_then(|r| i64::try_from(r).ok()),
+                    e.incomplete,
+                    e.plain,
+                    e.length_controlled
                 ],
             )
             .map_err(sqlite)?;
@@ -443,7 +471,25 @@ impl Store {
             .map_err(sqlite)?
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
-        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        let mut cells = self.connection.prepare("SELECT cook, brief, repeat, participant, run_status, score, output_bytes FROM cells WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        night.cells = cells
+            .query_map(params![night.id], |r| {
+                Ok(CellRecord {
+                    cook: r.get(0)?,
+                    brief: r.get(1)?,
+                    repeat: r.get(2)?,
+                    participant: r.get(3)?,
+                    run_status: r.get(4)?,
+                    score: r.get(5)?,
+                    output_bytes: r
+                        .get::<_, Option<i64>>(6)?
+                        .and_then(|b| u64::try_from(b).ok()),
+                })
+            })
+            .map_err(sqlite)?
+            .collect::<Result<_, _>>()
+            .map_err(sqlite)?;
+        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
         night.estimates = estimates
             .query_map(params![night.id], |r| {
                 Ok(EstimateRecord {
@@ -454,6 +500,15 @@ impl Store {
                     clusters: usize::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
                     scored_cells: usize::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
                     cells: usize::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
+                    rank: r
+                        .get::<_, Option<i64>>(7)?
+                        .and_then(|x| usize::try_from(x).ok()),
+                    rank_worst: r
+                        .get::<_, Option<i64>>(8)?
+                        .and_then(|x| usize::try_from(x).ok()),
+                    incomplete: r.get(9)?,
+                    plain: r.get(10)?,
+                    length_controlled: r.get(11)?,
                 })
             })
             .map_err(sqlite)?
@@ -501,7 +556,15 @@ mod tests {
                 web_tools: false,
             }],
             briefs: Vec::new(),
-            cells: Vec::new(),
+            cells: vec![CellRecord {
+                cook: "c".into(),
+                brief: "b".into(),
+                repeat: 1,
+                participant: "a".into(),
+                run_status: Some("ok".into()),
+                score: Some(60.0),
+                output_bytes: Some(1234),
+            }],
             estimates: vec![EstimateRecord {
                 participant: "a".into(),
                 estimate: Some(60.0),
@@ -510,6 +573,11 @@ mod tests {
                 clusters: 2,
                 scored_cells: 4,
                 cells: 4,
+                rank: Some(1),
+                rank_worst: Some(1),
+                incomplete: false,
+                plain: Some(61.0),
+                length_controlled: None,
             }],
         }
     }
@@ -533,7 +601,27 @@ mod tests {
         assert_eq!(nights[1].seed, u64::MAX);
         assert_eq!(nights[1].arms[0].models_reported, ["m"]);
         assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
+        assert_eq!(nights[1].estimates[0].rank, Some(1));
+        assert_eq!(nights[1].cells[0].output_bytes, Some(1234));
         assert_eq!(store.nights("n", Some(1)).unwrap()[0].night, "2026-11-22");
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_nights() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(MIGRATIONS[0]).unwrap();
+        old.execute_batch("PRAGMA user_version = 1; INSERT INTO nights (config, night, started_at, status, seed, method, comparable, reasons) VALUES ('n', '2026-11-01', 't', 'ok', 1, 'mean+cluster_bootstrap', 1, '[]'); INSERT INTO estimates VALUES (1, 'a', 50.0, 40.0, 60.0, 2, 2, 2);").unwrap();
+        drop(old);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
+        let nights = store.nights("n", None).unwrap();
+        let estimate = &nights[0].estimates[0];
+        assert_eq!(
+            (estimate.estimate, estimate.rank, estimate.incomplete),
+            (Some(50.0), None, false)
+        );
     }
 
     #[test]

@@ -171,7 +171,13 @@ fn note(estimates: &[Estimate], unconnected: bool, residual_df: Option<usize>) -
 
 /// What few clusters mean, printed when there are fewer than [`FEW_CLUSTERS`].
 pub(crate) fn caveat(clusters: usize, estimates: &[Estimate], what: &str) -> Option<String> {
-    if clusters >= FEW_CLUSTERS || estimates.is_empty() {
+    few_clusters_caveat(clusters, !estimates.is_empty(), what)
+}
+
+/// What `clusters` judges (or briefs: `what`) mean for the intervals, when they are fewer than
+/// [`FEW_CLUSTERS`] and there is some estimate.
+pub(crate) fn few_clusters_caveat(clusters: usize, any: bool, what: &str) -> Option<String> {
+    if clusters >= FEW_CLUSTERS || !any {
         return None;
     }
     if clusters < 2 {
