@@ -10,6 +10,7 @@
 mod aggregate;
 mod format;
 pub mod html;
+mod html_history;
 pub mod injection;
 mod input;
 pub mod jury;
