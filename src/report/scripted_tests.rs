@@ -2,7 +2,7 @@
 //! scores or verdicts and checks the reading the report must give.
 
 use indexmap::IndexMap;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::input::{JudgeGuesses, JudgeResult, JudgeScores, JudgeVerdicts, ReportInput};
 use super::{Report, aggregate};
@@ -282,5 +282,66 @@ fn a_lenient_judge_without_self_preference_is_not_called_self_preferring() {
     let (lo, hi) = (jc.lo.expect("lo"), jc.hi.expect("hi"));
     assert!(lo < 0.0 && 0.0 < hi, "difference in differences {jc:?}");
     assert!(jc.delta_pct.is_some_and(|d| d.abs() < 3.0), "{jc:?}");
-    let _: Value = json!(null);
+}
+
+// Equal work whose judges all add 5 points per doubling of size (1, 2 and 4 KB): the report
+// measures about +5 per doubling for each judge and the panel, and the length-controlled
+// scores come out equal where the plain ones spread by 10.
+#[test]
+fn judges_that_reward_size_show_a_slope_and_length_control_takes_it_out() {
+    let brief = brief("{policy: warn}");
+    let sizes = [("ada", 1024_u64), ("bo", 2048), ("cy", 4096)];
+    let noise = [0.4, -0.3, 0.2, -0.5, 0.1, 0.3, -0.2, 0.5, -0.4];
+    let judge = |name: &str, lenient: f64, offset: usize| {
+        let pct: Vec<(&str, f64)> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, (p, bytes))| {
+                #[expect(clippy::cast_precision_loss, reason = "small sizes")]
+                let doublings = (*bytes as f64 / 1024.0).log2();
+                (*p, 55.0 + lenient + 5.0 * doublings + noise[offset + i])
+            })
+            .collect();
+        scores(name, &pct)
+    };
+    let input = ReportInput {
+        scores: vec![
+            judge("jc", 4.0, 0),
+            judge("jg", 0.0, 3),
+            judge("jx", -4.0, 6),
+        ],
+        output_bytes: sizes.iter().map(|(p, b)| ((*p).to_owned(), *b)).collect(),
+        ..ReportInput::default()
+    };
+    let report = aggregate(&input, &brief);
+    let length = report.jury.length.as_ref().expect("sizes and three judges");
+    assert!((length.slope.estimate - 5.0).abs() < 1.0, "{length:?}");
+    assert!(
+        length.judges.iter().all(|(_, s)| (s - 5.0).abs() < 1.5),
+        "{length:?}"
+    );
+    let controlled: Vec<f64> = report
+        .jury
+        .statistics
+        .estimates
+        .iter()
+        .map(|e| e.length_controlled.expect("sized"))
+        .collect();
+    let spread = |v: &[f64]| {
+        v.iter().copied().fold(f64::MIN, f64::max) - v.iter().copied().fold(f64::MAX, f64::min)
+    };
+    assert!(spread(&controlled) < 1.5, "{controlled:?}");
+    assert!(
+        report
+            .jury
+            .statistics
+            .estimates
+            .iter()
+            .all(|e| e.output_bytes.is_some())
+    );
+    let leaderboard = super::render_leaderboard(&report);
+    assert!(
+        leaderboard.contains("| 4.0 KB |") && leaderboard.contains("Length-controlled scores"),
+        "{leaderboard}"
+    );
 }
