@@ -8,6 +8,14 @@ use serde_json::{Value, json};
 use super::store::{CellRecord, NightRecord};
 use crate::report::jury::LEVEL;
 
+/// A participant's score move: name, before, after, paired per-brief difference.
+type Move = (
+    String,
+    Option<f64>,
+    Option<f64>,
+    Option<mc_stats::TInterval>,
+);
+
 /// Power at which the minimum detectable difference is quoted.
 pub(crate) const POWER: f64 = 0.8;
 
@@ -57,12 +65,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
 /// p-value and whether it is significant.
 pub fn changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
     let mut found = provenance_changes(before, after);
-    let moves: Vec<(
-        String,
-        Option<f64>,
-        Option<f64>,
-        Option<mc_stats::TInterval>,
-    )> = after
+    let moves: Vec<Move> = after
         .estimates
         .iter()
         .filter_map(|estimate| {

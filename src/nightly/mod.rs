@@ -211,10 +211,12 @@ pub fn fold(
     };
     let arms = arm_records(nightly, cooks, &run_results, images);
     let reasons = not_comparable(&arms);
-    let scored = cells.iter().filter(|c| c.score.is_some()).count();
+    let with_score = cells.iter().filter(|c| c.score.is_some()).count();
     let status = if pooled.estimates.iter().all(|e| e.estimate.is_none()) {
         "failed"
-    } else if scored < cells.len() || cells.iter().any(|c| c.run_status.as_deref() != Some("ok")) {
+    } else if with_score < cells.len()
+        || cells.iter().any(|c| c.run_status.as_deref() != Some("ok"))
+    {
         "partial"
     } else {
         "ok"

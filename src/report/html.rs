@@ -234,6 +234,11 @@ fn ranking(summary: &Value, out: &mut String) {
     if let Some(note) = stats["note"].as_str() {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(note));
     }
+    ranking_notes(stats, out);
+}
+
+/// Leniency and the paired comparisons, under the ranking table.
+fn ranking_notes(stats: &Value, out: &mut String) {
     let leniency: Vec<String> = stats["leniency"]
         .as_array()
         .into_iter()

@@ -51,32 +51,7 @@ pub fn render_history_html(history: &Value) -> String {
         } else {
             "<span class=\"badge ok\">yes</span>".to_owned()
         };
-        let ranking: Vec<String> = night["participants"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                let rank = match (p["rank"].as_u64(), p["rank_worst"].as_u64()) {
-                    (Some(r), Some(w)) if w > r => format!(" (rank {r}–{w})"),
-                    (Some(r), _) => format!(" (rank {r})"),
-                    _ => String::new(),
-                };
-                let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
-                    (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
-                    _ => String::new(),
-                };
-                let incomplete = if p["incomplete"] == true {
-                    " <span class=\"badge warn\">incomplete</span>"
-                } else {
-                    ""
-                };
-                format!(
-                    "{} {}{interval}{rank}{incomplete}",
-                    text(&p["participant"]),
-                    num(&p["estimate"], 1)
-                )
-            })
-            .collect();
+        let ranking = night_ranking(night);
         let changes: Vec<String> = night["changes"]
             .as_array()
             .into_iter()
@@ -114,6 +89,37 @@ pub fn render_history_html(history: &Value) -> String {
     }
     out.push_str("</tbody></table>\n</body></html>\n");
     out
+}
+
+/// A night's ranking cell: each participant with its estimate, interval, ranks and whether it
+/// is incomplete.
+fn night_ranking(night: &Value) -> Vec<String> {
+    night["participants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let rank = match (p["rank"].as_u64(), p["rank_worst"].as_u64()) {
+                (Some(r), Some(w)) if w > r => format!(" (rank {r}–{w})"),
+                (Some(r), _) => format!(" (rank {r})"),
+                _ => String::new(),
+            };
+            let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
+                (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
+                _ => String::new(),
+            };
+            let incomplete = if p["incomplete"] == true {
+                " <span class=\"badge warn\">incomplete</span>"
+            } else {
+                ""
+            };
+            format!(
+                "{} {}{interval}{rank}{incomplete}",
+                text(&p["participant"]),
+                num(&p["estimate"], 1)
+            )
+        })
+        .collect()
 }
 
 /// A night's point: (night index, estimate, lo, hi, comparable).

@@ -274,11 +274,7 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             .collect();
     }
     input.injection_flags = super::injection::scan(paths, brief);
-    input.output_bytes = brief
-        .participants
-        .iter()
-        .filter_map(|p| Some((p.name.clone(), tree_bytes(&paths.sealed(&p.name))?)))
-        .collect();
+    input.output_bytes = output_sizes(paths, brief);
     Ok(input)
 }
 
@@ -404,6 +400,15 @@ fn seed(value: &Value) -> Option<u64> {
     value
         .as_u64()
         .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// Each brief participant's sealed inbox size, when it has one.
+fn output_sizes(paths: &CookPaths, brief: &Brief) -> IndexMap<String, u64> {
+    brief
+        .participants
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), tree_bytes(&paths.sealed(&p.name))?)))
+        .collect()
 }
 
 /// Total bytes of the regular files under `dir`, links not followed; `None` without `dir`.

@@ -273,7 +273,7 @@ pub fn rubric_jury(
         .collect();
     let fitted = mc_stats::additive_ranking(&cells, &shape, LEVEL);
     let mut statistics = ranking::statistics(
-        ranking::Inputs {
+        &ranking::Inputs {
             method: "additive+cluster_jackknife_t",
             seed: seed(input),
             brief,
@@ -365,7 +365,7 @@ pub fn pairwise_jury(input: &ReportInput, brief: &Brief) -> (Jury, Vec<Option<f6
     }
     let units = ranking::pair_units(&counted, &judges);
     let statistics = ranking::statistics(
-        ranking::Inputs {
+        &ranking::Inputs {
             method: "bradley_terry+cluster_jackknife_t",
             seed: seed(input),
             brief,

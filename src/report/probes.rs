@@ -156,16 +156,16 @@ pub(crate) fn blinding(guesses: &[JudgeGuesses], seed: u64) -> Vec<Blinding> {
                     names.len() - 1
                 })
             };
-            let mut guessed = Vec::new();
+            let mut modal = Vec::new();
             let mut truth = Vec::new();
             for (counts, flavor) in per_submission.values() {
                 let mut ordered: Vec<(&&str, &usize)> = counts.iter().collect();
                 ordered.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
-                guessed.push(code(ordered[0].0));
+                modal.push(code(ordered[0].0));
                 truth.push(code(flavor));
             }
             let n = truth.len();
-            let hits = guessed.iter().zip(&truth).filter(|(g, t)| g == t).count();
+            let hits = modal.iter().zip(&truth).filter(|(g, t)| g == t).count();
             let largest = (0..names.len())
                 .map(|f| truth.iter().filter(|t| **t == f).count())
                 .max()
@@ -177,7 +177,7 @@ pub(crate) fn blinding(guesses: &[JudgeGuesses], seed: u64) -> Vec<Blinding> {
                 hits,
                 chance: ratio(largest, n).unwrap_or(0.0),
                 hit_rate: ratio(hits, n),
-                p_value: mc_stats::permutation_p_value(&guessed, &truth, PERMUTATIONS, seed),
+                p_value: mc_stats::permutation_p_value(&modal, &truth, PERMUTATIONS, seed),
             }
         })
         .collect()

@@ -29,7 +29,7 @@ pub(crate) struct Inputs<'a> {
 
 /// The report's statistics from a ranking (`None`: no usable score or an unconnected design).
 pub(crate) fn statistics(
-    inputs: Inputs<'_>,
+    inputs: &Inputs<'_>,
     fitted: Option<&Ranking>,
     plain: &[Option<f64>],
 ) -> Statistics {

@@ -85,17 +85,6 @@ fn lenient_harsh_and_neutral_judges_of_equal_work_rank_them_equal() {
     assert!((lenient.effect - 10.0).abs() < 1.5, "{lenient:?}");
 }
 
-fn verdicts(judge: &str, rows: &[(&str, &str, Option<&str>)]) -> JudgeVerdicts {
-    JudgeVerdicts {
-        judge: judge.to_owned(),
-        verdicts: rows
-            .iter()
-            .map(|(a, b, w)| ((*a).to_owned(), (*b).to_owned(), w.map(str::to_owned)))
-            .collect(),
-        review: None,
-    }
-}
-
 /// Both orders of every pair; `winner(first, second)`.
 fn both_orders(
     judge: &str,
