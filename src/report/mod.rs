@@ -11,6 +11,7 @@ mod aggregate;
 mod format;
 pub mod html;
 mod html_history;
+mod html_sections;
 pub mod injection;
 mod input;
 pub mod jury;
