@@ -101,8 +101,8 @@ fn finish(names: &[&str], ranking: Option<&Ranking>, cells: &[CellRecord]) -> Po
             EstimateRecord {
                 participant: (*name).to_owned(),
                 estimate: item.map(|i| i.estimate),
-                lo: item.and_then(|i| i.lo),
-                hi: item.and_then(|i| i.hi),
+                lo: item.and_then(|i| i.lo).map(crate::report::on_scale),
+                hi: item.and_then(|i| i.hi).map(crate::report::on_scale),
                 clusters: briefs_scored(&own),
                 scored_cells: scored,
                 cells: own.len(),

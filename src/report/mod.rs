@@ -34,7 +34,7 @@ pub use leaderboard::render_leaderboard;
 pub use model::{
     ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
 };
-pub(crate) use ranking::{by_score, few_clusters_caveat};
+pub(crate) use ranking::{by_score, few_clusters_caveat, on_scale};
 pub use summary::render_summary;
 
 use crate::error::Hint;

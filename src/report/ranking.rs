@@ -46,8 +46,8 @@ pub(crate) fn statistics(
                     participant: name(i),
                     estimate: item.estimate,
                     plain: plain.get(i).copied().flatten(),
-                    lo: item.lo,
-                    hi: item.hi,
+                    lo: item.lo.map(on_scale),
+                    hi: item.hi.map(on_scale),
                     df: item.df,
                     clusters: inputs.scored_by.get(i).copied().unwrap_or(0),
                     rank: rank.rank,
@@ -102,6 +102,12 @@ pub(crate) fn statistics(
         leniency,
         note,
     }
+}
+
+/// An interval end on the percent scale: a score cannot leave [0, 100], so an end beyond it
+/// says only that the interval reaches the scale's edge (clamping never lowers coverage).
+pub(crate) fn on_scale(end: f64) -> f64 {
+    end.clamp(0.0, 100.0)
 }
 
 /// Orders scores, treating those within rounding (1e-9 points) as equal, so that equal work
