@@ -178,3 +178,51 @@ fn a_missing_cell_on_the_hardest_brief_raises_no_mean_and_is_marked() {
         pooled.estimates
     );
 }
+
+// Equal participants whose outputs change size from brief to brief, judged by judges that add
+// 4 points per doubling: the plain estimates follow whoever wrote more on average, the
+// length-controlled ones (slope fitted within briefs) do not.
+#[test]
+fn a_size_slope_within_briefs_gives_length_controlled_estimates() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let names = ["a", "b", "c"];
+    // a writes 4–8 KB, b 2–4 KB, c 1–2 KB, varying by brief
+    let kilobytes = [[4, 2, 1], [8, 4, 2], [4, 4, 1], [8, 2, 2], [4, 2, 2]];
+    let mut scores = Vec::new();
+    let mut cells = Vec::new();
+    for (brief, (brief_name, ease)) in BRIEFS.iter().enumerate() {
+        for (participant, name) in names.iter().enumerate() {
+            let bytes = kilobytes[brief][participant] * 1024;
+            #[expect(clippy::cast_precision_loss, reason = "small sizes")]
+            let doublings = (bytes as f64).log2();
+            for judge in 0..2 {
+                let value = 40.0 + ease + 4.0 * doublings + noise(&mut rng, 1.0);
+                scores.push(JudgedScore {
+                    brief,
+                    judge,
+                    participant,
+                    value,
+                    output_bytes: Some(bytes),
+                });
+            }
+            cells.push(cell(brief_name, name, Some(0.0)));
+        }
+    }
+    let pooled = pool_scores(&names, &scores, &cells, (BRIEFS.len(), 2));
+    let get = |p: &str| {
+        pooled
+            .estimates
+            .iter()
+            .find(|e| e.participant == p)
+            .expect("estimated")
+    };
+    let plain_gap = get("a").estimate.expect("a") - get("c").estimate.expect("c");
+    // a writes 1.8 doublings more than c on average: 4 × 1.8 = 7.2 points
+    assert!(
+        plain_gap > 5.0,
+        "the plain model rewards a's size: {plain_gap}"
+    );
+    let controlled_gap =
+        get("a").length_controlled.expect("a") - get("c").length_controlled.expect("c");
+    assert!(controlled_gap.abs() < 2.0, "controlled: {controlled_gap}");
+}

@@ -56,9 +56,9 @@ fn lenient_harsh_and_neutral_judges_of_equal_work_rank_them_equal() {
     let brief = brief("{policy: require_distinct_flavor}");
     let input = ReportInput {
         scores: vec![
-            scores("jc", &[("bo", 71.0), ("cy", 69.5)]),
-            scores("jg", &[("ada", 60.5), ("bo", 59.0)]),
-            scores("jx", &[("ada", 49.0), ("cy", 50.5)]),
+            scores("jc", &[("bo", 71.8), ("cy", 69.1)]),
+            scores("jg", &[("ada", 60.9), ("bo", 58.7)]),
+            scores("jx", &[("ada", 49.6), ("cy", 50.2)]),
         ],
         ..ReportInput::default()
     };
