@@ -204,9 +204,9 @@ pub enum Command {
     /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
     /// ({name, flavor, model}), `repeats`, and optionally `history` (an `SQLite` file), `cooks_root`,
     /// `judging` (merged into every brief), `webhook: {url}` and `seed`. Scores are pooled across
-    /// briefs with a cluster bootstrap (clusters = briefs); arms that differ where they should
-    /// be equal (CLI pins, images, limits, egress) mark the night not comparable. Running the
-    /// same night again re-runs only cells that did not end ok.
+    /// briefs in one model of participant, brief and judge, with intervals and ranks over briefs;
+    /// arms that differ where they should be equal (CLI pins, images, limits, egress) mark the
+    /// night not comparable. Running the same night again re-runs only cells that did not end ok.
     ///
     /// Exit codes: 0 ok, 1 failed (no ranking), 2 bad config, 3 partial (ranking, but some
     /// cells unscored), 4 another night of this config is running, 130 interrupted.

@@ -1,7 +1,7 @@
 //! Nightly model comparison: every brief × repeat as a cook, judged and reported, then folded
-//! into a history store with statistics pooled across briefs (the bootstrap's clusters are the
-//! briefs: a brief's repeats and judges are resampled together) and the provenance of every
-//! arm. The command (`commands::nightly`) runs the cooks; this module is the pure part:
+//! into a history store with statistics pooled across briefs (`pool`: one additive model of
+//! participant, brief and judge; the jackknife's clusters are the briefs, so a brief's repeats
+//! and judges are left out together) and the provenance of every arm. The command (`commands::nightly`) runs the cooks; this module is the pure part:
 //! cook folders, folding, comparability and the history document.
 
 pub mod config;

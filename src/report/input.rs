@@ -128,7 +128,8 @@ pub struct JudgeResult {
     pub self_preference: bool,
     /// `blinding_probe`.
     pub blinding_probe: bool,
-    /// `seed` of the label shuffles, reused for the bootstrap.
+    /// `seed` of the label shuffles (a number, or a decimal string), reused for the blinding
+    /// probe's permutations.
     pub seed: Option<u64>,
     /// `judges`, exactly as written (summary.json's `judge_run`).
     pub raw_judges: Vec<Value>,

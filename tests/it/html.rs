@@ -153,11 +153,14 @@ fn a_real_pairwise_leaderboard_renders_cleanly_with_its_rows_in_order() {
         "id=\"agreement\"",
         "id=\"pairwise\"",
         "id=\"coverage\"",
-        "class=\"interval\"",
+        "id=\"caveat\"",
         "href=\"work/high/out/\"",
     ] {
         assert!(rendered.dom.contains(id), "{id} missing");
     }
+    // Two dummy judges give identical verdicts: no spread, so no interval bar is drawn (a
+    // zero-width one would claim certainty), and the caveat says two judges are few.
+    assert!(!rendered.dom.contains("class=\"interval\""));
     assert!(rendered.dom.contains("Position consistency"));
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
