@@ -333,3 +333,37 @@ for _ in range(999):
         labels[i], labels[j] = labels[j], labels[i]
     as_many += sum(g == t for g, t in zip(GUESS, labels)) >= observed
 print("p =", repr((1 + as_many) / 1000))
+
+section("t intervals (tests/it/reference_model.rs: t_intervals_match_scipy)")
+VALUES = [61.0, 55.0, 70.0, 64.0, 58.5]
+m, se = np.mean(VALUES), stats.sem(VALUES)
+lo, hi = stats.t.interval(0.95, len(VALUES) - 1, loc=m, scale=se)
+print("mean", repr(float(m)), repr(float(se)), repr(float(lo)), repr(float(hi)))
+OWN, BASE = [12.0, 9.5], [1.0, -2.0, 0.5, 2.5]
+test = stats.ttest_ind(OWN, BASE, equal_var=True)
+ci = test.confidence_interval(0.95)
+print("difference", repr(float(np.mean(OWN) - np.mean(BASE))), repr(float(ci.low)), repr(float(ci.high)), repr(float(test.pvalue)))
+
+section("bradley_terry_ranking (tests/it/reference_model.rs: bradley_terry_ranking_matches_scipy)")
+# CMP without item 3 (never appears); jackknife over its clusters 0, 1, 2, 5 on the centred
+# log-strength scale, t with k - 1 = 3 degrees of freedom; percent = 100 sigmoid.
+full = bt_scores(CMP, BT_ITEMS)
+logit = lambda s: None if s is None else float(np.log(s / (100 - s)))
+leave = [[logit(s) for s in bt_scores([r for r in CMP if r[0] != c], BT_ITEMS)] for c in bt_clusters]
+k = len(bt_clusters)
+t = stats.t.ppf(0.975, k - 1)
+for item in range(BT_ITEMS):
+    if full[item] is None:
+        continue
+    values = [l[item] for l in leave]
+    if any(v is None for v in values):
+        print(item, "estimate", full[item], "no interval")
+        continue
+    values = np.array(values)
+    se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+    est = logit(full[item])
+    print(item, [repr(float(x)) for x in (full[item], 100 / (1 + np.exp(-(est - t * se))), 100 / (1 + np.exp(-(est + t * se))))])
+values = np.array([l[0] - l[2] for l in leave])
+se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+diff = logit(full[0]) - logit(full[2])
+print("pair 0-2", repr(diff), repr(float(se)), repr(float(2 * stats.t.sf(abs(diff / se), k - 1))))
