@@ -402,11 +402,15 @@ mod tests {
     fn history_marks_nights_that_are_not_comparable() {
         let history = json!({"nightly": "n", "nights": [
             {"night": "2026-11-21", "status": "ok", "comparable": true, "participants": [{"participant": "a", "estimate": 60.0, "lo": 50.0, "hi": 70.0}], "changes": []},
-            {"night": "2026-11-22", "status": "ok", "comparable": false, "not_comparable_reasons": ["unequal CLI pins"], "participants": [{"participant": "a", "estimate": 65.0}], "changes": [{"participant": "a", "kind": "cli_version", "from": "1.0", "to": "1.1"}]}
+            {"night": "2026-11-22", "status": "ok", "comparable": false, "not_comparable_reasons": ["unequal CLI pins"], "participants": [{"participant": "a", "estimate": 65.0}], "changes": [{"participant": "a", "kind": "cli_version", "from": "1.0", "to": "1.1"}, {"participant": "a", "kind": "score", "from": "60.0", "to": "65.0", "difference": 5.0, "significant": false}], "caveat": "only 2 briefs"}
         ]});
         let html = render_history_html(&history);
         assert!(html.contains("not comparable") && html.contains("unequal CLI pins"));
         assert!(html.contains("cli_version: 1.0 → 1.1"));
+        assert!(
+            html.contains("not significant") && html.contains("2 briefs"),
+            "{html}"
+        );
         assert!(html.contains("<polyline"));
     }
 }

@@ -80,10 +80,16 @@ pub fn render_history_html(history: &Value) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{comparable}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{comparable}</td><td>{}{}</td><td>{}</td></tr>",
             text(&night["night"]),
             text(&night["status"]),
             ranking.join(", "),
+            night["caveat"]
+                .as_str()
+                .map_or_else(String::new, |c| format!(
+                    "<br><span class=\"badge warn\">caveat</span> {}",
+                    escape(c)
+                )),
             changes.join("<br>")
         );
     }
