@@ -210,9 +210,9 @@ pub enum Command {
     /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
     /// ({name, flavor, model}), `repeats`, and optionally `history` (an `SQLite` file), `cooks_root`,
     /// `judging` (merged into every brief), `webhook: {url}` and `seed`. Scores are pooled across
-    /// briefs with a cluster bootstrap (clusters = briefs); arms that differ where they should
-    /// be equal (CLI pins, images, limits, egress) mark the night not comparable. Running the
-    /// same night again re-runs only cells that did not end ok.
+    /// briefs in one model of participant, brief and judge, with intervals and ranks over briefs;
+    /// arms that differ where they should be equal (CLI pins, images, limits, egress) mark the
+    /// night not comparable. Running the same night again re-runs only cells that did not end ok.
     ///
     /// Exit codes: 0 ok, 1 failed (no ranking), 2 bad config, 3 partial (ranking, but some
     /// cells unscored), 4 another night of this config is running, 130 interrupted.
@@ -307,7 +307,7 @@ pub struct ChefArgs {
     #[arg(long)]
     pub force: bool,
     /// Seed of the label shuffle (default: random; recorded host-side).
-    #[arg(long, env = env::SEED)]
+    #[arg(long, env = env::SEED, value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
 
@@ -526,7 +526,10 @@ pub struct JudgeArgs {
     #[arg(long, value_delimiter = ',')]
     pub judges: Vec<String>,
     /// Seed of the label shuffles (default: random; recorded host-side in `JUDGE_RESULT.json`).
-    #[arg(long, env = env::SEED)]
+    ///
+    /// summary.json writes it as a string (`"statistics": {"seed": "…"}`), so that JSON readers
+    /// keep every digit; it is accepted here with or without its quotes.
+    #[arg(long, env = env::SEED, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Judges running at once (default: all).
     #[arg(long, value_name = "N")]
@@ -610,5 +613,30 @@ impl Command {
             Self::Doctor(a) => &a.global,
             Self::Login(a) => &a.global,
         }
+    }
+}
+
+/// A seed as a decimal `u64`, bare or in the double quotes summary.json writes it with.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    let digits = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text);
+    digits.parse().map_err(|_| {
+        format!("`{text}` is not a seed: use the digits of `statistics.seed` in summary.json")
+    })
+}
+
+#[cfg(test)]
+mod seed_tests {
+    use super::parse_seed;
+
+    #[test]
+    fn a_seed_is_read_back_from_summary_json_with_or_without_quotes() {
+        let seed = u64::MAX - 7;
+        let written = serde_json::json!({"seed": seed.to_string()})["seed"].to_string();
+        assert_eq!(parse_seed(&written), Ok(seed), "{written}");
+        assert_eq!(parse_seed(&seed.to_string()), Ok(seed));
+        assert!(parse_seed("7.5").is_err_and(|e| e.contains("statistics.seed")));
     }
 }

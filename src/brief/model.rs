@@ -204,6 +204,9 @@ pub struct Judging {
     pub self_preference: bool,
     /// Ask judges to guess which vendor wrote each submission, to measure the blinding.
     pub blinding_probe: bool,
+    /// Pairwise mode: leave out the verdicts of a judge whose position consistency is below
+    /// the report's floor (it is flagged either way).
+    pub exclude_inconsistent_judges: bool,
 }
 
 /// `judging.mode`.

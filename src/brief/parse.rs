@@ -41,6 +41,7 @@ const JUDGING_KEYS: &[&str] = &[
     "mode",
     "self_preference",
     "blinding_probe",
+    "exclude_inconsistent_judges",
 ];
 const OUTPUTS_KEYS: &[&str] = &["required"];
 const REQUIRED_KEYS: &[&str] = &["path", "kind"];
@@ -585,6 +586,7 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     judging.strict_schema = flag(checker, map, "strict_schema");
     judging.self_preference = flag(checker, map, "self_preference");
     judging.blinding_probe = flag(checker, map, "blinding_probe");
+    judging.exclude_inconsistent_judges = flag(checker, map, "exclude_inconsistent_judges");
     if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
         match JudgingMode::parse(&mode) {
             Some(parsed) => judging.mode = parsed,
@@ -594,6 +596,13 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
                 Some(format!("use one of: {}", JudgingMode::NAMES.join(", "))),
             ),
         }
+    }
+    if judging.exclude_inconsistent_judges && judging.mode != JudgingMode::Pairwise {
+        checker.problem(
+            "judging.exclude_inconsistent_judges",
+            "measures position consistency, which only pairwise verdicts have".to_owned(),
+            Some("use `mode: pairwise`, or remove `exclude_inconsistent_judges`".into()),
+        );
     }
     if judging.self_preference && judging.policy != JudgingPolicy::RequireDistinctFlavor {
         checker.problem(

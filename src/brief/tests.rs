@@ -330,3 +330,41 @@ fn judging_modes_and_bias_measurements_parse_and_conflicts_name_the_fix() {
         "{problems:?}"
     );
 }
+
+#[test]
+fn excluding_inconsistent_judges_is_a_pairwise_flag_and_a_bad_value_names_the_field() {
+    let text = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {mode: pairwise, exclude_inconsistent_judges: true}",
+    );
+    assert!(
+        load_text(&text)
+            .unwrap()
+            .brief
+            .judging
+            .exclude_inconsistent_judges
+    );
+    let bad = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {mode: pairwise, exclude_inconsistent_judges: sometimes}",
+    );
+    let found = problems(&bad);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("judging.exclude_inconsistent_judges")
+                && p.contains("must be true or false, not")),
+        "{found:?}"
+    );
+    let rubric = GOOD.replace(
+        "judging: {policy: allow_self}",
+        "judging: {exclude_inconsistent_judges: true}",
+    );
+    let found = problems(&rubric);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("exclude_inconsistent_judges") && p.contains("pairwise")),
+        "{found:?}"
+    );
+}

@@ -348,47 +348,8 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::NothingUsable);
     }
-    for night in document["nights"].as_array().into_iter().flatten() {
-        let ranking: Vec<String> = night["participants"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
-                    (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
-                    _ => String::new(),
-                };
-                format!(
-                    "{} {}{interval}",
-                    p["participant"].as_str().unwrap_or("?"),
-                    p["estimate"]
-                        .as_f64()
-                        .map_or_else(|| "–".into(), |e| format!("{e:.1}"))
-                )
-            })
-            .collect();
-        let flag = if night["comparable"] == false {
-            " (not comparable)"
-        } else {
-            ""
-        };
-        session.printer.data(&format!(
-            "{} {}{flag}: {}",
-            night["night"].as_str().unwrap_or("?"),
-            night["status"].as_str().unwrap_or("?"),
-            ranking.join(", ")
-        ));
-        for change in night["changes"].as_array().into_iter().flatten() {
-            session.printer.data(&format!(
-                "    changed {}{}: {} → {}",
-                change["kind"].as_str().unwrap_or("?"),
-                change["participant"]
-                    .as_str()
-                    .map_or_else(String::new, |p| format!(" of {p}")),
-                change["from"].as_str().unwrap_or("–"),
-                change["to"].as_str().unwrap_or("–")
-            ));
-        }
+    for line in night_fold::history_text(&document) {
+        session.printer.data(&line);
     }
     Ok(ExitCode::Success)
 }

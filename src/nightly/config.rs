@@ -59,7 +59,8 @@ pub struct Nightly {
     pub judging: Map<String, Value>,
     /// Where to POST the night's summary.
     pub webhook: Option<String>,
-    /// Label and bootstrap seed (default: derived from the night).
+    /// Seed of the label shuffles and the blinding probe's permutations (default: derived from
+    /// the night).
     pub seed: Option<u64>,
 }
 

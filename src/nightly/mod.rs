@@ -1,25 +1,26 @@
 //! Nightly model comparison: every brief × repeat as a cook, judged and reported, then folded
-//! into a history store with statistics pooled across briefs (the bootstrap's clusters are the
-//! briefs: a brief's repeats and judges are resampled together) and the provenance of every
-//! arm. The command (`commands::nightly`) runs the cooks; this module is the pure part:
+//! into a history store with statistics pooled across briefs (`pool`: one additive model of
+//! participant, brief and judge; the jackknife's clusters are the briefs, so a brief's repeats
+//! and judges are left out together) and the provenance of every arm. The command (`commands::nightly`) runs the cooks; this module is the pure part:
 //! cook folders, folding, comparability and the history document.
 
 pub mod config;
+mod history;
+pub mod pool;
 pub mod store;
+
+pub use history::{changes, history_json, history_text};
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mc_stats::{Bootstrap, Comparison, Observation};
+use mc_stats::Comparison;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use crate::fsx::{self, CopyOptions};
 use config::Nightly;
-use store::{ArmRecord, BriefRecord, CellRecord, EstimateRecord, NightRecord};
-
-/// Bootstrap resamples of a night.
-const RESAMPLES: usize = 2000;
+use store::{ArmRecord, BriefRecord, CellRecord, NightRecord};
 
 /// The brief's template name (its folder name).
 pub fn brief_name(template: &Path) -> String {
@@ -167,7 +168,6 @@ fn read(path: &Path) -> Value {
         .unwrap_or(Value::Null)
 }
 
-#[expect(clippy::too_many_lines, reason = "one pass over the night's cooks")]
 /// Folds the night's cooks into a record: cells, pooled estimates, provenance, comparability.
 pub fn fold(
     nightly: &Nightly,
@@ -182,104 +182,41 @@ pub fn fold(
         .iter()
         .map(|p| p.name.as_str())
         .collect();
+    let judges: Vec<&str> = nightly.judges.iter().map(|j| j.name.as_str()).collect();
     let pairwise = nightly.judging.get("mode").and_then(Value::as_str) == Some("pairwise");
     let mut cells = Vec::new();
-    let mut observations = Vec::new();
+    let mut scores = Vec::new();
     let mut comparisons = Vec::new();
     let mut run_results = Vec::new();
     for cook in cooks {
         let summary = read(&cook.dir.join("summary.json"));
         let run = read(&cook.dir.join("RUN_RESULT.json"));
-        let brief = brief_name(&nightly.briefs[cook.brief]);
-        for (item, name) in names.iter().enumerate() {
-            let entry = summary["ranking"]
-                .as_array()
-                .and_then(|r| r.iter().find(|e| e["participant"] == *name));
-            let score = entry.and_then(|e| e["mean_pct"].as_f64());
-            if let (Some(value), false) = (score, pairwise) {
-                observations.push(Observation {
-                    cluster: cook.brief,
-                    item,
-                    value,
-                });
-            }
-            let run_status = run["participants"]
-                .as_array()
-                .and_then(|p| p.iter().find(|e| e["name"] == *name))
-                .and_then(|e| e["status"].as_str().map(str::to_owned));
-            cells.push(CellRecord {
-                cook: cook
-                    .dir
-                    .file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                brief: brief.clone(),
-                repeat: cook.repeat,
-                participant: (*name).to_owned(),
-                run_status,
-                score,
-            });
-        }
+        cells.extend(cook_cells(nightly, cook, &summary, &run, &names));
         if pairwise {
-            for pair in summary["pairwise"]["pairs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let index = |key: &str| names.iter().position(|n| pair[key] == *n);
-                if let (Some(a), Some(b)) = (index("a"), index("b")) {
-                    let score_a = match pair["outcome"].as_str() {
-                        Some("a") => 1.0,
-                        Some("b") => 0.0,
-                        _ => 0.5,
-                    };
-                    comparisons.push(Comparison {
-                        cluster: cook.brief,
-                        a,
-                        b,
-                        score_a,
-                    });
-                }
-            }
+            comparisons.extend(cook_comparisons(cook.brief, &summary, &names));
+        } else {
+            scores.extend(cook_scores(cook.brief, &summary, &names, &judges));
         }
         run_results.push(run);
     }
-    let boot = Bootstrap {
-        resamples: RESAMPLES,
-        level: 0.95,
-        seed,
-    };
-    let intervals = if pairwise {
-        mc_stats::bradley_terry_bootstrap(&comparisons, names.len(), &boot)
+    let pooled = if pairwise {
+        pool::pool_verdicts(&names, &comparisons, &cells)
     } else {
-        mc_stats::cluster_means(&observations, names.len(), &boot)
+        pool::pool_scores(
+            &names,
+            &scores,
+            &cells,
+            (nightly.briefs.len(), judges.len()),
+        )
     };
-    let mut ranked: Vec<(usize, mc_stats::Interval)> = intervals
-        .iter()
-        .enumerate()
-        .filter_map(|(i, v)| Some((i, (*v)?)))
-        .collect();
-    ranked.sort_by(|x, y| y.1.estimate.total_cmp(&x.1.estimate).then(x.0.cmp(&y.0)));
-    let tied_groups = mc_stats::tied_groups(&ranked).map(|groups| {
-        groups
-            .into_iter()
-            .map(|g| g.into_iter().map(|i| names[i].to_owned()).collect())
-            .collect()
-    });
-    let mut estimates: Vec<EstimateRecord> = ranked
-        .iter()
-        .map(|(i, interval)| estimate_record(names[*i], Some(interval), &cells))
-        .collect();
-    for name in &names {
-        if !estimates.iter().any(|e| e.participant == *name) {
-            estimates.push(estimate_record(name, None, &cells));
-        }
-    }
     let arms = arm_records(nightly, cooks, &run_results, images);
     let reasons = not_comparable(&arms);
-    let scored = cells.iter().filter(|c| c.score.is_some()).count();
-    let status = if ranked.is_empty() {
+    let with_score = cells.iter().filter(|c| c.score.is_some()).count();
+    let status = if pooled.estimates.iter().all(|e| e.estimate.is_none()) {
         "failed"
-    } else if scored < cells.len() || cells.iter().any(|c| c.run_status.as_deref() != Some("ok")) {
+    } else if with_score < cells.len()
+        || cells.iter().any(|c| c.run_status.as_deref() != Some("ok"))
+    {
         "partial"
     } else {
         "ok"
@@ -293,35 +230,117 @@ pub fn fold(
         status: status.to_owned(),
         seed,
         method: if pairwise {
-            "bradley_terry+cluster_bootstrap".into()
+            "bradley_terry+cluster_jackknife_t".into()
         } else {
-            "mean+cluster_bootstrap".into()
+            "additive+cluster_jackknife_t".into()
         },
         comparable: reasons.is_empty(),
         reasons,
-        tied_groups,
+        tied_groups: pooled.tied_groups,
         arms,
         briefs: nightly.briefs.iter().map(|b| brief_record(b)).collect(),
         cells,
-        estimates,
+        estimates: pooled.estimates,
     }
 }
 
-fn estimate_record(
-    name: &str,
-    interval: Option<&mc_stats::Interval>,
-    cells: &[CellRecord],
-) -> EstimateRecord {
-    let own: Vec<&CellRecord> = cells.iter().filter(|c| c.participant == name).collect();
-    EstimateRecord {
-        participant: name.to_owned(),
-        estimate: interval.map(|i| i.estimate),
-        lo: interval.and_then(|i| i.lo),
-        hi: interval.and_then(|i| i.hi),
-        clusters: interval.map_or(0, |i| i.clusters),
-        scored_cells: own.iter().filter(|c| c.score.is_some()).count(),
-        cells: own.len(),
+/// One cell per participant of a cook: its run status, its score in that cook (the ranking's
+/// score, else the older summaries' mean) and its output size.
+fn cook_cells(
+    nightly: &Nightly,
+    cook: &NightCook,
+    summary: &Value,
+    run: &Value,
+    names: &[&str],
+) -> Vec<CellRecord> {
+    let brief = brief_name(&nightly.briefs[cook.brief]);
+    names
+        .iter()
+        .map(|name| {
+            let entry = summary["ranking"]
+                .as_array()
+                .and_then(|r| r.iter().find(|e| e["participant"] == *name));
+            let score =
+                entry.and_then(|e| e["score_pct"].as_f64().or_else(|| e["mean_pct"].as_f64()));
+            let run_status = run["participants"]
+                .as_array()
+                .and_then(|p| p.iter().find(|e| e["name"] == *name))
+                .and_then(|e| e["status"].as_str().map(str::to_owned));
+            CellRecord {
+                cook: cook
+                    .dir
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                brief: brief.clone(),
+                repeat: cook.repeat,
+                participant: (*name).to_owned(),
+                run_status,
+                score,
+                output_bytes: entry.and_then(|e| e["output_bytes"].as_u64()),
+            }
+        })
+        .collect()
+}
+
+/// Every counted score of a cook, judge by judge (`per_judge`; same-flavor pairs excluded,
+/// rejected ones have no score).
+fn cook_scores(
+    brief: usize,
+    summary: &Value,
+    names: &[&str],
+    judges: &[&str],
+) -> Vec<pool::JudgedScore> {
+    let mut scores = Vec::new();
+    let Some(per_judge) = summary["per_judge"].as_object() else {
+        return scores;
+    };
+    for (judge, entries) in per_judge {
+        let Some(judge) = judges.iter().position(|j| j == judge) else {
+            continue;
+        };
+        for (participant, name) in names.iter().enumerate() {
+            let entry = &entries[*name];
+            if entry["excluded"] == true {
+                continue;
+            }
+            if let Some(value) = entry["score_pct"].as_f64() {
+                let output_bytes = summary["ranking"]
+                    .as_array()
+                    .and_then(|r| r.iter().find(|e| e["participant"] == *name))
+                    .and_then(|e| e["output_bytes"].as_u64());
+                scores.push(pool::JudgedScore {
+                    brief,
+                    judge,
+                    participant,
+                    value,
+                    output_bytes,
+                });
+            }
+        }
     }
+    scores
+}
+
+/// A pairwise cook's pair outcomes as comparisons clustered by brief.
+fn cook_comparisons(brief: usize, summary: &Value, names: &[&str]) -> Vec<Comparison> {
+    summary["pairwise"]["pairs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|pair| {
+            let index = |key: &str| names.iter().position(|n| pair[key] == *n);
+            Some(Comparison {
+                cluster: brief,
+                a: index("a")?,
+                b: index("b")?,
+                score_a: match pair["outcome"].as_str() {
+                    Some("a") => 1.0,
+                    Some("b") => 0.0,
+                    _ => 0.5,
+                },
+            })
+        })
+        .collect()
 }
 
 fn arm_records(
@@ -435,132 +454,5 @@ pub fn not_comparable(arms: &[ArmRecord]) -> Vec<String> {
     reasons
 }
 
-/// The history document (see the report contract): nights oldest first, each with what
-/// changed since the night before.
-pub fn history_json(name: &str, store: &Path, nights: &[NightRecord]) -> Value {
-    let mut out = Vec::new();
-    for (index, night) in nights.iter().enumerate() {
-        let previous = index.checked_sub(1).map(|i| &nights[i]);
-        let participants: Vec<Value> = night
-            .estimates
-            .iter()
-            .map(|e| {
-                let arm = night.arms.iter().find(|a| a.participant == e.participant);
-                json!({
-                    "participant": e.participant,
-                    "flavor": arm.map(|a| a.flavor.clone()),
-                    "model": arm.and_then(|a| a.model.clone()),
-                    "cli_version": arm.and_then(|a| a.cli_version.clone()),
-                    "image": arm.and_then(|a| a.image.clone()),
-                    "estimate": e.estimate, "lo": e.lo, "hi": e.hi,
-                    "scored_cells": e.scored_cells, "cells": e.cells,
-                })
-            })
-            .collect();
-        out.push(json!({
-            "id": night.id, "night": night.night, "started_at": night.started_at,
-            "finished_at": night.finished_at, "status": night.status,
-            "comparable": night.comparable, "not_comparable_reasons": night.reasons,
-            "method": night.method, "seed": night.seed,
-            "participants": participants, "tied_groups": night.tied_groups,
-            "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
-        }));
-    }
-    json!({"nightly": name, "store": store, "nights": out})
-}
-
-/// What changed from one night to the next: CLI, model, image, brief, judge brief, and score
-/// moves larger than the intervals' overlap allows.
-pub fn changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
-    let mut found = Vec::new();
-    let mut change = |participant: Option<&str>,
-                      kind: &str,
-                      from: Option<String>,
-                      to: Option<String>| {
-        if from != to {
-            found.push(json!({"participant": participant, "kind": kind, "from": from, "to": to}));
-        }
-    };
-    for arm in &after.arms {
-        let Some(old) = before
-            .arms
-            .iter()
-            .find(|a| a.participant == arm.participant)
-        else {
-            continue;
-        };
-        change(
-            Some(&arm.participant),
-            "cli_version",
-            old.cli_version.clone(),
-            arm.cli_version.clone(),
-        );
-        change(
-            Some(&arm.participant),
-            "model",
-            old.model.clone(),
-            arm.model.clone(),
-        );
-        change(
-            Some(&arm.participant),
-            "models_reported",
-            Some(old.models_reported.join(",")),
-            Some(arm.models_reported.join(",")),
-        );
-        change(
-            Some(&arm.participant),
-            "image",
-            old.image.clone(),
-            arm.image.clone(),
-        );
-    }
-    for brief in &after.briefs {
-        let old = before.briefs.iter().find(|b| b.brief == brief.brief);
-        let old_brief = old.map(|b| {
-            format!(
-                "{}/{}",
-                &b.brief_sha256[..12.min(b.brief_sha256.len())],
-                &b.brief_md_sha256[..12.min(b.brief_md_sha256.len())]
-            )
-        });
-        let new_brief = Some(format!(
-            "{}/{}",
-            &brief.brief_sha256[..12.min(brief.brief_sha256.len())],
-            &brief.brief_md_sha256[..12.min(brief.brief_md_sha256.len())]
-        ));
-        if old.is_some() {
-            let named = |hash: String| format!("{}@{hash}", brief.brief);
-            change(None, "brief", old_brief.map(named), new_brief.map(named));
-            change(
-                None,
-                "judge_brief",
-                old.map(|b| {
-                    named(b.judge_brief_sha256[..12.min(b.judge_brief_sha256.len())].to_owned())
-                }),
-                Some(named(
-                    brief.judge_brief_sha256[..12.min(brief.judge_brief_sha256.len())].to_owned(),
-                )),
-            );
-        }
-    }
-    for estimate in &after.estimates {
-        let Some(old) = before
-            .estimates
-            .iter()
-            .find(|e| e.participant == estimate.participant)
-        else {
-            continue;
-        };
-        if let (Some(a), Some(b)) = (old.estimate, estimate.estimate)
-            && (a - b).abs() >= 0.05
-        {
-            change(
-                Some(&estimate.participant),
-                "score",
-                Some(format!("{a:.1}")),
-                Some(format!("{b:.1}")),
-            );
-        }
-    }
-    found
-}
+#[cfg(test)]
+mod tests;

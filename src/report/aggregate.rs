@@ -74,7 +74,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .collect(),
         standings: match &pairwise_scores {
             Some(scores) => pairwise_standings(input, brief, scores, &jury),
-            None => standings(input, brief, &tally.accepted),
+            None => standings(input, brief, &tally.accepted, &jury),
         },
         breakdown: tally.breakdown,
         judge_run: judge_result
@@ -281,16 +281,21 @@ fn ordered_dimensions(
     ordered
 }
 
-/// Ranked participants (mean descending, ties in brief order), then unscored ones.
-fn standings(input: &ReportInput, brief: &Brief, accepted: &[Vec<f64>]) -> Vec<Standing> {
+/// Ranked participants (by competition rank, then score; ties in brief order), then unscored
+/// ones.
+fn standings(
+    input: &ReportInput,
+    brief: &Brief,
+    accepted: &[Vec<f64>],
+    jury: &jury::Jury,
+) -> Vec<Standing> {
     let mut all: Vec<Standing> = brief
         .participants
         .iter()
         .zip(accepted)
         .map(|(participant, scores)| unranked(input, participant, mean(scores), scores.len()))
         .collect();
-    // `sort_by` is stable: equal means keep brief order, and unscored ones go last in brief order.
-    rank(&mut all);
+    rank(&mut all, jury);
     all
 }
 
@@ -316,7 +321,7 @@ fn pairwise_standings(
             unranked(input, participant, score, judges)
         })
         .collect();
-    rank(&mut all);
+    rank(&mut all, jury);
     all
 }
 
@@ -329,9 +334,11 @@ fn unranked(
 ) -> Standing {
     Standing {
         rank: None,
+        rank_worst: None,
         participant: participant.name.clone(),
         flavor: participant.flavor.clone(),
         mean_pct: score,
+        score_pct: None,
         num_judges: judges,
         run: input
             .run_entries
@@ -341,17 +348,44 @@ fn unranked(
     }
 }
 
-/// Sorts by score descending (ties and unscored in brief order) and numbers the scored.
-fn rank(all: &mut [Standing]) {
-    all.sort_by(|a, b| match (a.mean_pct, b.mean_pct) {
-        (Some(x), Some(y)) => y.total_cmp(&x),
+/// Takes each scored participant's rank and score from the jury's estimates and sorts by rank,
+/// then score (ties and unscored in brief order). A scored participant without an estimate
+/// (judges that share nobody, so no model connects them) is ranked by its own score, with equal
+/// scores sharing a rank.
+fn rank(all: &mut [Standing], jury: &jury::Jury) {
+    for standing in all.iter_mut().filter(|s| s.mean_pct.is_some()) {
+        if let Some(e) = jury
+            .statistics
+            .estimates
+            .iter()
+            .find(|e| e.participant == standing.participant)
+        {
+            standing.score_pct = Some(e.estimate);
+            standing.rank = Some(e.rank);
+            standing.rank_worst = Some(e.rank_worst);
+        } else {
+            standing.score_pct = standing.mean_pct;
+        }
+    }
+    let unmodelled: Vec<f64> = all
+        .iter()
+        .filter(|s| s.rank.is_none())
+        .filter_map(|s| s.score_pct)
+        .collect();
+    for standing in all.iter_mut().filter(|s| s.rank.is_none()) {
+        if let Some(score) = standing.score_pct {
+            standing.rank = Some(1 + unmodelled.iter().filter(|&&x| x > score).count());
+        }
+    }
+    all.sort_by(|a, b| match (a.rank, b.rank) {
+        (Some(x), Some(y)) => x.cmp(&y).then(super::ranking::by_score(
+            b.score_pct.unwrap_or(f64::NEG_INFINITY),
+            a.score_pct.unwrap_or(f64::NEG_INFINITY),
+        )),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    for (index, standing) in all.iter_mut().filter(|s| s.mean_pct.is_some()).enumerate() {
-        standing.rank = Some(index + 1);
-    }
 }
 
 #[expect(clippy::cast_precision_loss, reason = "a handful of judges")]

@@ -4,6 +4,9 @@
 
 use std::fmt::Write as _;
 
+pub use super::html_history::render_history_html;
+use super::html_sections::{bias, pairwise, per_judge, provenance};
+
 use serde_json::Value;
 
 /// Escapes text for HTML element content and attribute values.
@@ -43,7 +46,7 @@ th.num{text-align:right}.badge{display:inline-block;white-space:nowrap;padding:0
 .unscored{color:#8a6d00}svg text{font:11px system-ui,sans-serif;fill:#5a6570}code{background:#eef0f2;padding:0 .25rem;border-radius:3px}\
 details{margin:.4rem 0}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}";
 
-fn text(value: &Value) -> String {
+pub(super) fn text(value: &Value) -> String {
     match value {
         Value::Null => "–".to_owned(),
         Value::String(s) => escape(s),
@@ -51,7 +54,7 @@ fn text(value: &Value) -> String {
     }
 }
 
-fn num(value: &Value, decimals: usize) -> String {
+pub(super) fn num(value: &Value, decimals: usize) -> String {
     value
         .as_f64()
         .map_or_else(|| "–".to_owned(), |x| format!("{x:.decimals$}"))
@@ -88,7 +91,7 @@ fn bar(estimate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
     svg
 }
 
-fn header(title: &str, out: &mut String) {
+pub(super) fn header(title: &str, out: &mut String) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
@@ -153,21 +156,44 @@ fn ranking(summary: &Value, out: &mut String) {
     let stats = &summary["statistics"];
     let _ = write!(
         out,
-        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · {} resamples · level {} · seed {}</p>\n",
+        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · level {} · seed {}. Ranks are competition ranks (2= shares a rank): a participant ranks below another only where their paired difference is significant after Holm's correction.</p>\n",
         text(&stats["method"]),
         text(&stats["clusters"]),
-        text(&stats["resamples"]),
         text(&stats["level"]),
         text(&stats["seed"])
     );
-    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Group</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Outputs</th></tr></thead><tbody>\n");
+    if let Some(caveat) = stats["caveat"].as_str() {
+        let _ = writeln!(
+            out,
+            "<p class=\"badge warn\" id=\"caveat\">Caveat: {}</p>",
+            escape(caveat)
+        );
+    }
+    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Rank range</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Mean %</th><th>Size</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Outputs</th></tr></thead><tbody>\n");
     for row in rows {
         let name = row["participant"].as_str().unwrap_or("?");
         let estimate = estimate_of(summary, name);
-        let score = estimate.map_or_else(|| row["mean_pct"].as_f64(), |e| e["estimate"].as_f64());
+        let score = estimate.map_or_else(
+            || {
+                row["score_pct"]
+                    .as_f64()
+                    .or_else(|| row["mean_pct"].as_f64())
+            },
+            |e| e["estimate"].as_f64(),
+        );
         let (lo, hi) = estimate.map_or((None, None), |e| (e["lo"].as_f64(), e["hi"].as_f64()));
         let group = group_of(summary, name);
         let class = group.map_or(String::new(), |g| format!(" class=\"group-{}\"", g % 2));
+        let shared = rows
+            .iter()
+            .filter(|r| r["rank"].is_number() && r["rank"] == row["rank"])
+            .count()
+            > 1;
+        let range = match (row["rank"].as_u64(), row["rank_worst"].as_u64()) {
+            (Some(best), Some(worst)) if worst > best => format!("{best}–{worst}"),
+            (Some(best), _) => best.to_string(),
+            _ => "–".to_owned(),
+        };
         let interval = match (lo, hi) {
             (Some(lo), Some(hi)) => format!("{lo:.1} – {hi:.1}"),
             _ => "–".to_owned(),
@@ -175,17 +201,17 @@ fn ranking(summary: &Value, out: &mut String) {
         let scored = row["rank"].is_number();
         let _ = writeln!(
             out,
-            "<tr{class} data-participant=\"{pe}\"><td class=\"num\">{rank}</td><td>{group}</td><td>{pe}</td><td>{flavor}</td><td class=\"num\">{score}</td><td class=\"num\">{interval}</td><td>{bar}</td><td class=\"num\">{judges}</td><td>{run}</td><td class=\"num\">{dur}</td><td class=\"num\">{tokens}</td><td class=\"num\">{cost}</td><td><a href=\"work/{href}/out/\">out/</a></td></tr>",
+            "<tr{class} data-participant=\"{pe}\"><td class=\"num\">{rank}</td><td class=\"num\">{range}</td><td>{pe}</td><td>{flavor}</td><td class=\"num\">{score}</td><td class=\"num\">{interval}</td><td>{bar}</td><td class=\"num\">{mean}</td><td class=\"num\">{size}</td><td class=\"num\">{judges}</td><td>{run}</td><td class=\"num\">{dur}</td><td class=\"num\">{tokens}</td><td class=\"num\">{cost}</td><td><a href=\"work/{href}/out/\">out/</a></td></tr>",
             pe = escape(name),
-            rank = if scored {
-                text(&row["rank"])
-            } else {
-                "–".to_owned()
+            rank = match (scored, shared) {
+                (false, _) => "–".to_owned(),
+                (true, true) => format!("{}=", text(&row["rank"])),
+                (true, false) => text(&row["rank"]),
             },
-            group = group.map_or_else(
-                || "–".to_owned(),
-                |g| format!("<span class=\"badge\">tied {}</span>", g + 1)
-            ),
+            mean = num(&row["mean_pct"], 1),
+            size = row["output_bytes"]
+                .as_u64()
+                .map_or_else(|| "–".to_owned(), |b| b.to_string()),
             flavor = text(&row["flavor"]),
             score = if scored {
                 score.map_or_else(|| "–".to_owned(), |s| format!("{s:.1}"))
@@ -209,6 +235,52 @@ fn ranking(summary: &Value, out: &mut String) {
     if let Some(note) = stats["note"].as_str() {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(note));
     }
+    ranking_notes(stats, out);
+}
+
+/// Leniency and the paired comparisons, under the ranking table.
+fn ranking_notes(stats: &Value, out: &mut String) {
+    let leniency: Vec<String> = stats["leniency"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| format!("{} {}", text(&l["judge"]), num(&l["effect"], 1)))
+        .collect();
+    if !leniency.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\" id=\"leniency\">Judge leniency (points above the panel's average judge, taken out of every score): {}</p>",
+            leniency.join(", ")
+        );
+    }
+    let pairs: Vec<String> = stats["pairs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "<li>{} − {}: {} ({} – {}), Holm p {}: {}</li>",
+                text(&p["a"]),
+                text(&p["b"]),
+                num(&p["difference"], 1),
+                num(&p["lo"], 1),
+                num(&p["hi"], 1),
+                num(&p["p_adjusted"], 3),
+                if p["separated"] == true {
+                    "<b>separated</b>"
+                } else {
+                    "not separated"
+                }
+            )
+        })
+        .collect();
+    if !pairs.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details id=\"pairs\"><summary>Paired comparisons</summary><ul>{}</ul></details>",
+            pairs.join("")
+        );
+    }
 }
 
 fn agreement(summary: &Value, out: &mut String) {
@@ -224,6 +296,23 @@ fn agreement(summary: &Value, out: &mut String) {
         text(&a["units"]),
         text(&a["judges"])
     );
+    if let (Some(reading), true) = (a["reading"].as_str(), a["krippendorff_alpha"].is_number()) {
+        let _ = write!(out, " Reading: {}.", escape(reading));
+    }
+    for judge in a["per_judge_consistency"].as_array().into_iter().flatten() {
+        let flag = match (judge["flagged"].as_bool(), judge["excluded"].as_bool()) {
+            (_, Some(true)) => " <span class=\"badge warn\">flagged, left out</span>",
+            (Some(true), _) => " <span class=\"badge warn\">flagged</span>",
+            _ => "",
+        };
+        let _ = write!(
+            out,
+            " Position consistency of {}: {} of {} pairs{flag}.",
+            text(&judge["judge"]),
+            text(&judge["consistent"]),
+            text(&judge["pairs_both_orders"])
+        );
+    }
     if a["position_consistency"].is_number() {
         let _ = write!(
             out,
@@ -254,349 +343,6 @@ fn coverage(summary: &Value, out: &mut String) {
     out.push_str("</tbody></table>\n");
 }
 
-fn per_judge(summary: &Value, out: &mut String) {
-    let Some(judges) = summary["per_judge"].as_object().filter(|j| !j.is_empty()) else {
-        return;
-    };
-    out.push_str("<h2>Per judge and dimension</h2>\n");
-    for (judge, entries) in judges {
-        let Some(entries) = entries.as_object().filter(|e| !e.is_empty()) else {
-            continue;
-        };
-        let mut dims: Vec<&String> = Vec::new();
-        for entry in entries.values() {
-            for key in entry["dimensions"]
-                .as_object()
-                .into_iter()
-                .flat_map(|d| d.keys())
-            {
-                if !dims.contains(&key) {
-                    dims.push(key);
-                }
-            }
-        }
-        let _ = write!(
-            out,
-            "<h3>{}</h3>\n<table class=\"judge\"><thead><tr><th>Participant</th>",
-            escape(judge)
-        );
-        for dim in &dims {
-            let _ = write!(out, "<th>{}</th>", escape(dim));
-        }
-        out.push_str("<th>Score %</th><th>Note</th></tr></thead><tbody>\n");
-        for (participant, entry) in entries {
-            let _ = write!(out, "<tr><td>{}</td>", escape(participant));
-            for dim in &dims {
-                let _ = write!(
-                    out,
-                    "<td class=\"num\">{}</td>",
-                    text(&entry["dimensions"][dim.as_str()])
-                );
-            }
-            let note = if entry["excluded"] == true {
-                "excluded (own flavor)".to_owned()
-            } else {
-                entry["rejected"]
-                    .as_str()
-                    .map_or_else(String::new, |r| format!("rejected: {}", escape(r)))
-            };
-            let _ = writeln!(
-                out,
-                "<td class=\"num\">{}</td><td>{note}</td></tr>",
-                num(&entry["score_pct"], 1)
-            );
-        }
-        out.push_str("</tbody></table>\n");
-    }
-}
-
-fn pairwise(summary: &Value, out: &mut String) {
-    let Some(pairs) = summary["pairwise"]["pairs"]
-        .as_array()
-        .filter(|p| !p.is_empty())
-    else {
-        return;
-    };
-    out.push_str("<h2>Pairwise verdicts</h2>\n<table id=\"pairwise\"><thead><tr><th>Judge</th><th>A</th><th>B</th><th>Outcome</th><th>Both orders agree</th></tr></thead><tbody>\n");
-    for pair in pairs {
-        let outcome = match pair["outcome"].as_str() {
-            Some("a") => text(&pair["a"]),
-            Some("b") => text(&pair["b"]),
-            _ => "tie".to_owned(),
-        };
-        let consistent = match pair["consistent"].as_bool() {
-            Some(true) => "<span class=\"badge ok\">yes</span>",
-            Some(false) => "<span class=\"badge warn\">no (tie)</span>",
-            None => "one order only",
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{outcome}</td><td>{consistent}</td></tr>",
-            text(&pair["judge"]),
-            text(&pair["a"]),
-            text(&pair["b"])
-        );
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-fn bias(summary: &Value, out: &mut String) {
-    if let Some(rows) = summary["self_preference"]
-        .as_array()
-        .filter(|r| !r.is_empty())
-    {
-        out.push_str("<h2>Self-preference (measured, never counted)</h2>\n<table id=\"self-preference\"><thead><tr><th>Judge</th><th>Flavor</th><th>Own flavor %</th><th>Other judges %</th><th>Delta</th><th>n</th></tr></thead><tbody>\n");
-        for row in rows {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                text(&row["judge"]),
-                text(&row["flavor"]),
-                num(&row["self_mean_pct"], 1),
-                num(&row["others_mean_pct"], 1),
-                num(&row["delta_pct"], 1),
-                text(&row["n"])
-            );
-        }
-        out.push_str("</tbody></table>\n");
-    }
-    if let Some(rows) = summary["blinding_probe"]
-        .as_array()
-        .filter(|r| !r.is_empty())
-    {
-        out.push_str("<h2>Blinding probe</h2>\n<table id=\"blinding\"><thead><tr><th>Judge</th><th>Guesses</th><th>Right</th><th>Hit rate</th><th>Chance</th><th>p-value</th></tr></thead><tbody>\n");
-        for row in rows {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                text(&row["judge"]),
-                text(&row["guesses"]),
-                text(&row["hits"]),
-                num(&row["hit_rate"], 3),
-                num(&row["chance"], 3),
-                num(&row["p_value"], 3)
-            );
-        }
-        out.push_str("</tbody></table>\n");
-    }
-    if let Some(map) = summary["normalized"].as_object() {
-        let items: Vec<String> = map
-            .iter()
-            .filter_map(|(p, items)| {
-                let list: Vec<String> = items.as_array()?.iter().map(text).collect();
-                (!list.is_empty()).then(|| format!("<li>{}: {}</li>", escape(p), list.join(", ")))
-            })
-            .collect();
-        if !items.is_empty() {
-            let _ = writeln!(
-                out,
-                "<h2>Stripped before judging</h2>\n<ul id=\"normalized\">{}</ul>",
-                items.join("")
-            );
-        }
-    }
-}
-
-fn provenance(summary: &Value, out: &mut String) {
-    out.push_str("<h2>Run</h2>\n<ul id=\"provenance\">");
-    if let Some(versions) = summary["cli_versions"]
-        .as_object()
-        .filter(|v| !v.is_empty())
-    {
-        let list: Vec<String> = versions
-            .iter()
-            .map(|(f, v)| format!("{} {}", escape(f), text(v)))
-            .collect();
-        let _ = write!(out, "<li>CLIs: {}</li>", list.join(", "));
-    }
-    if let Some(egress) = summary["egress"].as_array().filter(|e| !e.is_empty()) {
-        let list: Vec<String> = egress
-            .iter()
-            .map(|e| format!("{} {}", text(&e["participant"]), text(&e["mode"])))
-            .collect();
-        let _ = write!(out, "<li>Egress: {}</li>", list.join(", "));
-    }
-    let web = summary["web_tools"].as_array().map_or(0, Vec::len);
-    let _ = write!(
-        out,
-        "<li>Web tools: {}</li><li>Sandbox check: {}</li>",
-        if web == 0 {
-            "off".to_owned()
-        } else {
-            summary["web_tools"]
-                .as_array()
-                .map(|w| w.iter().map(text).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default()
-        },
-        match summary["sandbox_check_passed"].as_bool() {
-            Some(true) => "passed",
-            Some(false) => "FAILED",
-            None => "not run",
-        }
-    );
-    if let Some(flags) = summary["injection_flags"]
-        .as_array()
-        .filter(|f| !f.is_empty())
-    {
-        let _ = write!(
-            out,
-            "<li>{} line(s) aimed at the grader were flagged (never scored)</li>",
-            flags.len()
-        );
-    }
-    out.push_str("</ul>\n");
-}
-
-/// Renders the history page from `history --json`.
-pub fn render_history_html(history: &Value) -> String {
-    let name = history["nightly"].as_str().unwrap_or("?");
-    let mut out = String::new();
-    header(&format!("History — {name}"), &mut out);
-    let _ = writeln!(out, "<h1>History — <code>{}</code></h1>", escape(name));
-    let nights = history["nights"].as_array().cloned().unwrap_or_default();
-    let mut participants: Vec<String> = Vec::new();
-    for night in &nights {
-        for p in night["participants"].as_array().into_iter().flatten() {
-            if let Some(name) = p["participant"].as_str()
-                && !participants.iter().any(|x| x == name)
-            {
-                participants.push(name.to_owned());
-            }
-        }
-    }
-    out.push_str("<h2>Trends</h2>\n");
-    for participant in &participants {
-        let _ = write!(
-            out,
-            "<h3>{}</h3>\n{}",
-            escape(participant),
-            trend(&nights, participant)
-        );
-    }
-    out.push_str("<h2>Nights</h2>\n<table id=\"nights\"><thead><tr><th>Night</th><th>Status</th><th>Comparable</th><th>Ranking</th><th>What changed</th></tr></thead><tbody>\n");
-    for night in nights.iter().rev() {
-        let comparable = if night["comparable"] == false {
-            let reasons: Vec<String> = night["not_comparable_reasons"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(text)
-                .collect();
-            format!(
-                "<span class=\"badge warn\">not comparable</span> {}",
-                reasons.join("; ")
-            )
-        } else {
-            "<span class=\"badge ok\">yes</span>".to_owned()
-        };
-        let ranking: Vec<String> = night["participants"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| format!("{} {}", text(&p["participant"]), num(&p["estimate"], 1)))
-            .collect();
-        let changes: Vec<String> = night["changes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                format!(
-                    "{} {}: {} → {}",
-                    text(&c["participant"]),
-                    text(&c["kind"]),
-                    text(&c["from"]),
-                    text(&c["to"])
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{comparable}</td><td>{}</td><td>{}</td></tr>",
-            text(&night["night"]),
-            text(&night["status"]),
-            ranking.join(", "),
-            changes.join("<br>")
-        );
-    }
-    out.push_str("</tbody></table>\n</body></html>\n");
-    out
-}
-
-/// A night's point: (night index, estimate, lo, hi, comparable).
-type Point = (usize, f64, Option<f64>, Option<f64>, bool);
-
-/// One participant's estimates across nights: a line with an interval band.
-#[expect(clippy::cast_precision_loss, reason = "a few hundred nights at most")]
-fn trend(nights: &[Value], participant: &str) -> String {
-    let points: Vec<Point> = nights
-        .iter()
-        .enumerate()
-        .filter_map(|(i, night)| {
-            let p = night["participants"]
-                .as_array()?
-                .iter()
-                .find(|p| p["participant"] == participant)?;
-            Some((
-                i,
-                p["estimate"].as_f64()?,
-                p["lo"].as_f64(),
-                p["hi"].as_f64(),
-                night["comparable"] != false,
-            ))
-        })
-        .collect();
-    let width = 60.0 + 80.0 * nights.len().max(1) as f64;
-    let x = |i: usize| 40.0 + 80.0 * i as f64;
-    let y = |v: f64| 130.0 - v.clamp(0.0, 100.0) * 1.2;
-    let mut svg = format!(
-        "<svg class=\"trend\" width=\"{width:.0}\" height=\"150\" role=\"img\" aria-label=\"trend of {}\"><line x1=\"30\" y1=\"130\" x2=\"{:.0}\" y2=\"130\" stroke=\"#c9cdd2\"/><text x=\"0\" y=\"134\">0</text><text x=\"0\" y=\"14\">100</text>",
-        escape(participant),
-        width - 10.0
-    );
-    for (i, _, lo, hi, comparable) in &points {
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            let _ = write!(
-                svg,
-                "<line x1=\"{0:.1}\" y1=\"{1:.1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"{3}\" stroke-width=\"8\" stroke-opacity=\"0.35\"/>",
-                x(*i),
-                y(*lo),
-                y(*hi),
-                if *comparable { "#3b6ea5" } else { "#c2410c" }
-            );
-        }
-    }
-    let path: Vec<String> = points
-        .iter()
-        .map(|(i, e, ..)| format!("{:.1},{:.1}", x(*i), y(*e)))
-        .collect();
-    if path.len() > 1 {
-        let _ = write!(
-            svg,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"#1d3f66\" stroke-width=\"2\"/>",
-            path.join(" ")
-        );
-    }
-    for (i, e, _, _, comparable) in &points {
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{e:.1}</title></circle>",
-            x(*i),
-            y(*e),
-            if *comparable { "#1d3f66" } else { "#c2410c" }
-        );
-    }
-    for (i, night) in nights.iter().enumerate() {
-        let _ = write!(
-            svg,
-            "<text x=\"{:.1}\" y=\"146\" text-anchor=\"middle\">{}</text>",
-            x(i),
-            text(&night["night"])
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -608,8 +354,8 @@ mod tests {
             "cook": "251122-<b>&x", "round": 1, "generated_at": "2026-11-22T10:00:00Z",
             "anti_self_judge_policy": "require_distinct_flavor", "judging_mode": "rubric",
             "ranking": [
-                {"rank": 1, "participant": "ada", "flavor": "claude", "mean_pct": 80.0, "num_judges": 2, "run_status": "ok", "duration_s": 12.5, "tokens": 1000, "cost_usd": 0.12},
-                {"rank": 2, "participant": "<script>alert(1)</script>", "flavor": "codex", "mean_pct": 70.0, "num_judges": 2, "run_status": "ok"},
+                {"rank": 1, "rank_worst": 2, "participant": "ada", "flavor": "claude", "mean_pct": 80.0, "num_judges": 2, "run_status": "ok", "duration_s": 12.5, "tokens": 1000, "cost_usd": 0.12},
+                {"rank": 1, "rank_worst": 2, "participant": "<script>alert(1)</script>", "flavor": "codex", "mean_pct": 70.0, "num_judges": 2, "run_status": "ok"},
                 {"rank": null, "participant": "cleo", "flavor": "agy", "mean_pct": null, "num_judges": 0, "run_status": "timed_out", "unscored": true}
             ],
             "statistics": {"method": "mean+cluster_bootstrap", "clusters": "judges", "resamples": 2000, "level": 0.95, "seed": 7, "scale": "percent",
@@ -634,7 +380,9 @@ mod tests {
     #[test]
     fn ties_intervals_and_unscored_are_shown_and_output_is_stable() {
         let html = render_leaderboard_html(&summary());
-        assert_eq!(html.matches("tied 1<").count(), 2);
+        // Nothing separates the two: both rank 1=, with the range 1–2 beside the score.
+        assert_eq!(html.matches(">1=<").count(), 2, "{html}");
+        assert_eq!(html.matches(">1–2<").count(), 2);
         assert!(html.contains("70.0 – 90.0"));
         assert!(html.contains("<span class=\"unscored\">unscored</span>"));
         assert!(html.contains("class=\"interval\""));
@@ -654,11 +402,15 @@ mod tests {
     fn history_marks_nights_that_are_not_comparable() {
         let history = json!({"nightly": "n", "nights": [
             {"night": "2026-11-21", "status": "ok", "comparable": true, "participants": [{"participant": "a", "estimate": 60.0, "lo": 50.0, "hi": 70.0}], "changes": []},
-            {"night": "2026-11-22", "status": "ok", "comparable": false, "not_comparable_reasons": ["unequal CLI pins"], "participants": [{"participant": "a", "estimate": 65.0}], "changes": [{"participant": "a", "kind": "cli_version", "from": "1.0", "to": "1.1"}]}
+            {"night": "2026-11-22", "status": "ok", "comparable": false, "not_comparable_reasons": ["unequal CLI pins"], "participants": [{"participant": "a", "estimate": 65.0}], "changes": [{"participant": "a", "kind": "cli_version", "from": "1.0", "to": "1.1"}, {"participant": "a", "kind": "score", "from": "60.0", "to": "65.0", "difference": 5.0, "significant": false}], "caveat": "only 2 briefs"}
         ]});
         let html = render_history_html(&history);
         assert!(html.contains("not comparable") && html.contains("unequal CLI pins"));
         assert!(html.contains("cli_version: 1.0 → 1.1"));
+        assert!(
+            html.contains("not significant") && html.contains("2 briefs"),
+            "{html}"
+        );
         assert!(html.contains("<polyline"));
     }
 }

@@ -51,6 +51,9 @@ pub struct ReportInput {
     pub guesses: Vec<JudgeGuesses>,
     /// `judging/_normalized.json`: what normalization stripped, per participant.
     pub normalized: IndexMap<String, Vec<String>>,
+    /// Size of each brief participant's sealed inbox (`judging/_inbox/<participant>/`): total
+    /// bytes of its regular files, links never followed; absent when there is no inbox.
+    pub output_bytes: IndexMap<String, u64>,
 }
 
 /// One pairwise judge's de-anonymized verdicts.
@@ -125,7 +128,8 @@ pub struct JudgeResult {
     pub self_preference: bool,
     /// `blinding_probe`.
     pub blinding_probe: bool,
-    /// `seed` of the label shuffles, reused for the bootstrap.
+    /// `seed` of the label shuffles (a number, or a decimal string), reused for the blinding
+    /// probe's permutations.
     pub seed: Option<u64>,
     /// `judges`, exactly as written (summary.json's `judge_run`).
     pub raw_judges: Vec<Value>,
@@ -271,6 +275,7 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
             .collect();
     }
     input.injection_flags = super::injection::scan(paths, brief);
+    input.output_bytes = output_sizes(paths, brief);
     Ok(input)
 }
 
@@ -384,10 +389,44 @@ fn judge_result(value: &Value) -> JudgeResult {
         mode: text(value, "mode"),
         self_preference: value.get("self_preference").and_then(Value::as_bool) == Some(true),
         blinding_probe: value.get("blinding_probe").and_then(Value::as_bool) == Some(true),
-        seed: value.get("seed").and_then(Value::as_u64),
+        seed: value.get("seed").and_then(seed),
         raw_judges,
         judges,
     }
+}
+
+/// A seed written as a JSON number or, as summary.json writes it (a number above 2^53 would
+/// lose digits in most JSON readers), as a decimal string.
+fn seed(value: &Value) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// Each brief participant's sealed inbox size, when it has one.
+fn output_sizes(paths: &CookPaths, brief: &Brief) -> IndexMap<String, u64> {
+    brief
+        .participants
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), tree_bytes(&paths.sealed(&p.name))?)))
+        .collect()
+}
+
+/// Total bytes of the regular files under `dir`, links not followed; `None` without `dir`.
+pub(crate) fn tree_bytes(dir: &Path) -> Option<u64> {
+    if !fs_err::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    Some(
+        walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_file())
+            .filter_map(|entry| entry.metadata().ok())
+            .map(|metadata| metadata.len())
+            .sum(),
+    )
 }
 
 fn judge_run(entry: &Value) -> JudgeRun {

@@ -23,6 +23,8 @@ pub(super) fn summary_keys(report: &Report, map: &mut Map<String, Value>) {
             "position_consistency": a.position_consistency.map(round3),
             "pairs_both_orders": a.pairs_both_orders,
             "position_inconsistent": a.position_inconsistent,
+            "reading": a.reading,
+            "per_judge_consistency": a.judges_consistency.iter().map(|c| json!({"judge": c.judge, "pairs_both_orders": c.pairs_both_orders, "consistent": c.consistent, "rate": c.rate.map(round3), "first_shown_wins": c.first_shown_wins.map(round3), "flagged": c.flagged, "excluded": c.excluded})).collect::<Vec<_>>(),
         }),
     );
     map.insert(
@@ -45,18 +47,32 @@ pub(super) fn summary_keys(report: &Report, map: &mut Map<String, Value>) {
         "self_preference".into(),
         jury.self_preference
             .iter()
-            .map(|s| json!({"judge": s.judge, "flavor": s.flavor, "self_mean_pct": round2(s.self_mean_pct), "others_mean_pct": s.others_mean_pct.map(round2), "delta_pct": s.delta_pct.map(round2), "n": s.n}))
+            .map(|s| json!({"judge": s.judge, "flavor": s.flavor, "self_mean_pct": round2(s.self_mean_pct), "others_mean_pct": s.others_mean_pct.map(round2), "delta_pct": s.delta_pct.map(round2), "lo": s.lo.map(round2), "hi": s.hi.map(round2), "n": s.n, "baseline": s.baseline, "method": "difference_in_differences"}))
             .collect(),
     );
     map.insert(
         "blinding_probe".into(),
         jury.blinding
             .iter()
-            .map(|b| json!({"judge": b.judge, "guesses": b.guesses, "hits": b.hits, "chance": round3(b.chance), "hit_rate": b.hit_rate.map(round3), "p_value": b.p_value.map(round3)}))
+            .map(|b| json!({"judge": b.judge, "guesses": b.guesses, "raw_guesses": b.raw_guesses, "hits": b.hits, "chance": round3(b.chance), "hit_rate": b.hit_rate.map(round3), "p_value": b.p_value.map(round3), "null": "permutation"}))
             .collect(),
     );
     map.insert("normalized".into(), json!(jury.normalized));
+    map.insert(
+        "length".into(),
+        jury.length.as_ref().map_or(Value::Null, |l| {
+            json!({
+                "unit": "points per doubling of output size",
+                "judges": l.judges.iter().map(|(j, s)| json!({"judge": j, "slope": round2(*s)})).collect::<Vec<_>>(),
+                "slope": round2(l.slope.estimate), "lo": l.slope.lo.map(round2), "hi": l.slope.hi.map(round2),
+                "assumption": LENGTH_ASSUMPTION,
+            })
+        }),
+    );
 }
+
+/// Printed wherever a length-controlled value is.
+pub(super) const LENGTH_ASSUMPTION: &str = "within one cook each participant wrote one output, so size and quality cannot be told apart: the length-controlled score assumes size is not itself quality";
 
 fn statistics(stats: &Statistics) -> Value {
     json!({
@@ -64,11 +80,21 @@ fn statistics(stats: &Statistics) -> Value {
         "clusters": "judges",
         "resamples": stats.resamples,
         "level": stats.level,
-        "seed": stats.seed,
+        "seed": stats.seed.to_string(),
         "scale": "percent",
-        "estimates": stats.estimates.iter().map(|e| json!({"participant": e.participant, "estimate": round2(e.estimate), "lo": e.lo.map(round2), "hi": e.hi.map(round2), "clusters": e.clusters})).collect::<Vec<_>>(),
+        "interval": "delete-one-judge jackknife, Student t with min(judges - 1, residual df) degrees of freedom",
+        "separation": "paired difference per pair, Holm-corrected",
+        "estimates": stats.estimates.iter().map(|e| json!({
+            "participant": e.participant, "estimate": round2(e.estimate), "plain_mean": e.plain.map(round2),
+            "adjustment": e.plain.map(|p| round2(e.estimate - p)), "lo": e.lo.map(round2), "hi": e.hi.map(round2),
+            "df": e.df, "clusters": e.clusters, "rank": e.rank, "rank_worst": e.rank_worst,
+            "output_bytes": e.output_bytes, "length_controlled": e.length_controlled.map(round2),
+        })).collect::<Vec<_>>(),
         "tied_groups": stats.tied_groups,
+        "pairs": stats.pairs.iter().map(|p| json!({"a": p.a, "b": p.b, "difference": round2(p.difference), "lo": p.lo.map(round2), "hi": p.hi.map(round2), "p_adjusted": p.p_adjusted.map(round3), "separated": p.separated})).collect::<Vec<_>>(),
+        "leniency": stats.leniency.iter().map(|l| json!({"judge": l.judge, "effect": round2(l.effect)})).collect::<Vec<_>>(),
         "note": stats.note,
+        "caveat": stats.caveat,
     })
 }
 
@@ -76,7 +102,8 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The "How sure is this ranking?" section of leaderboard.md.
+/// The "How sure is this ranking?" section of leaderboard.md (the intervals and rank ranges
+/// themselves are in the ranking table).
 pub(super) fn markdown(jury: &Jury, lines: &mut Vec<String>) {
     let stats = &jury.statistics;
     if stats.estimates.is_empty() {
@@ -86,54 +113,137 @@ pub(super) fn markdown(jury: &Jury, lines: &mut Vec<String>) {
     lines.push("## How sure is this ranking?".into());
     lines.push(String::new());
     lines.push(format!(
-        "{}; {:.0} % intervals from {} cluster-bootstrap resamples over judges (seed {}).",
+        "{}. {:.0} % intervals: delete-one-judge jackknife with Student t ({} judge(s), min(judges − 1, residual) degrees of freedom), cut at the 0–100 scale. A participant ranks below another only where their paired difference over the same judges is significant after Holm's correction; ranks are competition ranks (2= shares a rank) with the range the tests allow. Seed {}.",
         match stats.method {
-            "bradley_terry+cluster_bootstrap" =>
+            "bradley_terry+cluster_jackknife_t" =>
                 "Score = Bradley–Terry chance of beating an average participant, from pairwise verdicts",
-            _ => "Score = mean over judges",
+            _ => "Score = leniency-adjusted mean: each judge's leniency (points above the panel's average judge) is taken out, so who was allowed to judge whom cannot move the ranking",
         },
         stats.level * 100.0,
-        stats.resamples,
+        stats.clusters,
         stats.seed
     ));
+    if let Some(caveat) = &stats.caveat {
+        lines.push(String::new());
+        lines.push(format!("**Caveat:** {caveat}."));
+    }
+    if let Some(note) = &stats.note {
+        lines.push(String::new());
+        lines.push(format!("Note: {note}."));
+    }
+    leniency(stats, lines);
+    separations(stats, lines);
+    agreement(jury, lines);
+    uncovered(jury, lines);
+    bias(jury, lines);
+    length(jury, lines);
+}
+
+fn leniency(stats: &Statistics, lines: &mut Vec<String>) {
+    if stats.leniency.is_empty() {
+        return;
+    }
+    let judges: Vec<String> = stats
+        .leniency
+        .iter()
+        .map(|l| format!("{} {:+.1}", l.judge, l.effect))
+        .collect();
+    let moved: Vec<String> = stats
+        .estimates
+        .iter()
+        .filter_map(|e| Some(format!("{} {:+.1}", e.participant, e.estimate - e.plain?)))
+        .collect();
     lines.push(String::new());
-    lines.push("| Participant | Score % | Interval | Judges | Coverage |".into());
-    lines.push("|-------------|---------|----------|--------|----------|".into());
-    for estimate in &stats.estimates {
-        let interval = match (estimate.lo, estimate.hi) {
-            (Some(lo), Some(hi)) => format!("{} – {}", fixed(lo, 1), fixed(hi, 1)),
-            _ => "–".to_owned(),
+    lines.push(format!(
+        "Judge leniency (points above the average judge; a point estimate: a judge's own leniency cannot be resampled over judges): {}. Adjustment (score − plain mean): {}.",
+        judges.join(", "),
+        moved.join(", ")
+    ));
+}
+
+fn separations(stats: &Statistics, lines: &mut Vec<String>) {
+    if stats.pairs.is_empty() {
+        return;
+    }
+    let unit = if stats.method.starts_with("bradley_terry") {
+        " log-odds"
+    } else {
+        ""
+    };
+    let line = |p: &super::jury::PairSeparation| {
+        let interval = match (p.lo, p.hi) {
+            (Some(lo), Some(hi)) => format!(", {} – {}", fixed(lo, 1), fixed(hi, 1)),
+            _ => ", no interval".to_owned(),
         };
-        let coverage = jury
-            .coverage
-            .iter()
-            .find(|c| c.participant == estimate.participant)
-            .map_or_else(String::new, |c| format!("{}/{}", c.scored_by, c.eligible));
+        let p_value = p
+            .p_adjusted
+            .map_or_else(String::new, |x| format!(", Holm p = {x:.3}"));
+        format!(
+            "{} − {} = {:+.1}{unit}{interval}{p_value}",
+            p.a, p.b, p.difference
+        )
+    };
+    let (apart, together): (Vec<_>, Vec<_>) = stats.pairs.iter().partition(|p| p.separated);
+    lines.push(String::new());
+    if !apart.is_empty() {
         lines.push(format!(
-            "| {} | {} | {interval} | {} | {coverage} |",
-            estimate.participant,
-            fixed(estimate.estimate, 1),
-            estimate.clusters
+            "Separated: {}.",
+            apart.iter().map(|p| line(p)).collect::<Vec<_>>().join("; ")
         ));
     }
-    lines.push(String::new());
-    match &stats.tied_groups {
-        Some(groups) => lines.push(format!(
-            "Tied groups (overlapping intervals, best first): {}.",
+    if !together.is_empty() {
+        lines.push(format!(
+            "Not separated: {}.",
+            together
+                .iter()
+                .map(|p| line(p))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    if let Some(groups) = &stats.tied_groups {
+        lines.push(format!(
+            "Tied groups (equal rank, best first): {}.",
             groups
                 .iter()
                 .map(|g| format!("{{{}}}", g.join(", ")))
                 .collect::<Vec<_>>()
                 .join(" > ")
-        )),
-        None => lines.push(format!(
-            "No tied groups: {}.",
-            stats.note.as_deref().unwrap_or("an interval is missing")
-        )),
+        ));
     }
-    agreement(jury, lines);
-    uncovered(jury, lines);
-    bias(jury, lines);
+}
+
+fn length(jury: &Jury, lines: &mut Vec<String>) {
+    let Some(length) = &jury.length else {
+        return;
+    };
+    let judges: Vec<String> = length
+        .judges
+        .iter()
+        .map(|(j, s)| format!("{j} {s:+.1}"))
+        .collect();
+    let interval = match (length.slope.lo, length.slope.hi) {
+        (Some(lo), Some(hi)) => format!(" (95 % {} – {})", fixed(lo, 1), fixed(hi, 1)),
+        _ => String::new(),
+    };
+    let controlled: Vec<String> = jury
+        .statistics
+        .estimates
+        .iter()
+        .filter_map(|e| {
+            Some(format!(
+                "{} {}",
+                e.participant,
+                fixed(e.length_controlled?, 1)
+            ))
+        })
+        .collect();
+    lines.push(format!(
+        "Length: scores move {:+.1} points per doubling of output size{interval}; per judge: {}. Length-controlled scores: {} ({LENGTH_ASSUMPTION}).",
+        length.slope.estimate,
+        judges.join(", "),
+        controlled.join(", ")
+    ));
 }
 
 fn agreement(jury: &Jury, lines: &mut Vec<String>) {
@@ -142,7 +252,38 @@ fn agreement(jury: &Jury, lines: &mut Vec<String>) {
         || "not computable (needs at least 2 participants each scored by 2 judges, and some variation)".to_owned(),
         |x| format!("{x:.3} over {} units, {} judges", a.units, a.judges),
     );
-    lines.push(format!("Agreement: Krippendorff's α (interval) {alpha}."));
+    lines.push(String::new());
+    let reading = if a.alpha.is_some() {
+        format!(": {}", a.reading)
+    } else {
+        String::new()
+    };
+    lines.push(format!(
+        "Agreement: Krippendorff's α (interval) {alpha}{reading}."
+    ));
+    for c in &a.judges_consistency {
+        let flag = match (c.flagged, c.excluded) {
+            (_, true) => {
+                " — below the floor: FLAGGED and left out (`judging.exclude_inconsistent_judges`)"
+            }
+            (true, false) => {
+                " — below the floor: FLAGGED (its disagreeing pairs count as ties; set `judging.exclude_inconsistent_judges: true` to leave it out)"
+            }
+            _ => "",
+        };
+        lines.push(format!(
+            "Position consistency of {}: {} of {} pairs agree across orders{}{}{flag}.",
+            c.judge,
+            c.consistent,
+            c.pairs_both_orders,
+            c.rate
+                .map_or_else(String::new, |r| format!(" ({:.0} %)", r * 100.0)),
+            c.first_shown_wins.map_or_else(String::new, |r| format!(
+                "; the first-shown side won {:.0} % of its decisive verdicts",
+                r * 100.0
+            )),
+        ));
+    }
     if let Some(rate) = a.position_consistency {
         lines.push(format!(
             "Position consistency: {:.0} % of {} pairs judged in both orders agree; {} disagreeing pair(s) counted as ties.",
@@ -174,29 +315,44 @@ fn uncovered(jury: &Jury, lines: &mut Vec<String>) {
 
 fn bias(jury: &Jury, lines: &mut Vec<String>) {
     for s in &jury.self_preference {
+        let reading = match (s.lo, s.hi) {
+            (Some(lo), _) if lo > 0.0 => "self-preference found",
+            (_, Some(hi)) if hi < 0.0 => "it marks its own flavor down",
+            (Some(_), Some(_)) => "no self-preference found",
+            _ => "too few scores for an interval",
+        };
+        let interval = match (s.lo, s.hi) {
+            (Some(lo), Some(hi)) => format!(" (95 % {} – {})", fixed(lo, 1), fixed(hi, 1)),
+            _ => String::new(),
+        };
         lines.push(format!(
-            "Self-preference of {} ({}): own flavor {} % vs other judges {} ({} self-judgment(s), not counted).",
+            "Self-preference of {} ({}): own flavor {} % vs other judges {}; beyond its leniency on the {} other participant(s): {}{interval} — {reading} ({} self-judgment(s), not counted).",
             s.judge,
             s.flavor,
             fixed(s.self_mean_pct, 1),
-            match (s.others_mean_pct, s.delta_pct) {
-                (Some(o), Some(d)) => format!("{} %, delta {:+.1}", fixed(o, 1), d),
-                _ => "n/a".to_owned(),
-            },
+            s.others_mean_pct.map_or_else(|| "n/a".to_owned(), |o| format!("{} %", fixed(o, 1))),
+            s.baseline,
+            s.delta_pct.map_or_else(|| "n/a".to_owned(), |d| format!("{d:+.1}")),
             s.n
         ));
     }
     for b in &jury.blinding {
+        let reading = match b.p_value {
+            Some(p) if p < 0.05 => "it can tell the vendors apart: the blinding leaks",
+            Some(_) => "no better than naming vendors by their counts",
+            None => "no guesses",
+        };
         lines.push(format!(
-            "Blinding probe, {}: {} of {} vendor guesses right{} vs chance {:.0} %{}.",
+            "Blinding probe, {}: {} of {} submissions' vendors guessed right{} ({} raw guesses, one kept per submission); the best constant guess gets {:.0} %{} — {reading}.",
             b.judge,
             b.hits,
             b.guesses,
             b.hit_rate
                 .map_or_else(String::new, |r| format!(" ({:.0} %)", r * 100.0)),
+            b.raw_guesses,
             b.chance * 100.0,
             b.p_value
-                .map_or_else(String::new, |p| format!(", p = {p:.3}"))
+                .map_or_else(String::new, |p| format!("; permutation p = {p:.3}"))
         ));
     }
     let stripped: Vec<String> = jury

@@ -23,10 +23,10 @@ fn header(report: &Report) -> Vec<String> {
     let score_line = if report.jury.mode == crate::brief::JudgingMode::Pairwise {
         "Score = Bradley–Terry chance (%) of beating an average participant, from pairwise verdicts in both orders.".to_owned()
     } else if report.has_rubric {
-        "Score = weighted % from `brief.yaml` rubric (0–100, 100 = max in every dimension)."
+        "Score = weighted % from `brief.yaml` rubric (0–100, 100 = max in every dimension), leniency-adjusted: what the panel's average judge would give; Mean % is the plain mean of the counted scores."
             .to_owned()
     } else {
-        "Score = mean of the judge's numeric dimensions on a 0–5 scale, as % (no rubric in `brief.yaml`).".to_owned()
+        "Score = mean of the judge's numeric dimensions on a 0–5 scale, as % (no rubric in `brief.yaml`), leniency-adjusted: what the panel's average judge would give; Mean % is the plain mean.".to_owned()
     };
     let web_tools = if report.web_tools.is_empty() {
         "off".to_owned()
@@ -93,46 +93,91 @@ fn egress_line(report: &Report) -> String {
 }
 
 fn ranking_table(report: &Report, lines: &mut Vec<String>) {
-    let score = if report.jury.mode == crate::brief::JudgingMode::Pairwise {
-        "Score %"
-    } else {
-        "Mean %"
-    };
     lines.push(format!(
-        "| Rank | Participant | {score} | # judges | Run status | Duration | Tokens | Cost |"
+        "| Rank | Participant | Score % | {:.0} % interval | Rank range | Mean % | Size | # judges | Run status | Duration | Tokens | Cost |",
+        report.jury.statistics.level * 100.0
     ));
     lines.push(
-        "|------|-------------|--------|----------|------------|----------|--------|------|".into(),
+        "|------|-------------|---------|-------------|------------|--------|------|----------|------------|----------|--------|------|".into(),
     );
     for standing in &report.standings {
-        lines.push(standing_row(standing));
+        lines.push(standing_row(report, standing));
     }
     if let Some(total) = report.run_totals {
         let (tokens, cost) = bold_totals(total);
-        lines.push(format!("| | **Total** | | | | | {tokens} | {cost} |"));
+        lines.push(format!(
+            "| | **Total** | | | | | | | | | {tokens} | {cost} |"
+        ));
     }
 }
 
-fn standing_row(standing: &Standing) -> String {
-    let rank = standing
-        .rank
-        .map_or_else(|| "–".to_owned(), |r| r.to_string());
+fn standing_row(report: &Report, standing: &Standing) -> String {
+    let shared = |rank: usize| {
+        report
+            .standings
+            .iter()
+            .filter(|s| s.rank == Some(rank))
+            .count()
+            > 1
+    };
+    let rank = standing.rank.map_or_else(
+        || "–".to_owned(),
+        |r| {
+            if shared(r) {
+                format!("{r}=")
+            } else {
+                r.to_string()
+            }
+        },
+    );
+    let range = match (standing.rank, standing.rank_worst) {
+        (Some(best), Some(worst)) if worst > best => format!("{best}–{worst}"),
+        (Some(best), _) => best.to_string(),
+        _ => "–".to_owned(),
+    };
+    let estimate = report
+        .jury
+        .statistics
+        .estimates
+        .iter()
+        .find(|e| e.participant == standing.participant);
+    let interval = match estimate.and_then(|e| Some((e.lo?, e.hi?))) {
+        Some((lo, hi)) => format!("{} – {}", fixed(lo, 1), fixed(hi, 1)),
+        None if standing.rank.is_some() => "none".to_owned(),
+        None => "–".to_owned(),
+    };
+    let score = standing
+        .score_pct
+        .map_or_else(|| "unscored".to_owned(), |m| fixed(m, 1));
     let mean = standing
         .mean_pct
-        .map_or_else(|| "unscored".to_owned(), |m| fixed(m, 1));
+        .map_or_else(|| "–".to_owned(), |m| fixed(m, 1));
+    let size = estimate
+        .and_then(|e| e.output_bytes)
+        .map_or_else(|| "?".to_owned(), size);
     let run = standing.run.as_ref();
     let status = run
         .and_then(|r| r.status.as_deref())
         .map_or_else(|| "?".to_owned(), cell);
     let usage = run.and_then(|r| r.usage).unwrap_or_default();
     format!(
-        "| {rank} | {} | {mean} | {} | {status} | {} | {} | {} |",
+        "| {rank} | {} | {score} | {interval} | {range} | {mean} | {size} | {} | {status} | {} | {} | {} |",
         standing.participant,
         standing.num_judges,
         duration(run.and_then(|r| r.duration_s)),
         tokens(usage.tokens),
         cost(usage.cost_usd),
     )
+}
+
+/// Bytes as B, KB or MB (powers of 1024, one decimal above bytes).
+#[expect(clippy::cast_precision_loss, reason = "a size shown to one decimal")]
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 /// Exclusions, rejections and unscored participants, each only when there are some.

@@ -10,12 +10,16 @@
 mod aggregate;
 mod format;
 pub mod html;
+mod html_history;
+mod html_sections;
 pub mod injection;
 mod input;
 pub mod jury;
 mod jury_render;
 mod leaderboard;
 mod model;
+mod probes;
+mod ranking;
 mod score;
 mod summary;
 
@@ -30,6 +34,7 @@ pub use leaderboard::render_leaderboard;
 pub use model::{
     ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
 };
+pub(crate) use ranking::{by_score, few_clusters_caveat, on_scale};
 pub use summary::render_summary;
 
 use crate::error::Hint;
@@ -121,3 +126,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod scripted_tests;

@@ -72,14 +72,20 @@ impl Report {
 /// One participant's line of the ranking.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
-    /// 1-based rank; `None` when unscored.
+    /// Competition rank: 1 + participants the paired tests put ahead of it (equal ranks for
+    /// participants nothing separates); `None` when unscored.
     pub rank: Option<usize>,
+    /// Worst rank the paired tests allow.
+    pub rank_worst: Option<usize>,
     /// Participant name.
     pub participant: String,
     /// Its flavor.
     pub flavor: String,
-    /// Mean of its accepted scores; `None` when unscored.
+    /// Rubric: plain mean of its accepted scores; pairwise: its Bradley–Terry percent. `None`
+    /// when unscored.
     pub mean_pct: Option<f64>,
+    /// The ranking's score: leniency-adjusted (rubric) or Bradley–Terry percent (pairwise).
+    pub score_pct: Option<f64>,
     /// How many judges' scores the mean is over.
     pub num_judges: usize,
     /// Its entry in the latest round's result, if any.

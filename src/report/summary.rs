@@ -17,7 +17,7 @@ pub fn render_summary(report: &Report) -> Value {
         "generated_at": report.generated_at,
         "anti_self_judge_policy": report.policy.as_str(),
         "judges_used": if scored { report.judges_used.clone() } else { Vec::new() },
-        "ranking": if scored { report.standings.iter().map(standing).collect() } else { Vec::new() },
+        "ranking": if scored { report.standings.iter().map(|s| standing(report, s)).collect() } else { Vec::new() },
         "per_judge": if scored { per_judge(report) } else { json!({}) },
         "judge_run": report.judge_run,
         "excluded_pairs": if scored { excluded_pairs(report) } else { Vec::new() },
@@ -52,14 +52,25 @@ fn rejected_pairs(report: &Report) -> Vec<Value> {
     report.rejected.iter().map(pair).collect()
 }
 
-fn standing(standing: &Standing) -> Value {
+fn standing(report: &Report, standing: &Standing) -> Value {
     let run = standing.run.as_ref();
     let usage = run.and_then(|r| r.usage).unwrap_or_default();
+    let estimate = report
+        .jury
+        .statistics
+        .estimates
+        .iter()
+        .find(|e| e.participant == standing.participant);
     let mut entry = json!({
         "rank": standing.rank,
+        "rank_worst": standing.rank_worst,
         "participant": standing.participant,
         "flavor": standing.flavor,
         "mean_pct": standing.mean_pct.map(round2),
+        "score_pct": standing.score_pct.map(round2),
+        "lo": estimate.and_then(|e| e.lo).map(round2),
+        "hi": estimate.and_then(|e| e.hi).map(round2),
+        "output_bytes": estimate.and_then(|e| e.output_bytes),
         "num_judges": standing.num_judges,
         "run_status": run.and_then(|r| r.status.clone()),
         "duration_s": run.and_then(|r| r.duration_s),

@@ -117,6 +117,10 @@ fn worked_example_under_require_distinct_flavor() {
     let report = worked_cook().report(&parse_brief(WORKED));
     // alpha: j1 excluded (claude judging claude) → j2 only = 70. bravo: (65 + 70) / 2 = 67.5.
     // charlie: both scores rejected → unscored, listed last, not ranked.
+    // Leniency: on bravo, whom both scored, j2 gave 5 more than j1, so j2 = +2.5 and j1 = −2.5
+    // around the average judge; alpha's 70 came from the lenient j2 alone: 70 − 2.5 = 67.5.
+    // Adjusted, the two are equal, and nothing (no residual left to test on) separates them:
+    // both rank 1, where the plain means made alpha #1 on one judge's word.
     let standings = means(&report);
     assert_eq!(
         standings
@@ -125,13 +129,31 @@ fn worked_example_under_require_distinct_flavor() {
             .collect::<Vec<_>>(),
         [
             (Some(1), "alpha", 1),
-            (Some(2), "bravo", 2),
+            (Some(1), "bravo", 2),
             (None, "charlie", 0)
         ]
     );
     assert!(
         close(standings[0].2, 70.0) && close(standings[1].2, 67.5),
         "{standings:?}"
+    );
+    let scores: Vec<Option<f64>> = report.standings.iter().map(|s| s.score_pct).collect();
+    assert!(
+        close(scores[0], 67.5) && close(scores[1], 67.5) && scores[2].is_none(),
+        "{scores:?}"
+    );
+    let leniency: Vec<(&str, f64)> = report
+        .jury
+        .statistics
+        .leniency
+        .iter()
+        .map(|l| (l.judge.as_str(), l.effect))
+        .collect();
+    assert!(
+        leniency.len() == 2
+            && (leniency[0].1 + 2.5).abs() < 1e-9
+            && (leniency[1].1 - 2.5).abs() < 1e-9,
+        "{leniency:?}"
     );
     assert_eq!(standings[2].2, None);
     assert_eq!(
@@ -166,7 +188,9 @@ fn worked_example_under_require_distinct_flavor() {
 fn worked_example_under_warn_keeps_the_same_flavor_pair() {
     let brief = parse_brief(&WORKED.replace("require_distinct_flavor", "warn"));
     let report = worked_cook().report(&brief);
-    // alpha now counts j1's 0: (0 + 70) / 2 = 35, so bravo (67.5) ranks first.
+    // alpha now counts j1's 0: (0 + 70) / 2 = 35, so bravo (67.5) is listed first. Their paired
+    // differences over the two judges are 65 and 0: t = 32.5 / 32.5 = 1 on 1 degree of freedom,
+    // p = 0.5, so both still rank 1 (range 1–2).
     let standings = means(&report);
     assert_eq!(
         (standings[0].0, standings[0].1, standings[0].3),
@@ -174,7 +198,13 @@ fn worked_example_under_warn_keeps_the_same_flavor_pair() {
     );
     assert_eq!(
         (standings[1].0, standings[1].1, standings[1].3),
-        (Some(2), "alpha", 2)
+        (Some(1), "alpha", 2)
+    );
+    assert_eq!(report.standings[1].rank_worst, Some(2));
+    let pair = &report.jury.statistics.pairs[0];
+    assert!(
+        !pair.separated && (pair.difference - 32.5).abs() < 1e-9,
+        "{pair:?}"
     );
     assert!(
         close(standings[0].2, 67.5) && close(standings[1].2, 35.0),
@@ -215,9 +245,10 @@ fn ties_keep_brief_order() {
         .iter()
         .map(|s| (s.rank, s.participant.as_str()))
         .collect();
+    // One judge: nothing can be tested, so equal scores share rank 1 (issue 15: they were 1, 2, 3).
     assert_eq!(
         order,
-        [(Some(1), "alpha"), (Some(2), "bravo"), (Some(3), "charlie")]
+        [(Some(1), "alpha"), (Some(1), "bravo"), (Some(1), "charlie")]
     );
 }
 
@@ -451,12 +482,14 @@ fn without_judges_or_rubric_every_judge_folder_counts_on_a_0_to_5_scale() {
     assert_eq!(report.judges_used, ["anyone"]);
     assert!(close(report.standings[0].mean_pct, 80.0) && close(report.standings[1].mean_pct, 70.0));
     let leaderboard = render_leaderboard(&report);
+    // One judge: no interval, nothing separated, both rank 1= with range 1–2.
     assert!(
         leaderboard.contains(
-            "| 1 | alpha | 80.0 | 1 | ? | ? | ? | ? |\n| 2 | bravo | 70.0 | 1 | ? | ? | ? | ? |\n"
+            "| 1= | alpha | 80.0 | none | 1–2 | 80.0 | ? | 1 | ? | ? | ? | ? |\n| 1= | bravo | 70.0 | none | 1–2 | 70.0 | ? | 1 | ? | ? | ? | ? |\n"
         ),
         "{leaderboard}"
     );
+    assert!(leaderboard.contains("one judge's word"), "{leaderboard}");
     assert!(leaderboard.contains("no rubric in `brief.yaml`"));
     assert!(!leaderboard.contains("**Total**") && !leaderboard.contains("## Judge run metrics"));
 }

@@ -153,11 +153,14 @@ fn a_real_pairwise_leaderboard_renders_cleanly_with_its_rows_in_order() {
         "id=\"agreement\"",
         "id=\"pairwise\"",
         "id=\"coverage\"",
-        "class=\"interval\"",
+        "id=\"caveat\"",
         "href=\"work/high/out/\"",
     ] {
         assert!(rendered.dom.contains(id), "{id} missing");
     }
+    // Two dummy judges give identical verdicts: no spread, so no interval bar is drawn (a
+    // zero-width one would claim certainty), and the caveat says two judges are few.
+    assert!(!rendered.dom.contains("class=\"interval\""));
     assert!(rendered.dom.contains("Position consistency"));
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
@@ -167,8 +170,8 @@ fn hostile_names_ties_unscored_rows_and_history_render_escaped() {
     let summary = json!({
         "cook": "c<b>&", "round": 1, "judging_mode": "rubric",
         "ranking": [
-            {"rank": 1, "participant": "a<b>&", "flavor": "claude", "mean_pct": 70.0, "num_judges": 2, "run_status": "ok"},
-            {"rank": 2, "participant": "bee", "flavor": "codex", "mean_pct": 65.0, "num_judges": 2, "run_status": "ok"},
+            {"rank": 1, "rank_worst": 2, "participant": "a<b>&", "flavor": "claude", "mean_pct": 70.0, "num_judges": 2, "run_status": "ok"},
+            {"rank": 1, "rank_worst": 2, "participant": "bee", "flavor": "codex", "mean_pct": 65.0, "num_judges": 2, "run_status": "ok"},
             {"rank": null, "participant": "cee", "flavor": "agy", "mean_pct": null, "num_judges": 0, "run_status": "rate_limited", "unscored": true}
         ],
         "statistics": {"method": "mean+cluster_bootstrap", "clusters": "judges", "resamples": 2000, "level": 0.95, "seed": 1,
@@ -196,7 +199,11 @@ fn hostile_names_ties_unscored_rows_and_history_render_escaped() {
         !rendered.dom.contains("<b>&"),
         "names are text, never markup"
     );
-    assert_eq!(rendered.dom.matches("tied 1<").count(), 2);
+    assert_eq!(
+        rendered.dom.matches(">1=<").count(),
+        2,
+        "nothing separates them: both 1="
+    );
     assert!(
         rendered.dom.contains("id=\"self-preference\"") && rendered.dom.contains("id=\"blinding\"")
     );

@@ -1,4 +1,5 @@
-//! `cargo bench -p mc-stats`: how long the leaderboard's statistics take at nightly sizes.
+//! `cargo bench -p mc-stats`: how long the leaderboard's statistics take at nightly sizes (the
+//! report's jackknife rankings beside the percentile bootstraps they replaced).
 //! Prints numbers (median of 5 runs); asserts nothing about time. Target: a night of 10
 //! participants × 20 briefs, 2000 resamples, ranks in under 2 s on one core.
 
@@ -67,8 +68,28 @@ fn main() {
         let bt = time(|| {
             mc_stats::bradley_terry_bootstrap(&comparisons, items, &boot);
         });
+        let cells: Vec<mc_stats::Cell> = observations
+            .iter()
+            .map(|o| mc_stats::Cell {
+                item: o.item,
+                levels: vec![o.cluster],
+                covariate: 0.0,
+                value: o.value,
+            })
+            .collect();
+        let shape = mc_stats::Shape {
+            items,
+            levels: vec![clusters],
+            slope: false,
+        };
+        let additive = time(|| {
+            mc_stats::additive_ranking(&cells, &shape, 0.95);
+        });
+        let bt_jackknife = time(|| {
+            mc_stats::bradley_terry_ranking(&comparisons, items, 0.95);
+        });
         println!(
-            "{items:>3} participants × {clusters:>3} briefs: cluster means {means:.3}s, Bradley–Terry ({} verdicts) {bt:.3}s",
+            "{items:>3} participants × {clusters:>3} briefs: cluster means {means:.3}s, Bradley–Terry ({} verdicts) {bt:.3}s; jackknife rankings: additive {additive:.3}s, Bradley–Terry {bt_jackknife:.3}s",
             comparisons.len()
         );
     }

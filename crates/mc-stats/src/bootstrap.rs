@@ -21,6 +21,11 @@ impl Clusters {
         self.ids.len()
     }
 
+    /// The distinct cluster numbers, sorted.
+    pub(crate) fn ids(&self) -> &[usize] {
+        &self.ids
+    }
+
     /// The index of cluster number `id`, which must be one of the input's.
     pub(crate) fn index(&self, id: usize) -> usize {
         self.ids

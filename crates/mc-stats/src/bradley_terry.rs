@@ -81,7 +81,7 @@ pub fn bradley_terry_bootstrap(
         .collect()
 }
 
-fn usable(cmp: &[Comparison], items: usize) -> Vec<Comparison> {
+pub(crate) fn usable(cmp: &[Comparison], items: usize) -> Vec<Comparison> {
     cmp.iter()
         .filter(|c| c.a < items && c.b < items && c.a != c.b && c.score_a.is_finite())
         .map(|c| Comparison {
@@ -92,7 +92,7 @@ fn usable(cmp: &[Comparison], items: usize) -> Vec<Comparison> {
 }
 
 /// Weighted wins and verdict counts, the sufficient statistics of the fit.
-struct Table {
+pub(crate) struct Table {
     items: usize,
     wins: Vec<f64>,
     /// `games[i * items + j]`: weighted number of verdicts between `i` and `j`, symmetric.
@@ -100,7 +100,12 @@ struct Table {
 }
 
 impl Table {
-    fn new(usable: &[Comparison], items: usize, clusters: &Clusters, weights: &[f64]) -> Self {
+    pub(crate) fn new(
+        usable: &[Comparison],
+        items: usize,
+        clusters: &Clusters,
+        weights: &[f64],
+    ) -> Self {
         let mut wins = vec![0.0; items];
         let mut games = vec![0.0; items * items];
         for c in usable {
@@ -122,7 +127,7 @@ impl Table {
     }
 
     /// Percent scores of the items that appear, `None` for the others.
-    fn scores(&self) -> Vec<Option<f64>> {
+    pub(crate) fn scores(&self) -> Vec<Option<f64>> {
         let strengths = self.fit();
         let logs: Vec<f64> = strengths.iter().flatten().map(|p| p.ln()).collect();
         #[expect(clippy::cast_precision_loss, reason = "item counts are tiny")]

@@ -5,11 +5,23 @@
 //! number comes from a generator seeded by the caller, so the same inputs and seed give the same
 //! numbers on every machine.
 //!
-//! - [`cluster_means`]: mean of per-cluster means with a cluster-bootstrap percentile interval.
-//! - [`bradley_terry`] and [`bradley_terry_bootstrap`]: pairwise verdicts to percent scores.
+//! What the report uses:
+//!
+//! - [`additive_ranking`]: rubric scores as item + judge (+ brief) effects, so who scored whom
+//!   cannot move a ranking; each estimate with a delete-one-cluster jackknife t interval
+//!   (`k - 1` degrees of freedom), every pair tested on its paired difference with Holm's
+//!   correction, competition ranks and rank ranges ([`rank_ranges`]).
+//! - [`bradley_terry_ranking`]: the same for pairwise verdicts, on the log-strength scale.
+//! - [`mean_interval`], [`difference_interval`], [`minimum_detectable_difference`]: t
+//!   intervals for per-cluster values, differences in differences and what a design can see.
 //! - [`krippendorff_alpha_interval`]: agreement between judges.
-//! - [`tied_groups`]: items whose intervals overlap the best remaining item's.
-//! - [`binomial_upper_tail`]: the p-value of a blinding probe.
+//! - [`permutation_p_value`]: the blinding probe against a judge that knows only the vendors'
+//!   counts.
+//!
+//! Kept for comparison and benchmarks (`tests/it/coverage.rs` shows why the report left
+//! them): [`cluster_means`] and [`bradley_terry_bootstrap`] (percentile cluster bootstrap,
+//! which covers far less than its nominal level with few clusters), [`tied_groups`] (by
+//! interval overlap) and [`binomial_upper_tail`].
 //!
 //! # Cluster bootstrap
 //!
@@ -34,19 +46,31 @@
 //! written here (not taken from `rand`, whose range sampling may change between versions), so the
 //! whole path from seed to resample is specified by this crate.
 
+mod additive;
 mod binomial;
 mod bootstrap;
 mod bradley_terry;
 mod groups;
+mod jackknife;
 mod krippendorff;
 mod means;
+mod permutation;
+mod ranking;
 mod rng;
+mod separation;
+mod student_t;
 
+pub use additive::{AdditiveFit, Cell, Shape, additive_fit};
 pub use binomial::binomial_upper_tail;
 pub use bradley_terry::{bradley_terry, bradley_terry_bootstrap};
 pub use groups::tied_groups;
+pub use jackknife::{TInterval, difference_interval, mean_interval};
 pub use krippendorff::krippendorff_alpha_interval;
 pub use means::cluster_means;
+pub use permutation::permutation_p_value;
+pub use ranking::{Ranking, additive_ranking, bradley_terry_ranking};
+pub use separation::{PairTest, RankRange, holm, rank_ranges};
+pub use student_t::{minimum_detectable_difference, t_critical, t_quantile, t_two_sided_p};
 
 /// A point estimate with its bootstrap percentile interval.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,19 +1,25 @@
 """Reference values for mc-stats' tests, computed without mc-stats' code.
 
-Run: pip install numpy scipy krippendorff && python3 crates/mc-stats/tests/reference.py
-(used: Python 3, numpy 2.4.6, scipy 1.17.1, krippendorff 0.9.0). Each section prints the numbers
+Run: pip install numpy scipy statsmodels krippendorff && python3 crates/mc-stats/tests/reference.py
+(used: Python 3, numpy 2.4.6, scipy 1.17.1, statsmodels 0.15.0, krippendorff 0.9.0). Each section prints the numbers
 pasted into the Rust test named beside it (src/rng.rs, src/bootstrap.rs, tests/it/reference.rs).
 
 Independence: the random stream is numpy's own C implementation of pcg64 (`numpy.random.PCG64`),
 given the state that `rand_core::SeedableRng::seed_from_u64` derives (its small pcg32 hash is
 transcribed below). Bradley-Terry is maximized by scipy's BFGS on the log-likelihood written
 out directly, not by MM. Krippendorff's alpha comes from the `krippendorff` package and from
-Krippendorff's 2011 paper. Binomial tails come from scipy.stats.binom.
+Krippendorff's 2011 paper. Binomial tails come from scipy.stats.binom. The additive model is
+statsmodels' OLS with sum-to-zero (`Sum`) contrasts on the nuisance factors, refitted once per
+left-out cluster for the jackknife; t quantiles and p-values come from scipy.stats.t, Holm's
+correction from statsmodels' `multipletests`.
 """
 
 import numpy as np
 import krippendorff
+import pandas as pd
+import statsmodels.formula.api as smf
 from scipy import optimize, stats
+from statsmodels.stats.multitest import multipletests
 
 MASK64 = (1 << 64) - 1
 MASK128 = (1 << 128) - 1
@@ -226,3 +232,138 @@ for hits, n, p in [(3, 10, 0.25), (7, 10, 0.25), (1, 1, 0.5), (12, 40, 1 / 3),
                    (1200, 3000, 0.35), (1400, 3000, 0.35), (2, 4000, 0.001), (4000, 4000, 0.999),
                    (1655, 4276, 0.36891002001040685), (965, 2353, 0.74313546733235)]:
     print(hits, n, p, repr(float(stats.binom.sf(hits - 1, n, p))))
+
+section("student_t (tests/it/reference.rs: student_t_matches_scipy)")
+for p, df in [(0.975, 1), (0.975, 2), (0.975, 4), (0.9, 7), (0.8, 19), (0.999, 3)]:
+    print(p, df, repr(float(stats.t.ppf(p, df))))
+for t, df in [(2.0, 1), (2.0, 3), (-4.5, 9), (0.3, 2)]:
+    print(t, df, repr(float(2 * stats.t.sf(abs(t), df))))
+
+
+def jackknife(frame, formula, cluster, names, level=0.95):
+    """statsmodels fit, then one refit per left-out cluster; se and t interval per name."""
+
+    def estimates(data):
+        fit = smf.ols(formula, data=data).fit()
+        values = {}
+        for name, expression in names.items():
+            values[name] = expression(fit.params)
+        return values, fit.df_resid
+
+    full, df_resid = estimates(frame)
+    clusters = sorted(frame[cluster].unique())
+    leave = [estimates(frame[frame[cluster] != c])[0] for c in clusters]
+    k = len(clusters)
+    df = int(min(k - 1, round(df_resid)))
+    out = {}
+    for name in names:
+        values = np.array([l[name] for l in leave])
+        se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+        t = stats.t.ppf(0.5 + level / 2, df)
+        p = 2 * stats.t.sf(abs(full[name] / se), df)
+        out[name] = (full[name], se, df, full[name] - t * se, full[name] + t * se, p)
+    return out
+
+
+def sum_effects(frame, formula, factor):
+    """Full-fit sum-coded effects of every level (the last is minus the sum of the others). A
+    level's effect has no jackknife interval: the fit without that cluster lacks it."""
+    params = smf.ols(formula, data=frame).fit().params
+    levels = sorted(frame[factor].unique())
+    named = [float(params[f"C({factor}, Sum)[S.{level}]"]) for level in levels[:-1]]
+    return named + [-sum(named)]
+
+
+section("additive_ranking (tests/it/reference.rs: additive_ranking_matches_statsmodels)")
+# (judge, item, value): 3 judges x 4 participants; judge 0 may not score item 0, judge 1 not
+# item 1 (as under require_distinct_flavor); judge 2 is lenient.
+ADD = [
+    (0, 1, 61.0), (0, 2, 50.0), (0, 3, 44.0),
+    (1, 0, 66.0), (1, 2, 47.5), (1, 3, 49.0),
+    (2, 0, 80.0), (2, 1, 71.0), (2, 2, 63.0), (2, 3, 52.5),
+]
+add = pd.DataFrame(ADD, columns=["judge", "item", "value"])
+formula = "value ~ 0 + C(item) + C(judge, Sum)"
+names = {f"item{i}": (lambda params, i=i: params[f"C(item)[{i}]"]) for i in range(4)}
+for a in range(4):
+    for b in range(a + 1, 4):
+        names[f"pair{a}{b}"] = lambda params, a=a, b=b: params[f"C(item)[{a}]"] - params[f"C(item)[{b}]"]
+result = jackknife(add, formula, "judge", names)
+print("judges", sum_effects(add, formula, "judge"))
+for name, values in result.items():
+    print(name, [repr(float(v)) for v in values])
+pairs = [n for n in result if n.startswith("pair")]
+holm = multipletests([result[n][5] for n in pairs], method="holm")[1]
+print("holm", dict(zip(pairs, map(float, holm))))
+
+section("additive_ranking, briefs and a slope (tests/it/reference.rs: additive_night_matches_statsmodels)")
+# (brief, judge, item, covariate, value): 4 briefs x 2 judges x 3 participants, one cell
+# missing (item 2 on brief 3), a covariate varying within items.
+NIGHT = []
+generator = np.random.default_rng(5)
+for brief in range(4):
+    for judge in range(2):
+        for item in range(3):
+            if item == 2 and brief == 3:
+                continue
+            x = float(np.round(generator.normal(0, 1), 2))
+            value = float(np.round(60 - 8 * item + [5, -3, 0, -15][brief] + [4, -4][judge] + 3 * x + generator.normal(0, 3), 1))
+            NIGHT.append((brief, judge, item, x, value))
+print("NIGHT =", NIGHT)
+night = pd.DataFrame(NIGHT, columns=["brief", "judge", "item", "x", "value"])
+formula = "value ~ 0 + C(item) + C(brief, Sum) + C(judge, Sum) + x"
+names = {f"item{i}": (lambda params, i=i: params[f"C(item)[{i}]"]) for i in range(3)}
+names["pair02"] = lambda params: params["C(item)[0]"] - params["C(item)[2]"]
+names["slope"] = lambda params: params["x"]
+for name, values in jackknife(night, formula, "brief", names).items():
+    print(name, [repr(float(v)) for v in values])
+print("briefs", sum_effects(night, formula, "brief"))
+print("judges", sum_effects(night, formula, "judge"))
+
+section("permutation (tests/it/reference.rs: permutation_p_value_matches_numpy)")
+GUESS = [0, 1, 1, 2, 0, 0, 2, 1]
+TRUTH = [0, 1, 2, 2, 0, 1, 2, 0]
+draws = Draws(17)
+observed = sum(g == t for g, t in zip(GUESS, TRUTH))
+labels = list(TRUTH)
+as_many = 0
+for _ in range(999):
+    for i in range(len(labels) - 1, 0, -1):
+        j = draws.below(i + 1)
+        labels[i], labels[j] = labels[j], labels[i]
+    as_many += sum(g == t for g, t in zip(GUESS, labels)) >= observed
+print("p =", repr((1 + as_many) / 1000))
+
+section("t intervals (tests/it/reference_model.rs: t_intervals_match_scipy)")
+VALUES = [61.0, 55.0, 70.0, 64.0, 58.5]
+m, se = np.mean(VALUES), stats.sem(VALUES)
+lo, hi = stats.t.interval(0.95, len(VALUES) - 1, loc=m, scale=se)
+print("mean", repr(float(m)), repr(float(se)), repr(float(lo)), repr(float(hi)))
+OWN, BASE = [12.0, 9.5], [1.0, -2.0, 0.5, 2.5]
+test = stats.ttest_ind(OWN, BASE, equal_var=True)
+ci = test.confidence_interval(0.95)
+print("difference", repr(float(np.mean(OWN) - np.mean(BASE))), repr(float(ci.low)), repr(float(ci.high)), repr(float(test.pvalue)))
+
+section("bradley_terry_ranking (tests/it/reference_model.rs: bradley_terry_ranking_matches_scipy)")
+# CMP without item 3 (never appears); jackknife over its clusters 0, 1, 2, 5 on the centred
+# log-strength scale, t with k - 1 = 3 degrees of freedom; percent = 100 sigmoid.
+full = bt_scores(CMP, BT_ITEMS)
+logit = lambda s: None if s is None else float(np.log(s / (100 - s)))
+leave = [[logit(s) for s in bt_scores([r for r in CMP if r[0] != c], BT_ITEMS)] for c in bt_clusters]
+k = len(bt_clusters)
+t = stats.t.ppf(0.975, k - 1)
+for item in range(BT_ITEMS):
+    if full[item] is None:
+        continue
+    values = [l[item] for l in leave]
+    if any(v is None for v in values):
+        print(item, "estimate", full[item], "no interval")
+        continue
+    values = np.array(values)
+    se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+    est = logit(full[item])
+    print(item, [repr(float(x)) for x in (full[item], 100 / (1 + np.exp(-(est - t * se))), 100 / (1 + np.exp(-(est + t * se))))])
+values = np.array([l[0] - l[2] for l in leave])
+se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+diff = logit(full[0]) - logit(full[2])
+print("pair 0-2", repr(diff), repr(float(se)), repr(float(2 * stats.t.sf(abs(diff / se), k - 1))))

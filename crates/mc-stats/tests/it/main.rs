@@ -1,7 +1,11 @@
 //! mc-stats' integration tests, one binary: reference values computed by `tests/reference.py`,
-//! the bootstrap's behaviour, and properties over generated inputs.
+//! the measured coverage of the report's intervals, the bootstrap's behaviour, and properties
+//! over generated inputs.
 
 mod bootstrap;
 mod common;
+mod coverage;
 mod properties;
 mod reference;
+mod reference_intervals;
+mod reference_model;

@@ -9,10 +9,11 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Each migration takes the store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE nights (
     id INTEGER PRIMARY KEY,
     config TEXT NOT NULL,
@@ -69,7 +70,16 @@ CREATE TABLE estimates (
     cells INTEGER NOT NULL,
     PRIMARY KEY (night_id, participant)
 );
-"];
+",
+    "
+ALTER TABLE cells ADD COLUMN output_bytes INTEGER;
+ALTER TABLE estimates ADD COLUMN rank INTEGER;
+ALTER TABLE estimates ADD COLUMN rank_worst INTEGER;
+ALTER TABLE estimates ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE estimates ADD COLUMN plain REAL;
+ALTER TABLE estimates ADD COLUMN length_controlled REAL;
+",
+];
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -140,8 +150,10 @@ pub struct CellRecord {
     pub participant: String,
     /// Its run status.
     pub run_status: Option<String>,
-    /// Its score in that cook (mean over judges, or Bradley–Terry percent), if scored.
+    /// Its score in that cook (leniency-adjusted, or Bradley–Terry percent), if scored.
     pub score: Option<f64>,
+    /// Size of its sealed output in that cook.
+    pub output_bytes: Option<u64>,
 }
 
 /// One participant's pooled estimate.
@@ -161,6 +173,16 @@ pub struct EstimateRecord {
     pub scored_cells: usize,
     /// Cells run.
     pub cells: usize,
+    /// Competition rank from the paired tests over briefs.
+    pub rank: Option<usize>,
+    /// Worst rank the tests allow.
+    pub rank_worst: Option<usize>,
+    /// Some cell has no score: the model accounts for the missing brief, but say so.
+    pub incomplete: bool,
+    /// Mean over briefs of its cell scores, without brief or judge effects (for comparison).
+    pub plain: Option<f64>,
+    /// The estimate at the night's mean output size, the size slope fitted within briefs.
+    pub length_controlled: Option<f64>,
 }
 
 /// A brief's hashes.
@@ -330,7 +352,7 @@ impl Store {
         }
         for c in &night.cells {
             tx.execute(
-                "INSERT INTO cells VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO cells (night_id, cook, brief, repeat, participant, run_status, score, output_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     id,
                     c.cook,
@@ -338,14 +360,15 @@ impl Store {
                     c.repeat,
                     c.participant,
                     c.run_status,
-                    c.score
+                    c.score,
+                    c.output_bytes.and_then(|b| i64::try_from(b).ok())
                 ],
             )
             .map_err(sqlite)?;
         }
         for e in &night.estimates {
             tx.execute(
-                "INSERT INTO estimates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO estimates (night_id, participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     id,
                     e.participant,
@@ -354,7 +377,12 @@ impl Store {
                     e.hi,
                     i64::try_from(e.clusters).unwrap_or(i64::MAX),
                     i64::try_from(e.scored_cells).unwrap_or(i64::MAX),
-                    i64::try_from(e.cells).unwrap_or(i64::MAX)
+                    i64::try_from(e.cells).unwrap_or(i64::MAX),
+                    e.rank.and_then(|r| i64::try_from(r).ok()),
+                    e.rank_worst.and_then(|r| i64::try_from(r).ok()),
+                    e.incomplete,
+                    e.plain,
+                    e.length_controlled
                 ],
             )
             .map_err(sqlite)?;
@@ -443,7 +471,25 @@ impl Store {
             .map_err(sqlite)?
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
-        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        let mut cells = self.connection.prepare("SELECT cook, brief, repeat, participant, run_status, score, output_bytes FROM cells WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        night.cells = cells
+            .query_map(params![night.id], |r| {
+                Ok(CellRecord {
+                    cook: r.get(0)?,
+                    brief: r.get(1)?,
+                    repeat: r.get(2)?,
+                    participant: r.get(3)?,
+                    run_status: r.get(4)?,
+                    score: r.get(5)?,
+                    output_bytes: r
+                        .get::<_, Option<i64>>(6)?
+                        .and_then(|b| u64::try_from(b).ok()),
+                })
+            })
+            .map_err(sqlite)?
+            .collect::<Result<_, _>>()
+            .map_err(sqlite)?;
+        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
         night.estimates = estimates
             .query_map(params![night.id], |r| {
                 Ok(EstimateRecord {
@@ -454,6 +500,15 @@ impl Store {
                     clusters: usize::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
                     scored_cells: usize::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
                     cells: usize::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
+                    rank: r
+                        .get::<_, Option<i64>>(7)?
+                        .and_then(|x| usize::try_from(x).ok()),
+                    rank_worst: r
+                        .get::<_, Option<i64>>(8)?
+                        .and_then(|x| usize::try_from(x).ok()),
+                    incomplete: r.get(9)?,
+                    plain: r.get(10)?,
+                    length_controlled: r.get(11)?,
                 })
             })
             .map_err(sqlite)?
@@ -473,86 +528,4 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn night(name: &str) -> NightRecord {
-        NightRecord {
-            id: 0,
-            config: "n".into(),
-            night: name.into(),
-            started_at: "t0".into(),
-            finished_at: Some("t1".into()),
-            status: "ok".into(),
-            seed: u64::MAX,
-            method: "mean+cluster_bootstrap".into(),
-            comparable: true,
-            reasons: Vec::new(),
-            tied_groups: Some(vec![vec!["a".into()]]),
-            arms: vec![ArmRecord {
-                participant: "a".into(),
-                flavor: "dummy".into(),
-                model: None,
-                models_reported: vec!["m".into()],
-                cli_version: Some("1.0".into()),
-                image: None,
-                limits: "{}".into(),
-                egress: Some("allowlist".into()),
-                web_tools: false,
-            }],
-            briefs: Vec::new(),
-            cells: Vec::new(),
-            estimates: vec![EstimateRecord {
-                participant: "a".into(),
-                estimate: Some(60.0),
-                lo: Some(50.0),
-                hi: None,
-                clusters: 2,
-                scored_cells: 4,
-                cells: 4,
-            }],
-        }
-    }
-
-    #[test]
-    fn nights_round_trip_and_a_night_stored_again_replaces_itself() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("deep/h.sqlite");
-        let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
-        store.put(&night("2026-11-21")).unwrap();
-        store.put(&night("2026-11-22")).unwrap();
-        let mut again = night("2026-11-22");
-        again.status = "partial".into();
-        store.put(&again).unwrap();
-        drop(store);
-        let store = Store::open(&path).unwrap();
-        let nights = store.nights("n", None).unwrap();
-        assert_eq!(nights.len(), 2);
-        assert_eq!(nights[1].status, "partial");
-        assert_eq!(nights[1].seed, u64::MAX);
-        assert_eq!(nights[1].arms[0].models_reported, ["m"]);
-        assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
-        assert_eq!(store.nights("n", Some(1)).unwrap()[0].night, "2026-11-22");
-    }
-
-    #[test]
-    fn a_store_from_a_newer_multicooker_is_refused_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.sqlite");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("PRAGMA user_version = 99")
-            .unwrap();
-        let error = Store::open(&path).err().unwrap();
-        assert!(
-            matches!(error, StoreError::TooNew { found: 99, .. }),
-            "{error}"
-        );
-        let version: i64 = Connection::open(&path)
-            .unwrap()
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, 99);
-    }
-}
+mod tests;

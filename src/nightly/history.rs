@@ -1,0 +1,341 @@
+//! The history document and what changed from one night to the next: provenance (CLI, model,
+//! image, brief, judge brief) and score moves, each marked significant or not by the paired
+//! per-brief difference (Holm over participants), with the minimum difference the night's
+//! design can detect, so a noise-sized move never reads like a real drop.
+
+use serde_json::{Value, json};
+
+use super::store::{CellRecord, NightRecord};
+use crate::report::jury::LEVEL;
+
+/// A participant's score move: name, before, after, paired per-brief difference.
+type Move = (
+    String,
+    Option<f64>,
+    Option<f64>,
+    Option<mc_stats::TInterval>,
+);
+
+/// Power at which the minimum detectable difference is quoted.
+pub(crate) const POWER: f64 = 0.8;
+
+/// The history document (see the report contract): nights oldest first, each with what
+/// changed since the night before. Seeds are strings (a number above 2^53 would lose digits
+/// in most JSON readers).
+pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord]) -> Value {
+    let mut out = Vec::new();
+    for (index, night) in nights.iter().enumerate() {
+        let previous = index.checked_sub(1).map(|i| &nights[i]);
+        let participants: Vec<Value> = night
+            .estimates
+            .iter()
+            .map(|e| {
+                let arm = night.arms.iter().find(|a| a.participant == e.participant);
+                json!({
+                    "participant": e.participant,
+                    "flavor": arm.map(|a| a.flavor.clone()),
+                    "model": arm.and_then(|a| a.model.clone()),
+                    "cli_version": arm.and_then(|a| a.cli_version.clone()),
+                    "image": arm.and_then(|a| a.image.clone()),
+                    "estimate": e.estimate, "lo": e.lo, "hi": e.hi,
+                    "rank": e.rank, "rank_worst": e.rank_worst,
+                    "incomplete": e.incomplete, "plain_mean": e.plain,
+                    "length_controlled": e.length_controlled,
+                    "scored_cells": e.scored_cells, "cells": e.cells,
+                })
+            })
+            .collect();
+        let design = previous.map(|p| design(p, night));
+        out.push(json!({
+            "id": night.id, "night": night.night, "started_at": night.started_at,
+            "finished_at": night.finished_at, "status": night.status,
+            "comparable": night.comparable, "not_comparable_reasons": night.reasons,
+            "method": night.method, "seed": night.seed.to_string(),
+            "participants": participants, "tied_groups": night.tied_groups,
+            "caveat": crate::report::few_clusters_caveat(briefs(night).len(), night.estimates.iter().any(|e| e.estimate.is_some()), "briefs"),
+            "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
+            "change_design": design,
+        }));
+    }
+    json!({"nightly": name, "store": store, "nights": out})
+}
+
+/// Everything that changed from `before` to `after`: provenance, then one score entry per
+/// participant scored in both, with its paired per-brief difference, interval, Holm-adjusted
+/// p-value and whether it is significant.
+pub fn changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
+    let mut found = provenance_changes(before, after);
+    let moves: Vec<Move> = after
+        .estimates
+        .iter()
+        .filter_map(|estimate| {
+            let old = before
+                .estimates
+                .iter()
+                .find(|e| e.participant == estimate.participant)?;
+            let differences = paired(before, after, &estimate.participant);
+            let interval = mc_stats::mean_interval(&differences, LEVEL);
+            Some((
+                estimate.participant.clone(),
+                old.estimate,
+                estimate.estimate,
+                interval,
+            ))
+        })
+        .collect();
+    let adjusted = mc_stats::holm(
+        &moves
+            .iter()
+            .map(|m| m.3.and_then(|i| i.p_value()))
+            .collect::<Vec<_>>(),
+    );
+    for ((participant, from, to, interval), p) in moves.into_iter().zip(adjusted) {
+        found.push(json!({
+            "participant": participant, "kind": "score",
+            "from": from.map(|x| format!("{x:.1}")), "to": to.map(|x| format!("{x:.1}")),
+            "difference": interval.map(|i| round2(i.estimate)),
+            "lo": interval.and_then(|i| i.lo).map(round2), "hi": interval.and_then(|i| i.hi).map(round2),
+            "briefs": paired(before, after, &participant).len(),
+            "p_adjusted": p.map(|p| (p * 1000.0).round() / 1000.0),
+            "significant": p.is_some_and(|p| p < 1.0 - LEVEL),
+        }));
+    }
+    found
+}
+
+/// The night's per-brief score of a participant: mean over its repeats' scored cells.
+#[expect(clippy::cast_precision_loss, reason = "a night's repeats are few")]
+fn brief_score(cells: &[CellRecord], participant: &str, brief: &str) -> Option<f64> {
+    let values: Vec<f64> = cells
+        .iter()
+        .filter(|c| c.participant == participant && c.brief == brief)
+        .filter_map(|c| c.score)
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+fn briefs(night: &NightRecord) -> Vec<&str> {
+    let mut briefs: Vec<&str> = night.cells.iter().map(|c| c.brief.as_str()).collect();
+    briefs.sort_unstable();
+    briefs.dedup();
+    briefs
+}
+
+/// `after - before` per brief both nights scored the participant on.
+fn paired(before: &NightRecord, after: &NightRecord, participant: &str) -> Vec<f64> {
+    briefs(after)
+        .into_iter()
+        .filter_map(|brief| {
+            Some(
+                brief_score(&after.cells, participant, brief)?
+                    - brief_score(&before.cells, participant, brief)?,
+            )
+        })
+        .collect()
+}
+
+/// What this pair of nights can see: briefs, repeats, the pooled spread of the per-brief
+/// differences and the smallest change detected at [`POWER`] by a two-sided test at the
+/// report's level (`(t_(1 - a/2) + t_power) s / sqrt(briefs)`).
+#[expect(clippy::cast_precision_loss, reason = "a night's briefs are few")]
+fn design(before: &NightRecord, after: &NightRecord) -> Value {
+    let mut squares = 0.0;
+    let mut df = 0;
+    let mut briefs_used = 0;
+    for estimate in &after.estimates {
+        let d = paired(before, after, &estimate.participant);
+        if d.len() >= 2 {
+            let mean = d.iter().sum::<f64>() / d.len() as f64;
+            squares += d.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+            df += d.len() - 1;
+            briefs_used = briefs_used.max(d.len());
+        }
+    }
+    let repeats = after.cells.iter().map(|c| c.repeat).max().unwrap_or(0);
+    let spread = (df > 0).then(|| (squares / df as f64).sqrt());
+    let mdd = spread.and_then(|s| {
+        mc_stats::minimum_detectable_difference(
+            s / (briefs_used as f64).sqrt(),
+            briefs_used - 1,
+            LEVEL,
+            POWER,
+        )
+    });
+    json!({
+        "briefs": briefs(after).len(), "repeats": repeats,
+        "spread": spread.map(round2), "power": POWER,
+        "minimum_detectable_difference": mdd.map(round2),
+    })
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn provenance_changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
+    let mut found = Vec::new();
+    let mut change = |participant: Option<&str>,
+                      kind: &str,
+                      from: Option<String>,
+                      to: Option<String>| {
+        if from != to {
+            found.push(json!({"participant": participant, "kind": kind, "from": from, "to": to}));
+        }
+    };
+    for arm in &after.arms {
+        let Some(old) = before
+            .arms
+            .iter()
+            .find(|a| a.participant == arm.participant)
+        else {
+            continue;
+        };
+        change(
+            Some(&arm.participant),
+            "cli_version",
+            old.cli_version.clone(),
+            arm.cli_version.clone(),
+        );
+        change(
+            Some(&arm.participant),
+            "model",
+            old.model.clone(),
+            arm.model.clone(),
+        );
+        change(
+            Some(&arm.participant),
+            "models_reported",
+            Some(old.models_reported.join(",")),
+            Some(arm.models_reported.join(",")),
+        );
+        change(
+            Some(&arm.participant),
+            "image",
+            old.image.clone(),
+            arm.image.clone(),
+        );
+    }
+    for brief in &after.briefs {
+        let old = before.briefs.iter().find(|b| b.brief == brief.brief);
+        let old_brief = old.map(|b| {
+            format!(
+                "{}/{}",
+                &b.brief_sha256[..12.min(b.brief_sha256.len())],
+                &b.brief_md_sha256[..12.min(b.brief_md_sha256.len())]
+            )
+        });
+        let new_brief = Some(format!(
+            "{}/{}",
+            &brief.brief_sha256[..12.min(brief.brief_sha256.len())],
+            &brief.brief_md_sha256[..12.min(brief.brief_md_sha256.len())]
+        ));
+        if old.is_some() {
+            let named = |hash: String| format!("{}@{hash}", brief.brief);
+            change(None, "brief", old_brief.map(named), new_brief.map(named));
+            change(
+                None,
+                "judge_brief",
+                old.map(|b| {
+                    named(b.judge_brief_sha256[..12.min(b.judge_brief_sha256.len())].to_owned())
+                }),
+                Some(named(
+                    brief.judge_brief_sha256[..12.min(brief.judge_brief_sha256.len())].to_owned(),
+                )),
+            );
+        }
+    }
+    found
+}
+
+/// `history`'s text: one line per night (ranking with intervals, ranks and what is
+/// incomplete), then what changed, each score move marked significant or not, and what the
+/// design can detect.
+pub fn history_text(document: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    for night in document["nights"].as_array().into_iter().flatten() {
+        let ranking: Vec<String> = night["participants"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
+                    (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
+                    _ => String::new(),
+                };
+                let rank = match (p["rank"].as_u64(), p["rank_worst"].as_u64()) {
+                    (Some(r), Some(w)) if w > r => format!(" rank {r}–{w}"),
+                    (Some(r), _) => format!(" rank {r}"),
+                    _ => String::new(),
+                };
+                let incomplete = if p["incomplete"] == true {
+                    " (incomplete)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} {}{interval}{rank}{incomplete}",
+                    p["participant"].as_str().unwrap_or("?"),
+                    p["estimate"]
+                        .as_f64()
+                        .map_or_else(|| "–".into(), |e| format!("{e:.1}"))
+                )
+            })
+            .collect();
+        let flag = if night["comparable"] == false {
+            " (not comparable)"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "{} {}{flag}: {}",
+            night["night"].as_str().unwrap_or("?"),
+            night["status"].as_str().unwrap_or("?"),
+            ranking.join(", ")
+        ));
+        if let Some(caveat) = night["caveat"].as_str() {
+            lines.push(format!("    caveat: {caveat}"));
+        }
+        for change in night["changes"].as_array().into_iter().flatten() {
+            lines.push(change_line(change));
+        }
+        let design = &night["change_design"];
+        if let Some(mdd) = design["minimum_detectable_difference"].as_f64() {
+            lines.push(format!(
+                "    this design ({} brief(s) × {} repeat(s), spread {:.1}) detects a change of {mdd:.1} points or more with {:.0} % power; smaller moves are noise to it",
+                design["briefs"], design["repeats"], design["spread"].as_f64().unwrap_or(f64::NAN), POWER * 100.0
+            ));
+        }
+    }
+    lines
+}
+
+fn change_line(change: &Value) -> String {
+    let whom = change["participant"]
+        .as_str()
+        .map_or_else(String::new, |p| format!(" of {p}"));
+    let mut line = format!(
+        "    changed {}{whom}: {} → {}",
+        change["kind"].as_str().unwrap_or("?"),
+        change["from"].as_str().unwrap_or("–"),
+        change["to"].as_str().unwrap_or("–")
+    );
+    if change["kind"] == "score" {
+        let interval = match (change["lo"].as_f64(), change["hi"].as_f64()) {
+            (Some(lo), Some(hi)) => format!(", 95 % {lo:.1} – {hi:.1}"),
+            _ => String::new(),
+        };
+        line.push_str(&format!(
+            " ({} over {} brief(s){interval}: {})",
+            change["difference"]
+                .as_f64()
+                .map_or_else(|| "no paired difference".to_owned(), |d| format!("{d:+.1}")),
+            change["briefs"],
+            if change["significant"] == true {
+                "SIGNIFICANT"
+            } else {
+                "not significant"
+            }
+        ));
+    }
+    line
+}

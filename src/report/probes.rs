@@ -1,0 +1,270 @@
+//! The jury's bias measurements: each pairwise judge's position consistency (flagged below a
+//! floor, excluded by `judging.exclude_inconsistent_judges`), self-preference as a difference
+//! in differences against the judge's own leniency, the blinding probe against a judge that
+//! knows only the vendors' counts, and how far scores follow output size. Pure and seeded.
+
+use indexmap::IndexMap;
+use mc_stats::TInterval;
+
+use super::input::{JudgeGuesses, JudgeVerdicts, ReportInput};
+use super::jury::{
+    Blinding, LEVEL, Pairwise, Scored, SelfPreference, Statistics, judge_names, ratio,
+};
+use crate::brief::Brief;
+
+/// A judge whose verdicts agree across the two orders in fewer than half the pairs is
+/// flagged: most of its verdicts then follow the position, not the work.
+pub(crate) const CONSISTENCY_FLOOR: f64 = 0.5;
+/// Pairs judged in both orders needed before a judge is flagged.
+pub(crate) const CONSISTENCY_MIN_PAIRS: usize = 3;
+/// Shuffles of the blinding probe's permutation test.
+pub(crate) const PERMUTATIONS: usize = 9999;
+
+/// One pairwise judge's position consistency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Consistency {
+    /// Judge name.
+    pub judge: String,
+    /// Pairs it judged in both orders.
+    pub pairs_both_orders: usize,
+    /// Of those, pairs whose two verdicts agree.
+    pub consistent: usize,
+    /// `consistent / pairs_both_orders`.
+    pub rate: Option<f64>,
+    /// Share of its decisive verdicts won by the submission shown first.
+    pub first_shown_wins: Option<f64>,
+    /// Below [`CONSISTENCY_FLOOR`] over at least [`CONSISTENCY_MIN_PAIRS`] pairs.
+    pub flagged: bool,
+    /// Flagged and left out (`judging.exclude_inconsistent_judges`).
+    pub excluded: bool,
+}
+
+/// Each judge's position consistency from its pair outcomes and raw verdicts.
+pub(crate) fn consistency(
+    pairwise: &Pairwise,
+    verdicts: &[JudgeVerdicts],
+    exclude: bool,
+) -> Vec<Consistency> {
+    judge_names(pairwise.pairs.iter().map(|p| &p.judge))
+        .into_iter()
+        .map(|judge| {
+            let both: Vec<bool> = pairwise
+                .pairs
+                .iter()
+                .filter(|p| p.judge == judge)
+                .filter_map(|p| p.consistent)
+                .collect();
+            let consistent = both.iter().filter(|c| **c).count();
+            let rate = ratio(consistent, both.len());
+            let decisive: Vec<bool> = verdicts
+                .iter()
+                .filter(|v| v.judge == judge)
+                .flat_map(|v| &v.verdicts)
+                .filter_map(|(first, _, winner)| winner.as_ref().map(|w| w == first))
+                .collect();
+            let flagged =
+                both.len() >= CONSISTENCY_MIN_PAIRS && rate.is_some_and(|r| r < CONSISTENCY_FLOOR);
+            Consistency {
+                pairs_both_orders: both.len(),
+                consistent,
+                rate,
+                first_shown_wins: ratio(decisive.iter().filter(|f| **f).count(), decisive.len()),
+                flagged,
+                excluded: flagged && exclude,
+                judge,
+            }
+        })
+        .collect()
+}
+
+/// Self-preference per judge that scored its own flavor: `mean(d own) - mean(d others)`, with
+/// `d_p` the judge's score of `p` minus the other judges' mean score of `p`. A judge that is
+/// merely lenient has the same `d` for everyone, so its difference in differences is near 0.
+/// Pooled two-sample t interval over participants.
+pub(crate) fn self_preference(
+    input: &ReportInput,
+    brief: &Brief,
+    counted: &[Scored],
+    self_judged: &[Scored],
+) -> Vec<SelfPreference> {
+    if !input
+        .judge_result
+        .as_ref()
+        .is_some_and(|r| r.self_preference)
+    {
+        return Vec::new();
+    }
+    judge_names(self_judged.iter().map(|(j, _, _)| j))
+        .into_iter()
+        .filter_map(|judge| {
+            let others = |item: usize| {
+                mean(
+                    counted
+                        .iter()
+                        .filter(|(j, i, _)| *j != judge && *i == item)
+                        .map(|(_, _, v)| *v),
+                )
+            };
+            let own: Vec<&Scored> = self_judged.iter().filter(|(j, _, _)| *j == judge).collect();
+            let self_mean = mean(own.iter().map(|(_, _, v)| *v))?;
+            let own_d: Vec<f64> = own
+                .iter()
+                .filter_map(|(_, i, v)| Some(v - others(*i)?))
+                .collect();
+            let base_d: Vec<f64> = counted
+                .iter()
+                .filter(|(j, _, _)| *j == judge)
+                .filter_map(|(_, i, v)| Some(v - others(*i)?))
+                .collect();
+            let others_mean = mean(own.iter().filter_map(|(_, i, _)| others(*i)));
+            let did = mc_stats::difference_interval(&own_d, &base_d, LEVEL);
+            Some(SelfPreference {
+                flavor: brief
+                    .judge(&judge)
+                    .map(|j| j.flavor.clone())
+                    .unwrap_or_default(),
+                judge,
+                self_mean_pct: self_mean,
+                others_mean_pct: others_mean,
+                delta_pct: did.map(|d| d.estimate),
+                lo: did.and_then(|d| d.lo),
+                hi: did.and_then(|d| d.hi),
+                n: own.len(),
+                baseline: base_d.len(),
+            })
+        })
+        .collect()
+}
+
+/// The blinding probe per judge: one guess per submission (the judge's most frequent guess for
+/// it; ties go to the name first in order), tested by permutation against the vendors' counts.
+pub(crate) fn blinding(guesses: &[JudgeGuesses], seed: u64) -> Vec<Blinding> {
+    guesses
+        .iter()
+        .map(|judge| {
+            let mut per_submission: IndexMap<&str, (IndexMap<&str, usize>, &str)> = IndexMap::new();
+            for (participant, guess, flavor) in &judge.guesses {
+                let entry = per_submission
+                    .entry(participant)
+                    .or_insert_with(|| (IndexMap::new(), flavor));
+                *entry.0.entry(guess).or_insert(0) += 1;
+            }
+            let mut names: Vec<String> = Vec::new();
+            let mut code = |name: &str| -> usize {
+                names.iter().position(|n| n == name).unwrap_or_else(|| {
+                    names.push(name.to_owned());
+                    names.len() - 1
+                })
+            };
+            let mut modal = Vec::new();
+            let mut truth = Vec::new();
+            for (counts, flavor) in per_submission.values() {
+                let mut ordered: Vec<(&&str, &usize)> = counts.iter().collect();
+                ordered.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+                modal.push(code(ordered[0].0));
+                truth.push(code(flavor));
+            }
+            let n = truth.len();
+            let hits = modal.iter().zip(&truth).filter(|(g, t)| g == t).count();
+            let largest = (0..names.len())
+                .map(|f| truth.iter().filter(|t| **t == f).count())
+                .max()
+                .unwrap_or(0);
+            Blinding {
+                judge: judge.judge.clone(),
+                guesses: n,
+                raw_guesses: judge.guesses.len(),
+                hits,
+                chance: ratio(largest, n).unwrap_or(0.0),
+                hit_rate: ratio(hits, n),
+                p_value: mc_stats::permutation_p_value(&modal, &truth, PERMUTATIONS, seed),
+            }
+        })
+        .collect()
+}
+
+/// How far scores follow output size: each judge's slope (points per doubling of size) over the
+/// participants it scored, and the panel's mean slope with a t interval over judges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Length {
+    /// `(judge, slope)`, judges with at least 3 sized participants.
+    pub judges: Vec<(String, f64)>,
+    /// Mean slope over those judges, points per doubling.
+    pub slope: TInterval,
+}
+
+/// Measures [`Length`] and writes each estimate's length-controlled value: the estimate minus
+/// the panel's slope times its size's distance (in doublings) from the mean size. Within one
+/// cook each participant has one output, so size and quality cannot be told apart: the
+/// controlled value assumes size is not itself quality, and says so where it is printed.
+pub(crate) fn length(
+    brief: &Brief,
+    counted: &[Scored],
+    sizes: &IndexMap<String, u64>,
+    statistics: &mut Statistics,
+) -> Option<Length> {
+    let log_size = |item: usize| -> Option<f64> {
+        #[expect(clippy::cast_precision_loss, reason = "sizes far below 2^52")]
+        let bytes = *sizes.get(&brief.participants.get(item)?.name)? as f64;
+        Some(bytes.max(1.0).log2())
+    };
+    let judges: Vec<(String, f64)> = judge_names(counted.iter().map(|(j, _, _)| j))
+        .into_iter()
+        .filter_map(|judge| {
+            let points: Vec<(f64, f64)> = counted
+                .iter()
+                .filter(|(j, _, _)| *j == judge)
+                .filter_map(|(_, i, v)| Some((log_size(*i)?, *v)))
+                .collect();
+            Some((judge, slope(&points)?))
+        })
+        .collect();
+    let slope =
+        mc_stats::mean_interval(&judges.iter().map(|(_, s)| *s).collect::<Vec<_>>(), LEVEL)?;
+    let logs: Vec<f64> = statistics
+        .estimates
+        .iter()
+        .filter_map(|e| {
+            log_size(
+                brief
+                    .participants
+                    .iter()
+                    .position(|p| p.name == e.participant)?,
+            )
+        })
+        .collect();
+    let centre = mean(logs.iter().copied())?;
+    for estimate in &mut statistics.estimates {
+        let Some(item) = brief
+            .participants
+            .iter()
+            .position(|p| p.name == estimate.participant)
+        else {
+            continue;
+        };
+        estimate.length_controlled =
+            log_size(item).map(|l| estimate.estimate - slope.estimate * (l - centre));
+    }
+    Some(Length { judges, slope })
+}
+
+/// Least-squares slope of `y` on `x`; `None` with fewer than 3 points or no spread in `x`.
+#[expect(clippy::cast_precision_loss, reason = "a handful of points")]
+fn slope(points: &[(f64, f64)]) -> Option<f64> {
+    if points.len() < 3 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    (sxx > 1e-12).then(|| sxy / sxx)
+}
+
+#[expect(clippy::cast_precision_loss, reason = "small counts")]
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let values: Vec<f64> = values.collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}

@@ -1,0 +1,264 @@
+//! From mc-stats' ranking to the report's statistics: estimates sorted by competition rank,
+//! tied groups by equal rank, the paired separations, each judge's leniency, and the words a
+//! reader needs (why an interval is missing; what few judges mean; what α says). Pure.
+
+use indexmap::IndexMap;
+use mc_stats::{Ranking, TInterval};
+
+use super::jury::{Estimate, Leniency, PairOutcome, PairSeparation, Scored, Statistics, share};
+use crate::brief::Brief;
+
+/// Below this many judges (or briefs) the caveat is printed.
+pub(crate) const FEW_CLUSTERS: usize = 5;
+
+/// What [`statistics`] needs besides the fit.
+pub(crate) struct Inputs<'a> {
+    /// The method's name in summary.json.
+    pub method: &'static str,
+    /// The judge run's seed.
+    pub seed: u64,
+    /// The brief (participant names, brief order).
+    pub brief: &'a Brief,
+    /// The judges (clusters), sorted: cluster `i` is `judges[i]`.
+    pub judges: &'a [String],
+    /// Judges contributing per participant, brief order.
+    pub scored_by: &'a [usize],
+    /// Output sizes by participant.
+    pub output_bytes: &'a IndexMap<String, u64>,
+}
+
+/// The report's statistics from a ranking (`None`: no usable score or an unconnected design).
+pub(crate) fn statistics(
+    inputs: &Inputs<'_>,
+    fitted: Option<&Ranking>,
+    plain: &[Option<f64>],
+) -> Statistics {
+    let name = |i: usize| inputs.brief.participants[i].name.clone();
+    let mut estimates: Vec<Estimate> = fitted.map_or_else(Vec::new, |ranking| {
+        ranking
+            .items
+            .iter()
+            .zip(&ranking.ranks)
+            .enumerate()
+            .filter_map(|(i, (item, rank))| {
+                let (item, rank) = ((*item)?, (*rank)?);
+                Some(Estimate {
+                    participant: name(i),
+                    estimate: item.estimate,
+                    plain: plain.get(i).copied().flatten(),
+                    lo: item.lo.map(on_scale),
+                    hi: item.hi.map(on_scale),
+                    df: item.df,
+                    clusters: inputs.scored_by.get(i).copied().unwrap_or(0),
+                    rank: rank.rank,
+                    rank_worst: rank.worst,
+                    output_bytes: inputs.output_bytes.get(&name(i)).copied(),
+                    length_controlled: None,
+                })
+            })
+            .collect()
+    });
+    estimates.sort_by(|x, y| x.rank.cmp(&y.rank).then(by_score(y.estimate, x.estimate)));
+    let pairs: Vec<PairSeparation> = fitted.map_or_else(Vec::new, |ranking| {
+        ranking
+            .pairs
+            .iter()
+            .map(|p| separation(&name(p.a), &name(p.b), p.difference, p))
+            .collect()
+    });
+    let tested = pairs.iter().any(|p| p.p_adjusted.is_some());
+    let tied_groups = tested.then(|| groups(&estimates));
+    let clusters = fitted.map_or(0, |r| r.clusters);
+    let leniency = fitted
+        .and_then(|r| r.effects.first())
+        .map(|effects| {
+            effects
+                .iter()
+                .zip(inputs.judges)
+                .filter_map(|(effect, judge)| {
+                    Some(Leniency {
+                        judge: judge.clone(),
+                        effect: (*effect)?.estimate,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let note = note(
+        &estimates,
+        fitted.is_none() && inputs.scored_by.iter().any(|&n| n > 0),
+        fitted.and_then(|r| r.residual_df),
+    );
+    Statistics {
+        method: inputs.method,
+        resamples: clusters,
+        level: super::jury::LEVEL,
+        seed: inputs.seed,
+        clusters,
+        caveat: caveat(clusters, &estimates, "judges"),
+        estimates,
+        tied_groups,
+        pairs,
+        leniency,
+        note,
+    }
+}
+
+/// An interval end on the percent scale: a score cannot leave [0, 100], so an end beyond it
+/// says only that the interval reaches the scale's edge (clamping never lowers coverage).
+pub(crate) fn on_scale(end: f64) -> f64 {
+    end.clamp(0.0, 100.0)
+}
+
+/// Orders scores, treating those within rounding (1e-9 points) as equal, so that equal work
+/// keeps brief order whatever the last bits of a least-squares solve.
+pub(crate) fn by_score(x: f64, y: f64) -> std::cmp::Ordering {
+    if (x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs())) {
+        std::cmp::Ordering::Equal
+    } else {
+        x.total_cmp(&y)
+    }
+}
+
+/// The pair with the better-estimated participant first.
+fn separation(
+    a: &str,
+    b: &str,
+    difference: TInterval,
+    test: &mc_stats::PairTest,
+) -> PairSeparation {
+    let flip = difference.estimate < 0.0;
+    let (a, b) = if flip { (b, a) } else { (a, b) };
+    let sign = if flip { -1.0 } else { 1.0 };
+    let (lo, hi) = match (difference.lo, difference.hi) {
+        (Some(lo), Some(hi)) if flip => (Some(-hi), Some(-lo)),
+        ends => ends,
+    };
+    PairSeparation {
+        a: a.to_owned(),
+        b: b.to_owned(),
+        difference: sign * difference.estimate,
+        lo,
+        hi,
+        p_adjusted: test.p_adjusted,
+        separated: test.separated,
+    }
+}
+
+/// Participants sharing a competition rank, best first.
+fn groups(estimates: &[Estimate]) -> Vec<Vec<String>> {
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    let mut last = None;
+    for estimate in estimates {
+        if last == Some(estimate.rank) {
+            if let Some(group) = groups.last_mut() {
+                group.push(estimate.participant.clone());
+            }
+        } else {
+            groups.push(vec![estimate.participant.clone()]);
+        }
+        last = Some(estimate.rank);
+    }
+    groups
+}
+
+fn note(estimates: &[Estimate], unconnected: bool, residual_df: Option<usize>) -> Option<String> {
+    if unconnected {
+        return Some("the judges' scores do not connect every participant (some share no judge with the rest), so no leniency-adjusted estimate can be made".to_owned());
+    }
+    if residual_df == Some(0) && !estimates.is_empty() {
+        return Some("no interval and no separation: every score is needed to fix the judges' leniencies, none is left over to measure how much judges disagree (more judges, or judges that may score every participant, leave some)".to_owned());
+    }
+    let missing = estimates.iter().filter(|e| e.lo.is_none()).count();
+    (missing > 0).then(|| {
+        "an interval needs at least 2 judges whose scores differ; with fewer, the estimate stands alone and nothing is separated from it".to_owned()
+    })
+}
+
+/// What few clusters mean, printed when there are fewer than [`FEW_CLUSTERS`].
+pub(crate) fn caveat(clusters: usize, estimates: &[Estimate], what: &str) -> Option<String> {
+    few_clusters_caveat(clusters, !estimates.is_empty(), what)
+}
+
+/// What `clusters` judges (or briefs: `what`) mean for the intervals, when they are fewer than
+/// [`FEW_CLUSTERS`] and there is some estimate.
+pub(crate) fn few_clusters_caveat(clusters: usize, any: bool, what: &str) -> Option<String> {
+    if clusters >= FEW_CLUSTERS || !any {
+        return None;
+    }
+    if clusters < 2 {
+        return Some(format!(
+            "only {clusters} of the {what} counted: no interval, no separation; the order is one {}'s word",
+            what.trim_end_matches('s')
+        ));
+    }
+    let df = clusters - 1;
+    let t = mc_stats::t_critical(super::jury::LEVEL, df).unwrap_or(f64::NAN);
+    Some(format!(
+        "only {clusters} {what}: each interval is ±{t:.1} standard errors ({df} degree(s) of freedom), so it is wide and only large gaps separate; more {what} narrow it fast"
+    ))
+}
+
+/// Plain mean of each participant's counted scores (brief order).
+#[expect(clippy::cast_precision_loss, reason = "a handful of judges")]
+pub(crate) fn plain_means(counted: &[Scored], items: usize) -> Vec<Option<f64>> {
+    (0..items)
+        .map(|item| {
+            let values: Vec<f64> = counted
+                .iter()
+                .filter(|(_, i, _)| *i == item)
+                .map(|(_, _, v)| *v)
+                .collect();
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        })
+        .collect()
+}
+
+/// Krippendorff's guideline (2004, §11.3), in one line.
+pub(crate) fn alpha_reading(alpha: Option<f64>) -> String {
+    match alpha {
+        None => "not computable: no agreement to read".to_owned(),
+        Some(a) if a >= 0.8 => "the judges agree well (α ≥ 0.8: reliable)".to_owned(),
+        Some(a) if a >= 0.667 => {
+            "the judges agree tentatively (0.667 ≤ α < 0.8: draw tentative conclusions only)"
+                .to_owned()
+        }
+        Some(a) if a > 0.0 => {
+            "the judges agree weakly (α < 0.667: the ranking is mostly the judges' disagreement)"
+                .to_owned()
+        }
+        Some(_) => {
+            "the judges agree no better than chance (α ≤ 0): read no ranking into these scores"
+                .to_owned()
+        }
+    }
+}
+
+/// Pairs as α's units, each coded both ways: one unit for the brief-first participant's share
+/// of the win and its mirror for the other's. Coding one way only made α depend on the order of
+/// participants in brief.yaml (the shares' overall mean moved with it); with both, the units are
+/// the same set whatever the order. Doubling every unit leaves the observed disagreement as it
+/// was.
+pub(crate) fn pair_units(pairs: &[&PairOutcome], judges: &[String]) -> Vec<Vec<Option<f64>>> {
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for p in pairs {
+        if !keys.contains(&(p.a.as_str(), p.b.as_str())) {
+            keys.push((p.a.as_str(), p.b.as_str()));
+        }
+    }
+    let mut units = Vec::new();
+    for (a, b) in keys {
+        let shares: Vec<Option<f64>> = judges
+            .iter()
+            .map(|judge| {
+                pairs
+                    .iter()
+                    .find(|p| &p.judge == judge && p.a == a && p.b == b)
+                    .map(|p| share(p.outcome))
+            })
+            .collect();
+        units.push(shares.iter().map(|s| s.map(|s| 1.0 - s)).collect());
+        units.push(shares);
+    }
+    units
+}
