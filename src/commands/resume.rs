@@ -24,19 +24,18 @@ pub(super) fn targets(
     brief: &crate::brief::Brief,
     force: bool,
 ) -> Vec<(String, String)> {
-    let prior: serde_json::Value = crate::fsx::read_capped(&paths.run_result(), 64 << 20)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let prior: crate::state::results::RoundResult =
+        crate::state::results::read(&paths.run_result()).unwrap_or_default();
     let status = read_status(paths);
     brief
         .participants
         .iter()
         .filter_map(|p| {
-            let recorded = prior["participants"]
-                .as_array()
-                .and_then(|a| a.iter().find(|e| e["name"] == p.name.as_str()))
-                .and_then(|e| e["status"].as_str().map(str::to_owned));
+            let recorded = prior
+                .participants
+                .iter()
+                .find(|e| e.name() == Some(p.name.as_str()))
+                .and_then(|e| e.get("status")?.as_str().map(str::to_owned));
             let cell = status.as_ref().and_then(|s| s.cells.get(&p.name));
             // The status cell is newer than RUN_RESULT.json when a run died before writing it.
             let state = match (cell, recorded) {

@@ -25,6 +25,7 @@ use crate::creds::Credentials;
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{RuntimeError, SharedRuntime, TeardownFailure};
+use crate::state::results::{self, Entry, RoundResult};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
@@ -417,7 +418,8 @@ fn record_sandbox(
     Ok(())
 }
 
-/// `RUN_RESULT.json` (round 1) or `REFINE_<N>_RESULT.json`.
+/// `RUN_RESULT.json` (round 1) or `REFINE_<N>_RESULT.json`; a resumed run merges with the
+/// file it finds (entries of participants not re-run stay as they were).
 fn write_round_result(
     paths: &CookPaths,
     brief: &Brief,
@@ -427,97 +429,52 @@ fn write_round_result(
     settings: &RunSettings,
     round: u32,
 ) -> Result<(), StateError> {
-    if round == 1 {
-        return write_run_result(paths, brief, results, versions, sandbox, settings.merge);
-    }
-    let path = paths.dir().join(format!("REFINE_{round}_RESULT.json"));
-    let mut participants: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
+    let path = if round == 1 {
+        paths.run_result()
+    } else {
+        paths.dir().join(format!("REFINE_{round}_RESULT.json"))
+    };
+    let current: Vec<Entry> = results.iter().map(Entry::of).collect();
+    let order: Vec<&str> = brief.participants.iter().map(|p| p.name.as_str()).collect();
+    let mut file = RoundResult {
+        finished_at: Some(now_iso()),
+        round_num: (round > 1).then_some(round),
+        round,
+        participants: current,
+        cli_versions: versions.clone(),
+        sandbox_check: (round == 1)
+            .then(|| sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r))),
+        extra: serde_json::Map::new(),
+    };
     if settings.merge {
-        // Resuming a refine round: entries of participants not re-run stay.
-        let prior: serde_json::Value = fsx::read_capped(&path, 64 << 20)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        for entry in prior["participants"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-        {
-            if !participants.iter().any(|p| p["name"] == entry["name"]) {
-                participants.push(entry);
-            }
+        let prior: RoundResult = results::read(&path).unwrap_or_default();
+        let mut earlier = prior.participants;
+        if round == 1 {
+            // A run killed before writing its result left each finished cell's trace.json.
+            earlier.extend(traces_of_finished_cells(paths, brief));
         }
-        let rank = |v: &serde_json::Value| {
-            brief
-                .participants
-                .iter()
-                .position(|p| v["name"] == p.name.as_str())
-                .unwrap_or(usize::MAX)
-        };
-        participants.sort_by_key(rank);
+        file.participants = results::merge_entries(file.participants, earlier, &order);
+        let mut versions = prior.cli_versions;
+        versions.extend(file.cli_versions);
+        file.cli_versions = versions;
     }
-    let value = json!({"finished_at": now_iso(), "round_num": round, "round": round, "participants": participants, "cli_versions": versions});
-    fsx::write_json_atomic(&path, &value).map_err(StateError::io("write", path))
+    results::write(&path, &file).map_err(StateError::io("write", path))
 }
 
-fn write_run_result(
-    paths: &CookPaths,
-    brief: &Brief,
-    results: &[ParticipantResult],
-    cli_versions: &std::collections::BTreeMap<String, String>,
-    sandbox: Option<&sandbox::SandboxReport>,
-    merge: bool,
-) -> Result<(), StateError> {
-    let sandbox = sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r));
-    let mut participants: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
-    let mut versions = serde_json::Map::new();
-    if merge {
-        let prior: serde_json::Value = fsx::read_capped(&paths.run_result(), 64 << 20)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        // Prior entries of participants not re-run stay as they were; brief order.
-        let prior_entries = prior["participants"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let name = |v: &serde_json::Value| v["name"].as_str().map(str::to_owned);
-        for entry in prior_entries {
-            if !participants.iter().any(|p| name(p) == name(&entry)) {
-                participants.push(entry);
+/// The trace.json of every participant (as result entries), for a run killed before it wrote
+/// its result file.
+fn traces_of_finished_cells(paths: &CookPaths, brief: &Brief) -> Vec<Entry> {
+    brief
+        .participants
+        .iter()
+        .filter_map(|participant| {
+            let mut trace: Entry = results::read(&paths.trace(&participant.name))?;
+            for extra in ["mode", "round_num", "rate_limited"] {
+                trace.0.remove(extra);
             }
-        }
-        // A run killed before writing its result left each finished cell's trace.json.
-        for participant in &brief.participants {
-            if participants
-                .iter()
-                .any(|p| p["name"] == participant.name.as_str())
-            {
-                continue;
-            }
-            if let Ok(bytes) = fsx::read_capped(&paths.trace(&participant.name), 64 << 20)
-                && let Ok(serde_json::Value::Object(mut trace)) = serde_json::from_slice(&bytes)
-            {
-                for extra in ["mode", "round_num", "rate_limited"] {
-                    trace.remove(extra);
-                }
-                participants.push(serde_json::Value::Object(trace));
-            }
-        }
-        let rank = |v: &serde_json::Value| {
-            name(v)
-                .and_then(|n| brief.participants.iter().position(|p| p.name == n))
-                .unwrap_or(usize::MAX)
-        };
-        participants.sort_by_key(rank);
-        if let Some(prior_versions) = prior["cli_versions"].as_object() {
-            versions.extend(prior_versions.clone());
-        }
-    }
-    versions.extend(cli_versions.iter().map(|(k, v)| (k.clone(), json!(v))));
-    let value = json!({"finished_at": now_iso(), "round": 1, "participants": participants, "cli_versions": versions, "sandbox_check": sandbox});
-    fsx::write_json_atomic(&paths.run_result(), &value)
-        .map_err(StateError::io("write", paths.run_result()))
+            Some(trace)
+        })
+        .collect()
 }
 
 type ProbeHandle = tokio::task::JoinHandle<Result<sandbox::SandboxReport, RuntimeError>>;

@@ -28,6 +28,7 @@ use crate::cook::RunError;
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{SharedRuntime, TeardownFailure};
+use crate::state::results::{self, Entry, JudgeRunResult};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
@@ -246,17 +247,17 @@ pub async fn judge(
         return Err(RunError::Build(message.to_string()));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
-    let entries = result_entries(paths, brief, &results, resume == Resume::KeepFinished);
-    let judge_result = json!({
-        "finished_at": now_iso(),
-        "policy": brief.judging.policy,
-        "mode": brief.judging.mode,
-        "self_preference": brief.judging.self_preference,
-        "blinding_probe": brief.judging.blinding_probe,
-        "seed": seed,
-        "judges": entries,
-    });
-    fsx::write_json_atomic(&paths.judge_result(), &judge_result)
+    let judge_result = JudgeRunResult {
+        finished_at: Some(now_iso()),
+        policy: Some(json!(brief.judging.policy)),
+        mode: Some(json!(brief.judging.mode)),
+        self_preference: brief.judging.self_preference,
+        blinding_probe: brief.judging.blinding_probe,
+        seed: Some(seed),
+        judges: result_entries(paths, brief, &results, resume),
+        extra: serde_json::Map::new(),
+    };
+    results::write(&paths.judge_result(), &judge_result)
         .map_err(StateError::io("write", paths.judge_result()))?;
     let state = if settings.cancel.is_cancelled() {
         CookState::Cancelled
@@ -275,49 +276,36 @@ pub async fn judge(
     })
 }
 
-/// `JUDGE_RESULT.json` entries; when resuming, the judges not run again keep theirs.
+/// `JUDGE_RESULT.json` entries; when resuming, the judges not run again keep theirs (from the
+/// file, or from `judging/_results/<judge>.json` when a killed run never wrote it).
 fn result_entries(
     paths: &CookPaths,
     brief: &Brief,
-    results: &[JudgeResult],
-    merge: bool,
-) -> Vec<serde_json::Value> {
-    let mut entries: Vec<serde_json::Value> = results.iter().map(|r| json!(r)).collect();
-    if merge {
-        let prior: serde_json::Value = fsx::read_capped(&paths.judge_result(), 64 << 20)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        let mut prior_entries = prior["judges"].as_array().cloned().unwrap_or_default();
-        for judge in &brief.judges {
-            let kept = paths
-                .judging()
-                .join("_results")
-                .join(format!("{}.json", judge.name));
-            if !prior_entries
-                .iter()
-                .any(|e| e["name"] == judge.name.as_str())
-                && let Ok(Ok(entry)) = fsx::read_capped(&kept, 16 << 20)
-                    .map(|b| serde_json::from_slice::<serde_json::Value>(&b))
-            {
-                prior_entries.push(entry);
-            }
-        }
-        for entry in prior_entries {
-            if !entries.iter().any(|e| e["name"] == entry["name"]) {
-                entries.push(entry);
-            }
-        }
-        let rank = |v: &serde_json::Value| {
-            brief
-                .judges
-                .iter()
-                .position(|j| v["name"] == j.name.as_str())
-                .unwrap_or(usize::MAX)
-        };
-        entries.sort_by_key(rank);
+    ran: &[JudgeResult],
+    resume: Resume,
+) -> Vec<Entry> {
+    let current: Vec<Entry> = ran.iter().map(Entry::of).collect();
+    if resume == Resume::Fresh {
+        return current;
     }
-    entries
+    let mut earlier = results::read::<JudgeRunResult>(&paths.judge_result())
+        .unwrap_or_default()
+        .judges;
+    for judge in &brief.judges {
+        let kept = paths
+            .judging()
+            .join("_results")
+            .join(format!("{}.json", judge.name));
+        if !earlier
+            .iter()
+            .any(|e| e.name() == Some(judge.name.as_str()))
+            && let Some(entry) = results::read::<Entry>(&kept)
+        {
+            earlier.push(entry);
+        }
+    }
+    let order: Vec<&str> = brief.judges.iter().map(|j| j.name.as_str()).collect();
+    results::merge_entries(current, earlier, &order)
 }
 
 /// Keeps earlier judge outputs aside, normalizes each sealed output once (recording what was

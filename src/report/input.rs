@@ -14,6 +14,7 @@ use super::ReportError;
 use crate::brief::Brief;
 use crate::fsx;
 use crate::state::CookPaths;
+use crate::state::results::{self, Entry, JudgeRunResult, RoundResult};
 
 /// Largest JSON or markdown file the report reads.
 pub const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -187,40 +188,26 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
         ..ReportInput::default()
     };
     if let Some(run) = read_json(&paths.run_result(), &mut input.warnings)? {
-        input.run_finished_at = run
-            .get("finished_at")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
         input.usage_totals = run.get("usage_totals").filter(|v| !v.is_null()).cloned();
-        input.round = run
-            .get("round")
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok())
-            .unwrap_or(1);
-        input.run_entries = run_entries(&run);
-        input.cli_versions = run
-            .get("cli_versions")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let run: RoundResult = serde_json::from_value(run).unwrap_or_default();
+        input.run_finished_at = run.finished_at;
+        input.round = run.round;
+        input.run_entries = run_entries(&run.participants);
+        input.cli_versions = run.cli_versions.into_iter().collect();
         input.sandbox_passed = run
-            .get("sandbox_check")
+            .sandbox_check
+            .as_ref()
             .and_then(|c| c.get("passed"))
             .and_then(Value::as_bool);
     }
     if let Some((round, path)) = latest_refine(paths.dir())? {
         input.round = round;
-        let refine = fsx::read_capped(&path, MAX_INPUT_BYTES)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        input.run_entries = refine.as_ref().map(run_entries).unwrap_or_default();
+        input.run_entries = results::read::<RoundResult>(&path)
+            .map(|refine| run_entries(&refine.participants))
+            .unwrap_or_default();
     }
-    input.judge_result =
-        read_json(&paths.judge_result(), &mut input.warnings)?.map(|v| judge_result(&v));
+    input.judge_result = read_json(&paths.judge_result(), &mut input.warnings)?
+        .map(|v| judge_result(serde_json::from_value(v).unwrap_or_default()));
     let pairwise = input.judge_result.as_ref().and_then(|r| r.mode.as_deref()) == Some("pairwise");
     for judge in judge_dirs(&judging, brief)? {
         let dir = paths.judge_dir(&judge);
@@ -316,14 +303,12 @@ fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ReportError> {
     }
 }
 
-fn run_entries(result: &Value) -> Vec<RunEntry> {
-    let entries = result
-        .get("participants")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+fn run_entries(entries: &[Entry]) -> Vec<RunEntry> {
     entries
         .iter()
+        .map(|entry| Value::Object(entry.0.clone()))
         .filter_map(|entry| {
+            let entry = &entry;
             Some(RunEntry {
                 name: entry.get("name")?.as_str()?.to_owned(),
                 status: text(entry, "status"),
@@ -372,35 +357,24 @@ fn latest_refine(dir: &Path) -> Result<Option<(u32, PathBuf)>, ReportError> {
     Ok(best)
 }
 
-fn judge_result(value: &Value) -> JudgeResult {
-    let raw_judges = value
-        .get("judges")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let judges = raw_judges
-        .iter()
-        .filter(|j| j.is_object())
-        .map(judge_run)
+fn judge_result(file: JudgeRunResult) -> JudgeResult {
+    let raw_judges: Vec<Value> = file
+        .judges
+        .into_iter()
+        .map(|entry| Value::Object(entry.0))
         .collect();
+    let judges = raw_judges.iter().map(judge_run).collect();
+    let as_text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
     JudgeResult {
-        finished_at: text(value, "finished_at"),
-        policy: text(value, "policy"),
-        mode: text(value, "mode"),
-        self_preference: value.get("self_preference").and_then(Value::as_bool) == Some(true),
-        blinding_probe: value.get("blinding_probe").and_then(Value::as_bool) == Some(true),
-        seed: value.get("seed").and_then(seed),
+        finished_at: file.finished_at,
+        policy: as_text(file.policy),
+        mode: as_text(file.mode),
+        self_preference: file.self_preference,
+        blinding_probe: file.blinding_probe,
+        seed: file.seed,
         raw_judges,
         judges,
     }
-}
-
-/// A seed written as a JSON number or, as summary.json writes it (a number above 2^53 would
-/// lose digits in most JSON readers), as a decimal string.
-fn seed(value: &Value) -> Option<u64> {
-    value
-        .as_u64()
-        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
 }
 
 /// Each brief participant's sealed inbox size, when it has one.

@@ -7,6 +7,7 @@
 mod events;
 mod lock;
 mod paths;
+pub mod results;
 mod status;
 
 use std::path::PathBuf;
