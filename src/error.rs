@@ -82,28 +82,35 @@ impl Hint for UserError {
     }
 }
 
+/// How to find the hint of one error type in an error chain. Every type with a [`Hint`] impl
+/// registers one with [`hint_source!`], next to the impl, so no central list can forget it
+/// (a hand-kept list once lost nightly's hints); a test checks that every impl is registered.
+pub struct HintSource(pub fn(&(dyn std::error::Error + 'static)) -> Option<String>);
+
+inventory::collect!(HintSource);
+
+/// Registers the [`Hint`] impl of an error type, so [`hint_for`] finds it in any chain.
+#[macro_export]
+macro_rules! hint_source {
+    ($ty:ty) => {
+        inventory::submit! {
+            $crate::error::HintSource(|cause| {
+                cause
+                    .downcast_ref::<$ty>()
+                    .and_then($crate::error::Hint::hint)
+            })
+        }
+    };
+}
+
+hint_source!(UserError);
+
 /// Finds the first hint in an error's chain.
 pub fn hint_for(error: &anyhow::Error) -> Option<String> {
     error.chain().find_map(|cause| {
-        macro_rules! try_hint {
-            ($($ty:ty),*) => {
-                $(if let Some(e) = cause.downcast_ref::<$ty>() {
-                    if let Some(h) = e.hint() { return Some(h); }
-                })*
-            };
-        }
-        try_hint!(
-            UserError,
-            crate::brief::BriefError,
-            crate::runtime::RuntimeError,
-            crate::state::StateError,
-            crate::cook::RunError,
-            crate::flavor::FlavorError,
-            crate::report::ReportError,
-            crate::state::LockError,
-            crate::creds::CredsError
-        );
-        None
+        inventory::iter::<HintSource>
+            .into_iter()
+            .find_map(|source| (source.0)(cause))
     })
 }
 
@@ -116,5 +123,43 @@ pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
         ExitCode::Cancelled
     } else {
         ExitCode::Precondition
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    /// Every `impl Hint for X` in the source has its `hint_source!(X)` beside it.
+    #[test]
+    fn every_hint_impl_is_registered() {
+        let impl_line = regex::Regex::new(r"impl (?:crate::error::)?Hint for (\w+)").unwrap();
+        let mut checked = 0;
+        for entry in walkdir::WalkDir::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for found in impl_line.captures_iter(&text) {
+                checked += 1;
+                assert!(
+                    text.contains(&format!("hint_source!({})", &found[1])),
+                    "{}: `{}` implements Hint but is not registered with hint_source!",
+                    entry.path().display(),
+                    &found[1]
+                );
+            }
+        }
+        assert!(checked >= 10, "found only {checked} impls");
+    }
+
+    /// Regression (issue "The cell boundary", item 5): nightly's hints never printed.
+    #[test]
+    fn a_nightly_config_error_keeps_its_hint_through_anyhow() {
+        let error = anyhow::Error::new(crate::nightly::config::ConfigError {
+            file: "n.yaml".into(),
+            problems: vec!["field `briefs`: missing".into()],
+        })
+        .context("cannot start the night");
+        assert!(super::hint_for(&error).is_some_and(|h| h.contains("multicooker nightly --help")));
     }
 }

@@ -99,6 +99,8 @@ fn render_problems(path: &Path, problems: &[Problem]) -> String {
     }
 }
 
+crate::hint_source!(BriefError);
+
 impl Hint for BriefError {
     fn hint(&self) -> Option<String> {
         match self {

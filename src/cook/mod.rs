@@ -63,6 +63,8 @@ pub enum RunError {
     Sandbox(Vec<String>),
 }
 
+crate::hint_source!(RunError);
+
 impl crate::error::Hint for RunError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -89,6 +89,8 @@ pub enum CredsError {
     },
 }
 
+crate::hint_source!(CredsError);
+
 impl Hint for CredsError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -51,6 +51,8 @@ pub enum FlavorError {
     },
 }
 
+crate::hint_source!(FlavorError);
+
 impl Hint for FlavorError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -87,6 +87,8 @@ pub struct ConfigError {
     pub problems: Vec<String>,
 }
 
+crate::hint_source!(ConfigError);
+
 impl crate::error::Hint for ConfigError {
     fn hint(&self) -> Option<String> {
         Some("fix each field as said; `multicooker nightly --help` shows a full example".into())

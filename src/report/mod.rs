@@ -63,6 +63,8 @@ pub enum ReportError {
     },
 }
 
+crate::hint_source!(ReportError);
+
 impl Hint for ReportError {
     fn hint(&self) -> Option<String> {
         match self {

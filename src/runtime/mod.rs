@@ -260,6 +260,8 @@ impl RuntimeError {
     }
 }
 
+crate::hint_source!(RuntimeError);
+
 impl Hint for RuntimeError {
     fn hint(&self) -> Option<String> {
         match self {

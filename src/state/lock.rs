@@ -37,6 +37,8 @@ pub enum LockError {
     },
 }
 
+crate::hint_source!(LockError);
+
 impl Hint for LockError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -62,6 +62,8 @@ pub enum StateError {
     },
 }
 
+crate::hint_source!(StateError);
+
 impl Hint for StateError {
     fn hint(&self) -> Option<String> {
         match self {

@@ -103,6 +103,8 @@ pub enum StoreError {
     },
 }
 
+crate::hint_source!(StoreError);
+
 impl crate::error::Hint for StoreError {
     fn hint(&self) -> Option<String> {
         match self {
