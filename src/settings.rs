@@ -84,6 +84,7 @@ pub fn run_settings(
             cancel,
             egress: egress_settings(),
             grace: cell_grace()?,
+            logins: login_sources(),
         },
         seal_max_bytes,
         sandbox_check: true,
@@ -101,6 +102,29 @@ pub fn egress_settings() -> EgressSettings {
     EgressSettings {
         network: set(env::EGRESS_NETWORK),
         canary_direct: set(env::CANARY_DIRECT).unwrap_or(defaults.canary_direct),
+    }
+}
+
+/// The pool cell networks take their subnets from (`MULTICOOKER_SUBNET_POOL`).
+pub fn subnet_pool() -> String {
+    std::env::var(env::SUBNET_POOL)
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| crate::runtime::docker::DEFAULT_SUBNET_POOL.to_owned())
+}
+
+/// Where the host's logins and the token store are (`MULTICOOKER_HOST_HOME`, else `HOME`;
+/// `MULTICOOKER_TOKEN_STORE`).
+pub fn login_sources() -> crate::creds::LoginSources {
+    let named = std::env::var_os(crate::creds::HOST_HOME_ENV).filter(|h| !h.is_empty());
+    crate::creds::LoginSources {
+        keychain: named.is_none(),
+        home: named
+            .or_else(|| std::env::var_os("HOME"))
+            .map_or_else(|| PathBuf::from("/"), PathBuf::from),
+        store: std::env::var(crate::creds::TOKEN_STORE_ENV)
+            .ok()
+            .filter(|s| !s.is_empty()),
     }
 }
 
@@ -148,6 +172,7 @@ pub fn test_run_settings() -> RunSettings {
             cancel: CancellationToken::new(),
             egress: EgressSettings::default(),
             grace: crate::cell::plan::CELL_GRACE,
+            logins: crate::creds::LoginSources::files_only(std::path::Path::new("/nonexistent")),
         },
         seal_max_bytes: DEFAULT_SEAL_MAX_BYTES,
         sandbox_check: false,

@@ -71,6 +71,8 @@ pub struct CellSettings {
     pub egress: EgressSettings,
     /// How long a cell may outlive its timeout before its own init ends it.
     pub grace: std::time::Duration,
+    /// Where the host's logins are read from.
+    pub logins: crate::creds::LoginSources,
 }
 
 impl CellSettings {

@@ -85,6 +85,7 @@ pub async fn run_phase<H: CellHooks>(
         redactor: phase.redactor,
         serial: phase.serial,
         user: settings.user,
+        home: settings.logins.home.clone(),
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
     let build = ready.await;

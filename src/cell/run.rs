@@ -102,6 +102,8 @@ pub struct RunOptions {
     pub serial: Vec<String>,
     /// The identity cells run as (owner of their writable areas).
     pub user: CellUser,
+    /// The host home, under which host-wide flavor locks live.
+    pub home: std::path::PathBuf,
 }
 
 /// Runs every plan and returns the hooks' outputs in plan order.
@@ -142,7 +144,9 @@ pub async fn run_cells<H: CellHooks>(
                 // Other multicooker processes (a judge, a parallel nightly run) hand the same
                 // refresh token to their cells too: one host-wide lock per serial flavor.
                 let _host_lock = match &flavor_permit {
-                    Some(_) => host_lock(&lock_dir(), &plan.flavor, &options.cancel).await,
+                    Some(_) => {
+                        host_lock(&lock_dir(&options.home), &plan.flavor, &options.cancel).await
+                    }
                     None => None,
                 };
                 let _permit = tokio::select! {

@@ -120,6 +120,7 @@ pub async fn probe(
         redactor: Arc::default(),
         serial: Vec::new(),
         user: settings.user,
+        home: std::env::temp_dir(),
     };
     let outcome = run_cells(
         runtime,

@@ -4,9 +4,9 @@
 
 use tokio_util::sync::CancellationToken;
 
-/// Where host-wide flavor locks live: per user, beside the token store.
-pub(super) fn lock_dir() -> std::path::PathBuf {
-    crate::creds::host_home().join(".cache/multicooker/locks")
+/// Where host-wide flavor locks live: per user, under the host home.
+pub(super) fn lock_dir(home: &std::path::Path) -> std::path::PathBuf {
+    home.join(".cache/multicooker/locks")
 }
 
 /// Takes the host-wide lock of a serial flavor, waiting while another process holds it (or

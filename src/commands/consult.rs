@@ -313,7 +313,7 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
         plans.push(plan);
     }
     let cells: Vec<(&Actor, Role)> = reviewers.iter().map(|r| (r, Role::Reviewer)).collect();
-    let logins = crate::cook::snapshot_logins(brief, &cells)?;
+    let logins = crate::cook::snapshot_logins(brief, &cells, &settings.logins)?;
     crate::cook::attach_logins(&mut plans, &logins);
     let flavors: Vec<String> = reviewers.iter().map(|r| r.flavor.clone()).collect();
     let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("consult"));

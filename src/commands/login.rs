@@ -33,7 +33,7 @@ fn host_login_note(flavor: &str) -> &'static str {
 
 pub(super) fn run(args: &LoginArgs) -> anyhow::Result<ExitCode> {
     let printer = settings::printer(&args.global);
-    let store = creds::token_store();
+    let store = crate::settings::login_sources().token_store();
     let flavor = args.flavor.as_str();
     let Some((_, mint)) = LONG_LIVED.iter().find(|(f, _)| *f == flavor) else {
         if args.status {

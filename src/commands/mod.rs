@@ -76,7 +76,8 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
 
 /// Connects to the engine.
 async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
-    let runtime: SharedRuntime = Arc::new(DockerRuntime::connect().await?);
+    let runtime: SharedRuntime =
+        Arc::new(DockerRuntime::connect_with_pool(&settings::subnet_pool()).await?);
     let info = runtime.info().await?;
     session.printer.detail(&format!(
         "engine: {} {} (API {}), {} CPUs, {} MiB",

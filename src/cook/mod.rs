@@ -151,7 +151,7 @@ pub async fn cook(
     let specs = images::image_specs(paths, &engine_names, &flavors, &cells.run_id)?;
     let bases = images::base_tags(&specs);
     let roles: Vec<(&Actor, Role)> = actors.iter().map(|a| (a, Role::Participant)).collect();
-    let logins = snapshot_logins(brief, &roles)?;
+    let logins = snapshot_logins(brief, &roles, &cells.logins)?;
     let round = settings.refine.as_ref().map_or(1, |r| r.round);
     let prompts = prepare_folder(paths, &actors, settings)?;
     let (status, events) = open_run(paths, brief, &actors, settings.merge, round)?;
@@ -243,7 +243,11 @@ pub async fn cook(
 
 /// Reads the logins the cells' flavors need from the host and checks they outlive the cells.
 /// Nothing is written: a missing or expiring login stops the command before it starts.
-pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, Role)]) -> Result<Credentials, RunError> {
+pub fn snapshot_logins(
+    brief: &Brief,
+    cells: &[(&Actor, Role)],
+    sources: &crate::creds::LoginSources,
+) -> Result<Credentials, RunError> {
     let mut flavors: Vec<(String, u64)> = Vec::new();
     for (actor, role) in cells {
         let timeout = brief.timeout_for(actor, *role);
@@ -254,8 +258,8 @@ pub fn snapshot_logins(brief: &Brief, cells: &[(&Actor, Role)]) -> Result<Creden
     }
     Ok(Credentials::snapshot(
         &flavors,
-        &crate::creds::host_home(),
-        &*crate::creds::token_store(),
+        sources,
+        &*sources.token_store(),
     )?)
 }
 

@@ -13,11 +13,11 @@ mod store;
 mod members;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use members::members;
 pub use sources::{
-    HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login,
+    HOST_HOME_ENV, Login, LoginSources, StagedFile, jwt_expiry, login_command, read_login,
 };
 pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
 
@@ -123,7 +123,7 @@ impl Credentials {
     /// checks they outlive the cells.
     pub fn snapshot(
         flavors: &[(String, u64)],
-        home: &Path,
+        sources: &LoginSources,
         store: &dyn TokenStore,
     ) -> Result<Self, CredsError> {
         let mut logins = BTreeMap::new();
@@ -138,7 +138,7 @@ impl Credentials {
                 } else {
                     None
                 };
-                if let Some(login) = read_login(member, home, long_lived)? {
+                if let Some(login) = read_login(member, sources, long_lived)? {
                     check_expiry(&login, now, *timeout_s)?;
                     logins.insert((*member).to_owned(), login);
                 }
@@ -307,7 +307,7 @@ mod tests {
         let store = store::FileStore::new(home.path().join("tokens"));
         let creds = Credentials::snapshot(
             &[("grok".into(), 60), ("dummy".into(), 60)],
-            home.path(),
+            &LoginSources::files_only(home.path()),
             &store,
         )
         .unwrap();

@@ -53,26 +53,48 @@ pub fn login_command(flavor: &str) -> &'static str {
     }
 }
 
-/// The host home folder whose logins are read.
-pub fn host_home() -> PathBuf {
-    std::env::var_os(HOST_HOME_ENV)
-        .or_else(|| std::env::var_os("HOME"))
-        .map_or_else(|| PathBuf::from("/"), PathBuf::from)
+/// Where the host's logins are read from, decided once in settings from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginSources {
+    /// The host home folder whose login files are read (`MULTICOOKER_HOST_HOME`, else `HOME`).
+    pub home: PathBuf,
+    /// On macOS, claude's and agy's logins are read from the Keychain (not when a host home
+    /// was named explicitly, as tests do).
+    pub keychain: bool,
+    /// `MULTICOOKER_TOKEN_STORE`, as given.
+    pub store: Option<String>,
+}
+
+impl LoginSources {
+    /// Files under `home` only (no Keychain, the default token store).
+    pub fn files_only(home: &Path) -> Self {
+        Self {
+            home: home.to_path_buf(),
+            keychain: false,
+            store: None,
+        }
+    }
+
+    /// The token store these sources name.
+    pub fn token_store(&self) -> Box<dyn super::TokenStore> {
+        super::token_store(self.store.as_deref(), &self.home)
+    }
 }
 
 /// Reads one flavor's login from the host (`long_lived`: a token from `multicooker login`).
 pub fn read_login(
     flavor: &str,
-    home: &Path,
+    sources: &LoginSources,
     long_lived: Option<String>,
 ) -> Result<Option<Login>, CredsError> {
+    let home = sources.home.as_path();
     match flavor {
         "claude" => match long_lived {
             Some(token) => Ok(Some(claude_long_lived(token))),
-            None => claude(home).map(Some),
+            None => claude(home, sources.keychain).map(Some),
         },
         "codex" => codex(home).map(Some),
-        "agy" => agy(home).map(Some),
+        "agy" => agy(home, sources.keychain).map(Some),
         "grok" => grok(home).map(Some),
         _ => Ok(None),
     }
@@ -130,9 +152,9 @@ fn claude_long_lived(token: String) -> Login {
 }
 
 /// `~/.claude/.credentials.json` (Linux) or the Keychain item `Claude Code-credentials` (macOS).
-fn claude(home: &Path) -> Result<Login, CredsError> {
+fn claude(home: &Path, keychain: bool) -> Result<Login, CredsError> {
     let path = home.join(".claude/.credentials.json");
-    let mut value = if cfg!(target_os = "macos") && std::env::var_os(HOST_HOME_ENV).is_none() {
+    let mut value = if cfg!(target_os = "macos") && keychain {
         claude_keychain().map_err(|problem| {
             invalid(
                 "claude",
@@ -246,9 +268,9 @@ fn codex(home: &Path) -> Result<Login, CredsError> {
 
 /// `~/.gemini/antigravity-cli/antigravity-oauth-token`. Google access tokens last about an hour,
 /// so the refresh token ships; such cells run one at a time.
-fn agy(home: &Path) -> Result<Login, CredsError> {
+fn agy(home: &Path, keychain: bool) -> Result<Login, CredsError> {
     let path = home.join(".gemini/antigravity-cli/antigravity-oauth-token");
-    let value = if cfg!(target_os = "macos") && std::env::var_os(HOST_HOME_ENV).is_none() {
+    let value = if cfg!(target_os = "macos") && keychain {
         agy_keychain().map_err(|problem| {
             invalid("agy", Path::new("Keychain: gemini / antigravity"), &problem)
         })?
@@ -360,7 +382,9 @@ mod tests {
             ".claude/.credentials.json",
             r#"{"claudeAiOauth": {"accessToken": "sk-ant-oat01-AAA", "refreshToken": "sk-ant-ort01-RRR", "expiresAt": 1893456000000, "scopes": ["user:inference"]}}"#,
         );
-        let login = read_login("claude", home.path(), None).unwrap().unwrap();
+        let login = read_login("claude", &LoginSources::files_only(home.path()), None)
+            .unwrap()
+            .unwrap();
         let staged = String::from_utf8(login.files[0].bytes.clone()).unwrap();
         assert!(
             staged.contains("sk-ant-oat01-AAA") && !staged.contains("sk-ant-ort01-RRR"),
@@ -368,9 +392,13 @@ mod tests {
         );
         assert_eq!(login.secrets, ["sk-ant-oat01-AAA", "sk-ant-ort01-RRR"]);
         assert_eq!(login.expires_at.unwrap().as_second(), 1_893_456_000);
-        let long = read_login("claude", home.path(), Some("sk-ant-oat01-LONG".into()))
-            .unwrap()
-            .unwrap();
+        let long = read_login(
+            "claude",
+            &LoginSources::files_only(home.path()),
+            Some("sk-ant-oat01-LONG".into()),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(long.files[0].name, "oauth-token");
         assert_eq!(long.expires_at, None);
     }
@@ -387,7 +415,9 @@ mod tests {
                 r#"{{"auth_mode": "chatgpt", "OPENAI_API_KEY": null, "tokens": {{"access_token": "{jwt}", "refresh_token": "rt.secret"}}}}"#
             ),
         );
-        let login = read_login("codex", home.path(), None).unwrap().unwrap();
+        let login = read_login("codex", &LoginSources::files_only(home.path()), None)
+            .unwrap()
+            .unwrap();
         assert_eq!(login.expires_at.unwrap().as_second(), 1_893_456_000);
         assert!(!String::from_utf8_lossy(&login.files[0].bytes).contains("rt.secret"));
         write(
@@ -395,7 +425,7 @@ mod tests {
             ".codex/auth.json",
             r#"{"OPENAI_API_KEY": "sk-live", "tokens": {"access_token": "x"}}"#,
         );
-        let error = read_login("codex", home.path(), None).unwrap_err();
+        let error = read_login("codex", &LoginSources::files_only(home.path()), None).unwrap_err();
         assert!(error.to_string().contains("OPENAI_API_KEY"), "{error}");
     }
 
@@ -407,7 +437,9 @@ mod tests {
             ".grok/auth.json",
             r#"{"https://auth.x.ai::cli": {"key": "xai-access", "auth_mode": "oidc", "refresh_token": "xai-refresh", "expires_at": "2030-01-01T00:00:00Z"}, "xai::api_key": {"key": "xai-apikey", "auth_mode": "api_key"}}"#,
         );
-        let login = read_login("grok", home.path(), None).unwrap().unwrap();
+        let login = read_login("grok", &LoginSources::files_only(home.path()), None)
+            .unwrap()
+            .unwrap();
         let staged = String::from_utf8(login.files[0].bytes.clone()).unwrap();
         assert!(
             staged.contains("xai-access")
@@ -436,14 +468,14 @@ mod tests {
     #[test]
     fn missing_and_malformed_logins_name_the_file() {
         let home = tempfile::tempdir().unwrap();
-        let error = read_login("agy", home.path(), None).unwrap_err();
+        let error = read_login("agy", &LoginSources::files_only(home.path()), None).unwrap_err();
         assert!(matches!(error, CredsError::Missing { .. }));
         write(
             home.path(),
             ".gemini/antigravity-cli/antigravity-oauth-token",
             r#"{"token": {"access_token": "a"}}"#,
         );
-        let error = read_login("agy", home.path(), None).unwrap_err();
+        let error = read_login("agy", &LoginSources::files_only(home.path()), None).unwrap_err();
         assert!(error.to_string().contains("token.refresh_token"), "{error}");
     }
 }

@@ -130,10 +130,11 @@ impl TokenStore for FileStore {
     }
 }
 
-/// The store to use: `MULTICOOKER_TOKEN_STORE`, else the OS keyring when one is available,
-/// else files in `~/.config/multicooker/tokens`.
-pub fn token_store() -> Box<dyn TokenStore> {
-    match std::env::var(TOKEN_STORE_ENV).ok().as_deref() {
+/// The store to use: `spec` (`MULTICOOKER_TOKEN_STORE`, read in settings: `file:<folder>` or
+/// `keyring`), else the OS keyring when one is available, else files in
+/// `<home>/.config/multicooker/tokens`.
+pub fn token_store(spec: Option<&str>, home: &std::path::Path) -> Box<dyn TokenStore> {
+    match spec {
         Some(spec) if spec.starts_with("file:") => {
             Box::new(FileStore::new(PathBuf::from(&spec[5..])))
         }
@@ -141,9 +142,7 @@ pub fn token_store() -> Box<dyn TokenStore> {
         _ if keyring::Entry::store_status().is_ok() && KeyringStore.get("probe").is_ok() => {
             Box::new(KeyringStore)
         }
-        _ => Box::new(FileStore::new(
-            super::host_home().join(".config/multicooker/tokens"),
-        )),
+        _ => Box::new(FileStore::new(home.join(".config/multicooker/tokens"))),
     }
 }
 

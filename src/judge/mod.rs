@@ -199,7 +199,7 @@ pub async fn judge(
         .filter(|j| running.iter().any(|a| a.judge == j.name))
         .map(|j| (j, Role::Judge))
         .collect();
-    let logins = crate::cook::snapshot_logins(brief, &running_judges)?;
+    let logins = crate::cook::snapshot_logins(brief, &running_judges, &settings.logins)?;
     prepare_inboxes(paths, brief, &assignments, seed, resume)?;
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);

@@ -83,6 +83,7 @@ async fn run(
             redactor: Arc::default(),
             serial: Vec::new(),
             user: CellUser::resolve(Some("1000:1000")).unwrap(),
+            home: std::env::temp_dir(),
         },
     )
     .await;

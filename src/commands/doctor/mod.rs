@@ -66,9 +66,10 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             check_user(&mut checks);
             let mut ready = Vec::new();
             // Found once: finding the keyring probes it.
-            let store = crate::creds::token_store();
+            let sources = crate::settings::login_sources();
+            let store = sources.token_store();
             for target in &targets {
-                let login = check_login(target, &*store, &mut checks);
+                let login = check_login(target, &sources, &*store, &mut checks);
                 let image = check_flavor(
                     &*runtime,
                     target,
@@ -197,16 +198,17 @@ fn flavors_to_check(
 }
 
 /// The flavor's login: present, well-formed, and outliving its cells. True when usable.
-fn check_login(target: &Target, store: &dyn TokenStore, checks: &mut Checks) -> bool {
+fn check_login(
+    target: &Target,
+    sources: &crate::creds::LoginSources,
+    store: &dyn TokenStore,
+    checks: &mut Checks,
+) -> bool {
     let flavor = &target.flavor;
     if crate::creds::members(flavor).is_empty() {
         return true;
     }
-    match Credentials::snapshot(
-        &[(flavor.clone(), target.timeout_s)],
-        &crate::creds::host_home(),
-        store,
-    ) {
+    match Credentials::snapshot(&[(flavor.clone(), target.timeout_s)], sources, store) {
         Ok(logins) => {
             for (member, line) in logins.describe(jiff::Timestamp::now()) {
                 checks.add("OK", format!("flavor `{flavor}`: {member} login: {line}"));
