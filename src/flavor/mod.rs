@@ -74,6 +74,15 @@ pub struct BuildContext {
     pub digest: String,
 }
 
+/// True when `flavor` runs a vendor's model, which could prefer its own vendor's work. The
+/// offline `dummy` is no vendor: it scores by the quality its participants were scripted with,
+/// so `require_distinct_flavor` has nothing to guard against between dummies (issue 17: the
+/// reference's example cooks, set to `dummy`, must give a leaderboard). A cook's own flavor may
+/// wrap any vendor's CLI, so it counts as one.
+pub fn is_vendor(flavor: &str) -> bool {
+    flavor != "dummy"
+}
+
 /// The hosts a flavor's CLI needs (its model API and sign-in), as `host:port`. These are the
 /// only targets a judge's proxy allows, and the start of every participant's allowlist.
 /// Taken from each vendor's documentation (FLAVORS.md); check them against a real login.
