@@ -51,11 +51,25 @@ impl Printer {
         self.options.json
     }
 
-    /// A line of data on stdout (text mode only).
+    /// True when `-q` was given.
+    pub fn quiet(&self) -> bool {
+        self.options.quiet
+    }
+
+    /// A line of data on stdout (text mode only; nothing with `-q`, which prints only errors).
     pub fn data(&self, line: &str) {
-        if !self.options.json {
+        if !self.options.json && !self.options.quiet {
             println!("{line}");
         }
+    }
+
+    /// A document that is the command's whole product (a completion script, a man page, a
+    /// cell's log lines), on stdout as it is, in every mode.
+    pub fn document(&self, text: &str) {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
     }
 
     /// A JSON document on stdout (JSON mode only).
@@ -87,10 +101,43 @@ impl Printer {
         eprintln!("{}: {line}", self.paint("warning", "33"));
     }
 
-    /// The error that stopped the command, its causes, and the fix.
+    /// The error that stopped the command, its causes, and the fix, on stderr.
     pub fn error(&self, error: &anyhow::Error, hint: Option<&str>) {
-        eprintln!("{}: {error}", self.paint("error", "31"));
-        for cause in error.chain().skip(1) {
+        let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
+        self.error_text(&error.to_string(), &causes, hint);
+    }
+
+    /// The error that stopped the command with exit code `code`: on stderr for people and,
+    /// with `--json`, also as one JSON object on stdout (`code`, `message`, `hint`, `causes`),
+    /// so a script reading stdout always gets a document.
+    pub fn failure(&self, error: &anyhow::Error, hint: Option<&str>, code: u8) {
+        let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
+        self.failure_parts(&error.to_string(), &causes, hint, code);
+    }
+
+    /// [`Printer::failure`] from its parts (for errors that are not an `anyhow::Error`, like
+    /// a command line clap refused).
+    pub fn failure_parts(&self, message: &str, causes: &[String], hint: Option<&str>, code: u8) {
+        self.error_text(message, causes, hint);
+        self.failure_json(message, causes, hint, code);
+    }
+
+    /// With `--json`, the error as one JSON object on stdout; nothing otherwise.
+    pub fn failure_json(&self, message: &str, causes: &[String], hint: Option<&str>, code: u8) {
+        if self.options.json {
+            let value = serde_json::json!({
+                "code": code,
+                "message": message,
+                "hint": hint,
+                "causes": causes,
+            });
+            println!("{value}");
+        }
+    }
+
+    fn error_text(self, message: &str, causes: &[String], hint: Option<&str>) {
+        eprintln!("{}: {message}", self.paint("error", "31"));
+        for cause in causes {
             eprintln!("  caused by: {cause}");
         }
         if let Some(hint) = hint {

@@ -18,6 +18,7 @@ mod prune;
 mod refine;
 mod report;
 mod resume;
+mod shell;
 mod status;
 mod tail;
 
@@ -59,6 +60,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::BuildBase(args) => build_base::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),
+        Command::Completions(args) => Ok(shell::completions(&args)),
+        Command::Man(args) => shell::man(&args),
     }
 }
 

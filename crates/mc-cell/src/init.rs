@@ -244,7 +244,10 @@ mod tests {
 
     #[test]
     fn arguments_parse_and_bad_ones_are_named() {
-        let options = parse(&args("--go /run/mc-cell/go --timeout 30 --deadline 90 --hold -- /bin/x a")).unwrap();
+        let options = parse(&args(
+            "--go /run/mc-cell/go --timeout 30 --deadline 90 --hold -- /bin/x a",
+        ))
+        .unwrap();
         assert_eq!(options.go.as_deref(), Some("/run/mc-cell/go"));
         assert_eq!(options.timeout, Some(Duration::from_secs(30)));
         assert_eq!(options.deadline, Some(Duration::from_secs(90)));
