@@ -9,7 +9,6 @@ use crate::report;
 use crate::settings;
 use crate::state::{CookState, EventLog, Phase, StatusStore};
 
-
 pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let (paths, loaded) = open_cook(&session, &args.task)?;
@@ -122,7 +121,10 @@ No tied groups.\n\n## Judge run metrics\n\n| Judge |\n|---|\n| j1 |\n\n## Per-ju
         let summary = Summary::of(LEADERBOARD);
         assert_eq!(summary.shown.last(), Some(&"No tied groups."));
         assert!(summary.shown.contains(&"| a | 70.0 | 60 – 80 |"));
-        assert_eq!(summary.rest_sections, ["Judge run metrics", "Per-judge breakdown"]);
+        assert_eq!(
+            summary.rest_sections,
+            ["Judge run metrics", "Per-judge breakdown"]
+        );
         assert_eq!(summary.rest_lines, 6);
     }
 
