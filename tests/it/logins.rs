@@ -435,6 +435,35 @@ fn a_missing_or_expired_login_stops_before_launch_naming_the_host_command() {
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
+/// Issue 17: with several logins missing, one run names them all, each with its host command.
+#[test]
+fn every_missing_login_is_named_in_one_run() {
+    let host = FakeHost::new();
+    fs_err::remove_file(host.home.path().join(".grok/auth.json")).unwrap();
+    fs_err::remove_file(host.home.path().join(".codex/auth.json")).unwrap();
+    let cook = TestCook::new(
+        "nologins",
+        &brief(
+            &[("gk", "grok", "m"), ("cx", "codex", "m")],
+            &[("j", "dummy")],
+        ),
+    );
+    install_fakes(&cook, &["grok", "codex"]);
+    let output = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for needle in [
+        "2 logins cannot be used",
+        "no codex login at",
+        "no grok login at",
+        "codex: `codex login`",
+        "grok: `grok login`",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
 #[test]
 fn a_long_lived_token_from_login_is_preferred_and_never_leaks() {
     use std::io::Write as _;
