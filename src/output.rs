@@ -96,6 +96,11 @@ impl Printer {
         }
     }
 
+    /// One problem that makes the command fail, on stderr in every mode (`-q` included).
+    pub fn problem(&self, line: &str) {
+        eprintln!("{}: {line}", self.paint("error", "31"));
+    }
+
     /// A warning on stderr.
     pub fn warn(&self, line: &str) {
         eprintln!("{}: {line}", self.paint("warning", "33"));

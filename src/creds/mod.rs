@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 pub use members::members;
 pub use sources::{
-    HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_command, read_login,
+    HOST_HOME_ENV, Login, StagedFile, host_home, jwt_expiry, login_advice, login_command,
+    read_login,
 };
 pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
 
@@ -99,8 +100,8 @@ impl Hint for CredsError {
             Self::Missing { flavor, .. }
             | Self::Expires { flavor, .. }
             | Self::Invalid { flavor, .. } => Some(format!(
-                "log in on the host with `{}`, then run this again",
-                login_command(flavor)
+                "log in on the host with {}, then run this again",
+                login_advice(flavor)
             )),
             Self::Unreadable { .. } => Some("check the file's permissions".into()),
             Self::Store { .. } => Some(format!(
@@ -117,7 +118,7 @@ impl Hint for CredsError {
                         Self::Missing { flavor, .. }
                         | Self::Expires { flavor, .. }
                         | Self::Invalid { flavor, .. } => {
-                            format!("{flavor}: `{}`", login_command(flavor))
+                            format!("{flavor}: {}", login_advice(flavor))
                         }
                         other => other.hint().unwrap_or_default(),
                     };

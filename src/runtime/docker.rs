@@ -43,16 +43,10 @@ pub struct DockerRuntime {
 }
 
 impl DockerRuntime {
-    /// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the
-    /// API version.
+    /// Connects to the engine the standard Docker environment names (see
+    /// [`super::connect`]) and negotiates the API version.
     pub async fn connect() -> Result<Self, RuntimeError> {
-        let endpoint = std::env::var("DOCKER_HOST").ok();
-        let unreachable = |e: BollardError| RuntimeError::Unreachable {
-            endpoint: endpoint.clone(),
-            message: e.to_string(),
-        };
-        let docker = Docker::connect_with_local_defaults().map_err(unreachable)?;
-        let docker = docker.negotiate_version().await.map_err(unreachable)?;
+        let (docker, _endpoint) = super::connect::connect().await?;
         let pool_text =
             std::env::var(SUBNET_POOL_ENV).unwrap_or_else(|_| DEFAULT_SUBNET_POOL.to_owned());
         let pool = SubnetPool::parse(&pool_text).ok_or_else(|| RuntimeError::NoSubnet {

@@ -9,6 +9,7 @@
 //! This module knows labels, never cooks: callers pass names and labels in.
 
 pub mod compose;
+pub mod connect;
 pub mod docker;
 #[cfg(test)]
 pub mod fake;

@@ -84,7 +84,7 @@ fn the_tool_never_spawns_a_subprocess() {
 fn doctor_sandbox_checks_every_property_from_inside_a_cell() {
     let cook = TestCook::empty("doctor");
     let output = cook
-        .command(&["doctor", "--sandbox", "--json"])
+        .command(&["doctor", "--flavors", "dummy", "--sandbox", "--json"])
         .output()
         .unwrap();
     assert_eq!(

@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod compose;
 mod cook;
+mod doctor;
 mod egress;
 mod hello;
 mod html;

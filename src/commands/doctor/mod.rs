@@ -17,6 +17,7 @@ use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
 use crate::runtime::Runtime;
+use crate::runtime::connect::{DockerEnv, Endpoint};
 use crate::settings::{self, Session};
 
 mod live;
@@ -30,8 +31,8 @@ impl Checks {
     fn add(&mut self, level: &'static str, text: impl Into<String>) {
         self.lines.push((level, text.into()));
     }
-    fn failures(&self) -> usize {
-        self.lines.iter().filter(|(l, _)| *l == "FAIL").count()
+    fn count(&self, level: &str) -> usize {
+        self.lines.iter().filter(|(l, _)| *l == level).count()
     }
 }
 
@@ -50,12 +51,14 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let mut checks = Checks::default();
     let (targets, cook) = flavors_to_check(&session, args, &mut checks);
+    let endpoint = Endpoint::from_env(&DockerEnv::from_process())
+        .map_or_else(|problem| problem, |e| e.to_string());
     match connect(&session).await {
         Ok((runtime, info)) => {
             checks.add(
                 "OK",
                 format!(
-                    "engine reachable: {} {} (API {}), {} CPUs, {} MiB",
+                    "engine reachable at {endpoint}: {} {} (API {}), {} CPUs, {} MiB",
                     info.backend,
                     info.version,
                     info.api_version,
@@ -65,6 +68,7 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             );
             check_user(&mut checks);
             let mut ready = Vec::new();
+            let mut logged_in = Vec::new();
             // Found once: finding the keyring probes it.
             let store = crate::creds::token_store();
             for target in &targets {
@@ -77,9 +81,28 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                     &mut checks,
                 )
                 .await;
+                if login && crate::flavor::is_vendor(&target.flavor) {
+                    logged_in.push(target.flavor.clone());
+                }
                 if login && image {
                     ready.push(target.flavor.clone());
                 }
+            }
+            if args.task.is_none() && args.flavors.is_empty() && logged_in.is_empty() {
+                // Only the dummy can cook: say so as a failure, not as warnings under "all
+                // good" (issue 17). A cook's own check (`doctor <task>`) is stricter still.
+                checks.add(
+                    "FAIL",
+                    format!(
+                        "no real flavor is logged in, so only `dummy` cooks can run; log in on the host with one of: {}",
+                        KNOWN_FLAVORS
+                            .iter()
+                            .filter(|f| !crate::creds::members(f).is_empty() && **f != "triad")
+                            .map(|f| crate::creds::login_advice(f))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
             }
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
@@ -94,18 +117,44 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             checks.add("FAIL", format!("engine: {error:#}. {hint}"));
         }
     }
-    let printer = session.printer;
-    let failures = checks.failures();
-    printer.json(&json!({"checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(), "failures": failures}));
+    Ok(print_checks(session.printer, &checks, &endpoint))
+}
+
+/// The checks as a table (or, with `-q`, only the failures on stderr), then one line with
+/// the counts. Exit 1 when something a cook needs is missing.
+fn print_checks(printer: crate::output::Printer, checks: &Checks, endpoint: &str) -> ExitCode {
+    let (failures, warnings) = (checks.count("FAIL"), checks.count("WARN"));
+    printer.json(&json!({
+        "engine": endpoint,
+        "checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(),
+        "failures": failures,
+        "warnings": warnings,
+    }));
     for (level, text) in &checks.lines {
         printer.data(&format!("  [{level:<4}] {text}"));
+        if printer.quiet() && *level == "FAIL" {
+            printer.problem(&format!("doctor: {text}"));
+        }
     }
+    let warned = match warnings {
+        0 => String::new(),
+        1 => ", 1 warning".to_owned(),
+        n => format!(", {n} warnings"),
+    };
     if failures == 0 {
-        printer.data("doctor: all good");
-        Ok(ExitCode::Success)
+        if warnings == 0 {
+            printer.data("doctor: all good");
+        } else {
+            printer.data(&format!(
+                "doctor: ready{warned} (each [WARN] names what it affects and the fix)"
+            ));
+        }
+        ExitCode::Success
     } else {
-        printer.data(&format!("doctor: {failures} check(s) failed"));
-        Ok(ExitCode::NothingUsable)
+        printer.data(&format!(
+            "doctor: {failures} check(s) failed{warned}; a cook needs each [FAIL] fixed"
+        ));
+        ExitCode::NothingUsable
     }
 }
 
@@ -217,11 +266,24 @@ fn check_login(target: &Target, store: &dyn TokenStore, checks: &mut Checks) -> 
             let hint = crate::error::Hint::hint(&error).unwrap_or_default();
             checks.add(
                 if target.strict { "FAIL" } else { "WARN" },
-                format!("flavor `{flavor}`: {error}; {hint}"),
+                one_line(&format!("flavor `{flavor}`: {error}; {hint}")),
             );
             false
         }
     }
+}
+
+/// A multi-line message (a list of logins) as one line of the table.
+fn one_line(text: &str) -> String {
+    let mut line = String::new();
+    for part in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let part = part.trim_start_matches("- ");
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(part);
+    }
+    line
 }
 
 fn check_user(checks: &mut Checks) {

@@ -188,19 +188,19 @@ impl Drop for TestCook {
 }
 
 /// Builds the dummy flavor's shared base image once per test run (through the binary's own
-/// `doctor`), so parallel tests do not all build it at the same time.
+/// `build-base`), so parallel tests do not all build it at the same time.
 fn build_base_image_once() {
     static BASE: std::sync::Once = std::sync::Once::new();
     BASE.call_once(|| {
         let root = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_multicooker"))
-            .args(["doctor", "--no-progress", "--root"])
+            .args(["build-base", "dummy", "--no-progress", "--root"])
             .arg(root.path())
             .output()
             .expect("the multicooker binary runs");
         assert!(
             output.status.success(),
-            "doctor must pass before the tests can run:\n{}",
+            "the dummy image must build before the tests can run (is the Docker engine running?):\n{}",
             show(&output)
         );
     });

@@ -1,0 +1,136 @@
+//! `doctor` as a new user meets it (issue 17): the engine it used, the count of warnings, a
+//! non-zero exit when something a cook needs is missing, `-q` printing only the errors, and
+//! `DOCKER_HOST=tcp://…` honoured (through a real second listener).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use multicooker::runtime::connect::{DockerEnv, Endpoint};
+
+use crate::common::{TestCook, show};
+
+#[test]
+fn doctor_with_nothing_logged_in_counts_its_warnings_and_fails() {
+    let cook = TestCook::empty("doctor-new");
+    let home = tempfile::tempdir().unwrap();
+    let output = cook
+        .command(&["doctor", "--no-build"])
+        .env("MULTICOOKER_HOST_HOME", home.path())
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", home.path().join("tokens").display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("engine reachable at unix://"),
+        "doctor names the engine it used: {stdout}"
+    );
+    assert!(
+        stdout.contains("[FAIL] no real flavor is logged in"),
+        "{stdout}"
+    );
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("doctor: 1 check(s) failed, ") && last.contains(" warnings"),
+        "the last line counts failures and warnings: {last}"
+    );
+    assert!(!stdout.contains("all good"), "{stdout}");
+
+    let quiet = cook
+        .command(&["-q", "doctor", "--no-build"])
+        .env("MULTICOOKER_HOST_HOME", home.path())
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", home.path().join("tokens").display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(1), "{}", show(&quiet));
+    assert!(
+        quiet.stdout.is_empty(),
+        "-q prints no table: {}",
+        show(&quiet)
+    );
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert_eq!(stderr.lines().count(), 1, "only the failure: {stderr}");
+    assert!(
+        stderr.starts_with("error: doctor: no real flavor is logged in"),
+        "{stderr}"
+    );
+}
+
+/// A TCP listener that forwards every connection to the engine's unix socket, counting them:
+/// a second, real way to reach the same engine.
+fn tcp_to_unix_proxy(
+    socket: std::path::PathBuf,
+) -> (u16, Arc<AtomicUsize>, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    let handle = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            // Serve until no connection came for 10 s (the test is over by then).
+            while let Ok(Ok((mut tcp, _))) =
+                tokio::time::timeout(std::time::Duration::from_secs(10), listener.accept()).await
+            {
+                seen.fetch_add(1, Ordering::SeqCst);
+                let socket = socket.clone();
+                tokio::spawn(async move {
+                    if let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await {
+                        let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+                    }
+                });
+            }
+        });
+    });
+    (port, count, handle)
+}
+
+#[test]
+fn docker_host_tcp_is_honoured_and_named() {
+    let cook = TestCook::empty("doctor-tcp");
+    let socket = match Endpoint::from_env(&DockerEnv::from_process()) {
+        Ok(Endpoint::Unix { socket }) => socket,
+        other => panic!(
+            "this test reaches the engine's unix socket through a tcp listener; run it with the engine on a unix socket (DOCKER_HOST unset or unix://), not {other:?}"
+        ),
+    };
+    let (port, connections, proxy) = tcp_to_unix_proxy(socket);
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env_remove("DOCKER_TLS_VERIFY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["engine"], format!("tcp://127.0.0.1:{port}"));
+    assert!(
+        connections.load(Ordering::SeqCst) > 0,
+        "the engine was reached through the tcp listener"
+    );
+    // TLS asked for without certificates: refused with the file and the fix, not ignored.
+    let certs = tempfile::tempdir().unwrap();
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("key.pem` is missing"), "{stdout}");
+    drop(proxy);
+    assert!(cook.leftovers().is_empty());
+}
