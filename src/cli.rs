@@ -291,6 +291,9 @@ pub enum Command {
     Nightly(NightlyArgs),
     /// Trends per participant across nights, with intervals and what changed since the night
     /// before (CLI, model, image, brief, judge brief, score).
+    ///
+    /// A failed or partial night is shown with its reasons (`failures` in --json). Exits 1
+    /// when the latest night failed (no ranking).
     History(HistoryArgs),
     /// Build the shared base images of these flavors (default: every packaged one) ahead of a
     /// cook; `--force` rebuilds. Exits 2 if any build failed.

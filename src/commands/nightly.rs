@@ -110,26 +110,26 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
             }
             let name = night_fold::cook_name(&nightly, &night, template, repeat);
             let dir = nightly.cooks_root.join(&name);
-            match run_cook(
+            let error = match run_cook(
                 &runtime, &engine, &nightly, template, &dir, &name, seed, &cancel, &session, &log,
             )
             .await
             {
-                Ok(()) => {}
+                Ok(()) => None,
                 Err(error) => {
-                    log.event(
-                        "cook.failed",
-                        &json!({"cook": name, "error": format!("{error:#}")}),
-                    );
+                    let text = format!("{error:#}");
+                    log.event("cook.failed", &json!({"cook": name, "error": text}));
                     session
                         .printer
-                        .warn(&format!("cook `{name}` failed: {error:#}"));
+                        .warn(&format!("cook `{name}` failed: {text}"));
+                    Some(text)
                 }
-            }
+            };
             cooks.push(NightCook {
                 dir,
                 brief: index,
                 repeat,
+                error,
             });
         }
     }
@@ -258,13 +258,14 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
         "night {} of `{}`: {}{}",
         record.night,
         record.config,
-        record.status,
+        status_word(&record.status),
         if record.comparable {
             String::new()
         } else {
             format!(" — NOT COMPARABLE: {}", record.reasons.join("; "))
         }
     ));
+    print_failures(printer, &record.failures);
     for estimate in &record.estimates {
         let interval = match (estimate.lo, estimate.hi) {
             (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
@@ -280,7 +281,7 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             estimate.cells
         ));
     }
-    if let Some(groups) = &record.tied_groups {
+    if let Some(groups) = record.tied_groups.as_ref().filter(|g| !g.is_empty()) {
         printer.data(&format!(
             "  tied groups: {}",
             groups
@@ -288,6 +289,29 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
                 .map(|g| format!("{{{}}}", g.join(", ")))
                 .collect::<Vec<_>>()
                 .join(" > ")
+        ));
+    }
+}
+
+/// `FAILED` in capitals: a failed night must not read like a good one at a glance.
+fn status_word(status: &str) -> String {
+    if status == "failed" {
+        "FAILED (no ranking)".to_owned()
+    } else {
+        status.to_owned()
+    }
+}
+
+/// Why a night failed or is partial: the first few reasons, and how many more.
+fn print_failures(printer: Printer, failures: &[String]) {
+    const SHOWN: usize = 8;
+    for failure in failures.iter().take(SHOWN) {
+        printer.data(&format!("  because {failure}"));
+    }
+    if failures.len() > SHOWN {
+        printer.data(&format!(
+            "  … and {} more (`--json` lists all)",
+            failures.len() - SHOWN
         ));
     }
 }
@@ -376,9 +400,18 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         session.printer.data(&format!(
             "{} {}{flag}: {}",
             night["night"].as_str().unwrap_or("?"),
-            night["status"].as_str().unwrap_or("?"),
+            status_word(night["status"].as_str().unwrap_or("?")),
             ranking.join(", ")
         ));
+        let failures: Vec<String> = night["failures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect();
+        if night["status"] != "ok" {
+            print_failures(session.printer, &failures);
+        }
         for change in night["changes"].as_array().into_iter().flatten() {
             session.printer.data(&format!(
                 "    changed {}{}: {} → {}",
@@ -390,6 +423,11 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 change["to"].as_str().unwrap_or("–")
             ));
         }
+    }
+    // The latest night decides the exit code: a cron line `history … || alert` notices a
+    // failed night (issue 17: history used to exit 0 over failed nights).
+    if nights.last().is_some_and(|n| n.status == "failed") {
+        return Ok(ExitCode::NothingUsable);
     }
     Ok(ExitCode::Success)
 }

@@ -158,6 +158,8 @@ pub struct NightCook {
     pub brief: usize,
     /// Repeat, from 1.
     pub repeat: u32,
+    /// Why the cook could not run, be judged or be reported, if it could not.
+    pub error: Option<String>,
 }
 
 fn read(path: &Path) -> Value {
@@ -284,6 +286,7 @@ pub fn fold(
     } else {
         "ok"
     };
+    let failures = failures(cooks, &cells, ranked.is_empty());
     NightRecord {
         id: 0,
         config: nightly.name.clone(),
@@ -300,11 +303,49 @@ pub fn fold(
         comparable: reasons.is_empty(),
         reasons,
         tied_groups,
+        failures,
         arms,
         briefs: nightly.briefs.iter().map(|b| brief_record(b)).collect(),
         cells,
         estimates,
     }
+}
+
+/// Why a night is not ok, one line each: the cooks that failed (with their error), then the
+/// cells that were not scored (issue 17: a failed night used to say nothing about why).
+fn failures(cooks: &[NightCook], cells: &[CellRecord], nothing_ranked: bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for cook in cooks {
+        if let Some(error) = &cook.error {
+            let name = cook
+                .dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            lines.push(format!("cook `{name}`: {error}"));
+        }
+    }
+    for cell in cells.iter().filter(|c| c.score.is_none()) {
+        if cooks.iter().any(|c| {
+            c.error.is_some()
+                && c.dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy() == cell.cook)
+        }) {
+            continue;
+        }
+        let how = cell
+            .run_status
+            .as_deref()
+            .map_or_else(|| "never ran".to_owned(), |s| format!("ended `{s}`"));
+        lines.push(format!(
+            "cook `{}`: `{}` not scored ({how})",
+            cell.cook, cell.participant
+        ));
+    }
+    if nothing_ranked && lines.is_empty() {
+        lines.push("no participant was scored in any cook".into());
+    }
+    lines
 }
 
 fn estimate_record(
@@ -463,6 +504,7 @@ pub fn history_json(name: &str, store: &Path, nights: &[NightRecord]) -> Value {
             "comparable": night.comparable, "not_comparable_reasons": night.reasons,
             "method": night.method, "seed": night.seed,
             "participants": participants, "tied_groups": night.tied_groups,
+            "failures": night.failures,
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
         }));
     }

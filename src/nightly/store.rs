@@ -9,10 +9,11 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Each migration takes the store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE nights (
     id INTEGER PRIMARY KEY,
     config TEXT NOT NULL,
@@ -69,7 +70,11 @@ CREATE TABLE estimates (
     cells INTEGER NOT NULL,
     PRIMARY KEY (night_id, participant)
 );
-"];
+",
+    "
+ALTER TABLE nights ADD COLUMN failures TEXT NOT NULL DEFAULT '[]';
+",
+];
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +206,9 @@ pub struct NightRecord {
     pub reasons: Vec<String>,
     /// Tied groups, best first.
     pub tied_groups: Option<Vec<Vec<String>>>,
+    /// Why the night failed or is partial: one line per cook that failed, and what was left
+    /// unscored (schema 2; empty for an ok night).
+    pub failures: Vec<String>,
     /// Arms.
     pub arms: Vec<ArmRecord>,
     /// Briefs.
@@ -281,7 +289,7 @@ impl Store {
         )
         .map_err(sqlite)?;
         tx.execute(
-            "INSERT INTO nights (config, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO nights (config, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups, failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 night.config,
                 night.night,
@@ -293,6 +301,7 @@ impl Store {
                 night.comparable,
                 serde_json::to_string(&night.reasons).unwrap_or_default(),
                 night.tied_groups.as_ref().map(|g| serde_json::to_string(g).unwrap_or_default()),
+                serde_json::to_string(&night.failures).unwrap_or_default(),
             ],
         )
         .map_err(sqlite)?;
@@ -371,12 +380,13 @@ impl Store {
     ) -> Result<Vec<NightRecord>, StoreError> {
         let mut statement = self
             .connection
-            .prepare("SELECT id, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups FROM nights WHERE config = ?1 ORDER BY night, id")
+            .prepare("SELECT id, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups, failures FROM nights WHERE config = ?1 ORDER BY night, id")
             .map_err(|e| self.sqlite(e))?;
         let rows = statement
             .query_map(params![config], |r| {
                 let reasons: String = r.get(8)?;
                 let groups: Option<String> = r.get(9)?;
+                let failures: String = r.get(10)?;
                 let seed: i64 = r.get(5)?;
                 Ok(NightRecord {
                     id: r.get(0)?,
@@ -390,6 +400,7 @@ impl Store {
                     comparable: r.get(7)?,
                     reasons: serde_json::from_str(&reasons).unwrap_or_default(),
                     tied_groups: groups.and_then(|g| serde_json::from_str(&g).ok()),
+                    failures: serde_json::from_str(&failures).unwrap_or_default(),
                     arms: Vec::new(),
                     briefs: Vec::new(),
                     cells: Vec::new(),
@@ -489,6 +500,7 @@ mod tests {
             comparable: true,
             reasons: Vec::new(),
             tied_groups: Some(vec![vec!["a".into()]]),
+            failures: Vec::new(),
             arms: vec![ArmRecord {
                 participant: "a".into(),
                 flavor: "dummy".into(),
@@ -534,6 +546,29 @@ mod tests {
         assert_eq!(nights[1].arms[0].models_reported, ["m"]);
         assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
         assert_eq!(store.nights("n", Some(1)).unwrap()[0].night, "2026-11-22");
+    }
+
+    #[test]
+    fn a_schema_1_store_is_migrated_and_keeps_its_nights() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection.execute_batch("PRAGMA user_version = 1; INSERT INTO nights (config, night, started_at, status, seed, method, comparable, reasons) VALUES ('n', '2026-11-20', 't', 'failed', 1, 'm', 1, '[]')").unwrap();
+        drop(connection);
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
+        let mut failed = night("2026-11-21");
+        failed.status = "failed".into();
+        failed.failures = vec!["`c1`: lint refused the cook".into()];
+        store.put(&failed).unwrap();
+        let nights = store.nights("n", None).unwrap();
+        assert_eq!(nights.len(), 2);
+        assert!(
+            nights[0].failures.is_empty(),
+            "an old night has none recorded"
+        );
+        assert_eq!(nights[1].failures, ["`c1`: lint refused the cook"]);
     }
 
     #[test]

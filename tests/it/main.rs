@@ -17,4 +17,5 @@ mod jury;
 mod lifecycle;
 mod logins;
 mod nightly;
+mod readme;
 mod refine;
