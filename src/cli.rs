@@ -184,7 +184,8 @@ pub enum Command {
     ///
     /// Each judge gets its own shuffle of labels A, B, C …; the mapping stays on the host. Under
     /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
-    /// flavor. Scores are validated and mapped back to participants on the host.
+    /// flavor (the offline `dummy` is no vendor and scores dummies). Scores are validated and
+    /// mapped back to participants on the host.
     Judge(JudgeArgs),
     /// Run round N+1: each participant improves its previous output with feedback.
     ///

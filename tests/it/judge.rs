@@ -61,9 +61,19 @@ fn labels_differ_between_judges_and_scores_reverse_map_to_the_right_participant(
 
 #[test]
 fn a_judge_never_sees_submissions_of_its_own_flavor() {
-    let yaml = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: mine, flavor: dummy}\n  - {name: theirs, flavor: codex}\n\
-judges:\n  - {name: referee, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n";
-    let cook = TestCook::new("selfjudge", yaml);
+    // `house` is a cook's own flavor (the dummy's image under another name): it counts as a
+    // vendor, which the offline dummy itself does not (issue 17).
+    let yaml = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: mine, flavor: house}\n  - {name: theirs, flavor: codex}\n\
+judges:\n  - {name: referee, flavor: house}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n";
+    let cook = TestCook::empty("selfjudge");
+    let flavor = cook.dir().join("flavors/house");
+    fs_err::create_dir_all(&flavor).unwrap();
+    fs_err::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/images/dummy/Dockerfile"),
+        flavor.join("Dockerfile"),
+    )
+    .unwrap();
+    let cook = cook.with_files(yaml);
     assert_eq!(
         cook.run_args(&["cook", cook.name(), "--participants", "mine"])
             .status

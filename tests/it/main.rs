@@ -18,4 +18,5 @@ mod lifecycle;
 mod logins;
 mod nightly;
 mod readme;
+mod reference;
 mod refine;
