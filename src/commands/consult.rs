@@ -327,7 +327,11 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     crate::cook::stage_logins(&paths, &logins, &cells, settings.user)?;
     crate::cook::attach_logins(&paths, &mut plans);
     let flavors: Vec<String> = reviewers.iter().map(|r| r.flavor.clone()).collect();
-    let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("consult"));
+    let progress: Arc<dyn Progress> = Arc::new(
+        session
+            .printer
+            .progress("consult", overview(&paths, &plans)),
+    );
     let phase = Cells {
         role: Role::Reviewer,
         images: crate::cook::images::image_specs(&paths, &names, &flavors, &settings.run_id)?,
@@ -367,6 +371,19 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+/// The progress display's overall line for the reviewers' cells.
+fn overview(paths: &CookPaths, plans: &[CellPlan]) -> crate::output::Overview {
+    crate::output::Overview {
+        cells: plans.len(),
+        timeout_s: plans.iter().map(|p| p.timeout.as_secs()).max().unwrap_or(0),
+        cook: paths.name().to_owned(),
+        logs: plans
+            .iter()
+            .map(|p| ((Role::Reviewer, p.actor.clone()), p.stderr_log.clone()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -210,7 +210,8 @@ async fn run_cook(
     if !targets.is_empty() {
         let mut settings = run_settings(&brief, engine, None, targets.len(), cancel.clone())?;
         settings.merge = ran_before;
-        let progress = Arc::new(session.printer.progress("cook"));
+        let overview = super::overview(&paths, &brief, crate::state::Role::Participant, &targets);
+        let progress = Arc::new(session.printer.progress("cook", overview));
         let outcome =
             crate::cook::cook(runtime, &paths, &brief, &targets, &settings, progress).await?;
         report_leftovers(session, &outcome.leftovers);
@@ -225,7 +226,9 @@ async fn run_cook(
         }
     }
     let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
-    let progress = Arc::new(session.printer.progress("judge"));
+    let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
+    let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
+    let progress = Arc::new(session.printer.progress("judge", overview));
     let judged = crate::judge::judge(
         runtime,
         &paths,
