@@ -9,7 +9,7 @@
 mod sources;
 mod store;
 // One list for the host side and the cells' entrypoint.
-#[path = "../../crates/mc-cell/src/members.rs"]
+#[path = "../../crates/mc-cell-src/members.rs"]
 mod members;
 
 use std::collections::BTreeMap;
