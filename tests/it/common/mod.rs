@@ -7,6 +7,8 @@
     reason = "each test file uses a different part of the context"
 )]
 
+pub(crate) mod browser;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
