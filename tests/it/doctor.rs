@@ -134,3 +134,85 @@ fn docker_host_tcp_is_honoured_and_named() {
     drop(proxy);
     assert!(cook.leftovers().is_empty());
 }
+
+/// Issue 17: base images of older builds pile up; doctor lists them and `clean --all
+/// --base-images` covers them (checked with `--dry-run`: the engine is shared with other
+/// tests, whose current base images must stay).
+#[test]
+fn doctor_lists_base_images_of_older_builds_and_clean_covers_them() {
+    use multicooker::runtime::{ImageSpec, LABEL_FLAVOR, Labels, ObjectKind, ObjectRef, Runtime};
+    let cook = TestCook::empty("doctor-stale");
+    let tag = format!("multicooker-base-dummy:0ld{}", std::process::id());
+    let mut context = tar::Builder::new(Vec::new());
+    let dockerfile = b"FROM scratch\nLABEL purpose=stale-base-test\n";
+    let mut header = tar::Header::new_gnu();
+    header.set_size(dockerfile.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    context
+        .append_data(&mut header, "Dockerfile", &dockerfile[..])
+        .unwrap();
+    let spec = ImageSpec {
+        tag: tag.clone(),
+        labels: Labels::shared("base").with(LABEL_FLAVOR, "dummy"),
+        context: context.into_inner().unwrap(),
+    };
+    let image = ObjectRef {
+        kind: ObjectKind::Image,
+        name: tag.clone(),
+    };
+    crate::common::block_on(async {
+        crate::common::engine()
+            .await
+            .build_image(&spec)
+            .await
+            .unwrap();
+    });
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .output()
+        .unwrap();
+    let clean = cook
+        .command(&["clean", "--all", "--base-images", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    crate::common::block_on(async {
+        crate::common::engine().await.remove(&image).await.unwrap();
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stale = report["stale_base_images"].as_array().unwrap();
+    assert!(stale.iter().any(|t| *t == tag.as_str()), "{stale:?}");
+    assert!(
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["level"] == "WARN"
+                && c["check"]
+                    .as_str()
+                    .unwrap()
+                    .contains("clean --all --base-images")),
+        "{report}"
+    );
+    let current = format!(
+        "multicooker-base-dummy:{}",
+        multicooker::flavor::build_context("dummy", None)
+            .unwrap()
+            .digest
+    );
+    assert!(
+        !stale.iter().any(|t| *t == current.as_str()),
+        "the current one is in use"
+    );
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    let cleaned: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert!(
+        cleaned["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o.as_str().unwrap().contains(&tag)),
+        "{cleaned}"
+    );
+}

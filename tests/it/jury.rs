@@ -187,11 +187,9 @@ fn two_flavor_cook(tag: &str, judging: &str) -> TestCook {
 judges:\n  - {{name: one, flavor: dummy1}}\n  - {{name: two, flavor: dummy2}}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {{id: correctness, weight: 60}}\n    - {{id: clarity, weight: 40}}\njudging: {judging}\n"
     );
     let cook = TestCook::empty(tag);
+    let dockerfile = concat!(env!("CARGO_MANIFEST_DIR"), "/images/dummy/Dockerfile");
     for name in ["dummy1", "dummy2"] {
-        let flavor = cook.dir().join("flavors").join(name);
-        fs_err::create_dir_all(&flavor).unwrap();
-        let dockerfile = concat!(env!("CARGO_MANIFEST_DIR"), "/images/dummy/Dockerfile");
-        fs_err::copy(dockerfile, flavor.join("Dockerfile")).unwrap();
+        cook.install_flavor(name, std::path::Path::new(dockerfile));
     }
     cook.with_files(&yaml)
 }

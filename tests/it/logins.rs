@@ -155,13 +155,7 @@ fn install_fakes(cook: &TestCook, clis: &[&str]) {
 /// Installs the fixture image `fixture` as the cook's flavor `flavor`.
 fn install_fake_as(cook: &TestCook, fixture: &str, flavor: &str) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-flavors");
-    let dir = cook.dir().join("flavors").join(flavor);
-    fs_err::create_dir_all(&dir).unwrap();
-    fs_err::copy(
-        fixtures.join(fixture).join("Dockerfile"),
-        dir.join("Dockerfile"),
-    )
-    .unwrap();
+    cook.install_flavor(flavor, &fixtures.join(fixture).join("Dockerfile"));
 }
 
 fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {

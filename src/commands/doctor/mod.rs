@@ -16,8 +16,8 @@ use crate::creds::{Credentials, TokenStore};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
-use crate::runtime::Runtime;
 use crate::runtime::connect::{DockerEnv, Endpoint};
+use crate::runtime::{ObjectKind, Runtime, Selector};
 use crate::settings::{self, Session};
 
 mod live;
@@ -25,6 +25,8 @@ mod live;
 #[derive(Default)]
 struct Checks {
     lines: Vec<(&'static str, String)>,
+    /// Base images this build does not use, all of them (the line shows a few).
+    stale_bases: Vec<String>,
 }
 
 impl Checks {
@@ -104,6 +106,7 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                     ),
                 );
             }
+            check_stale_bases(&*runtime, &mut checks).await;
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
             }
@@ -129,6 +132,7 @@ fn print_checks(printer: crate::output::Printer, checks: &Checks, endpoint: &str
         "checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(),
         "failures": failures,
         "warnings": warnings,
+        "stale_base_images": checks.stale_bases,
     }));
     for (level, text) in &checks.lines {
         printer.data(&format!("  [{level:<4}] {text}"));
@@ -366,6 +370,46 @@ async fn check_flavor<R: Runtime>(
             false
         }
     }
+}
+
+/// Base images this build of multicooker would not use: every build gives the packaged flavors
+/// new content hashes, so older builds' base images pile up (issue 17). Listed with the
+/// command that removes them; a cook's own `flavors/` images are listed too (they are rebuilt
+/// on their next use).
+async fn check_stale_bases<R: Runtime>(runtime: &R, checks: &mut Checks) {
+    const SHOWN: usize = 6;
+    let packaged: Vec<String> = KNOWN_FLAVORS
+        .iter()
+        .filter(|f| has_image(f))
+        .map(|f| (*f).to_owned())
+        .collect();
+    let Ok(current) = base_specs(&packaged, None) else {
+        return;
+    };
+    let Ok(listed) = runtime.list(&Selector::role("base")).await else {
+        return;
+    };
+    let mut stale: Vec<String> = listed
+        .into_iter()
+        .filter(|o| o.kind == ObjectKind::Image && !current.iter().any(|c| c.tag == o.name))
+        .map(|o| o.name)
+        .collect();
+    stale.sort();
+    stale.dedup();
+    if stale.is_empty() {
+        return;
+    }
+    checks.stale_bases.clone_from(&stale);
+    let more = stale.len().saturating_sub(SHOWN);
+    checks.add(
+        "WARN",
+        format!(
+            "{} base image(s) this build does not use (older builds, or cooks' own flavors): {}{}; `multicooker clean --all --base-images` removes every base image (the ones in use are rebuilt on their next use)",
+            stale.len(),
+            stale.iter().take(SHOWN).map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ),
+    );
 }
 
 /// Runs a probe cell with a participant's default settings and adds one line per property.
