@@ -70,6 +70,30 @@ fn the_first_command_runs_as_written() {
         .filter(|p| p.join("leaderboard.md").is_file())
         .collect();
     assert_eq!(cooks.len(), 1, "one cook with a leaderboard");
+    // `-q` prints only errors: no leaderboard on stdout, before or after the command.
+    for args in [
+        &["-q", "report", "hello"][..],
+        &["report", "hello", "-q"][..],
+    ] {
+        let quiet = multicooker(&cook, args);
+        assert_eq!(quiet.status.code(), Some(0), "{}", show(&quiet));
+        assert!(
+            quiet.stdout.is_empty() && quiet.stderr.is_empty(),
+            "{}",
+            show(&quiet)
+        );
+    }
+    let loud = multicooker(&cook, &["report", "hello"]);
+    let text = String::from_utf8_lossy(&loud.stdout);
+    assert!(text.contains("## How sure is this ranking?"), "{text}");
+    assert!(
+        text.contains("| Participant | Score % | Interval"),
+        "whole table: {text}"
+    );
+    assert!(
+        text.contains(" more lines ("),
+        "the rest is counted: {text}"
+    );
     assert!(cook.leftovers_under_root().is_empty());
 }
 
