@@ -1,6 +1,7 @@
 //! `doctor` as a new user meets it (issue 17): the engine it used, the count of warnings, a
 //! non-zero exit when something a cook needs is missing, `-q` printing only the errors, and
-//! `DOCKER_HOST=tcp://…` honoured (through a real second listener).
+//! `DOCKER_HOST=tcp://…` honoured, plain and with `DOCKER_TLS_VERIFY` (through real second
+//! listeners in front of the engine's socket).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -63,9 +64,11 @@ fn doctor_with_nothing_logged_in_counts_its_warnings_and_fails() {
 }
 
 /// A TCP listener that forwards every connection to the engine's unix socket, counting them:
-/// a second, real way to reach the same engine.
+/// a second, real way to reach the same engine. With `tls`, it speaks TLS and demands a client
+/// certificate, as a `DOCKER_TLS_VERIFY` engine does.
 fn tcp_to_unix_proxy(
     socket: std::path::PathBuf,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> (u16, Arc<AtomicUsize>, std::thread::JoinHandle<()>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -80,14 +83,28 @@ fn tcp_to_unix_proxy(
             listener.set_nonblocking(true).unwrap();
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             // Serve until no connection came for 10 s (the test is over by then).
-            while let Ok(Ok((mut tcp, _))) =
+            while let Ok(Ok((tcp, _))) =
                 tokio::time::timeout(std::time::Duration::from_secs(10), listener.accept()).await
             {
-                seen.fetch_add(1, Ordering::SeqCst);
-                let socket = socket.clone();
+                let (socket, tls, seen) = (socket.clone(), tls.clone(), seen.clone());
                 tokio::spawn(async move {
-                    if let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await {
-                        let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+                    let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await else {
+                        return;
+                    };
+                    match tls {
+                        None => {
+                            seen.fetch_add(1, Ordering::SeqCst);
+                            let mut tcp = tcp;
+                            let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+                        }
+                        Some(acceptor) => {
+                            // Counted only once the handshake (client certificate included)
+                            // succeeded.
+                            if let Ok(mut stream) = acceptor.accept(tcp).await {
+                                seen.fetch_add(1, Ordering::SeqCst);
+                                let _ = tokio::io::copy_bidirectional(&mut stream, &mut unix).await;
+                            }
+                        }
                     }
                 });
             }
@@ -96,16 +113,19 @@ fn tcp_to_unix_proxy(
     (port, count, handle)
 }
 
-#[test]
-fn docker_host_tcp_is_honoured_and_named() {
-    let cook = TestCook::empty("doctor-tcp");
-    let socket = match Endpoint::from_env(&DockerEnv::from_process()) {
+fn engine_socket() -> std::path::PathBuf {
+    match Endpoint::from_env(&DockerEnv::from_process()) {
         Ok(Endpoint::Unix { socket }) => socket,
         other => panic!(
             "this test reaches the engine's unix socket through a tcp listener; run it with the engine on a unix socket (DOCKER_HOST unset or unix://), not {other:?}"
         ),
-    };
-    let (port, connections, proxy) = tcp_to_unix_proxy(socket);
+    }
+}
+
+#[test]
+fn docker_host_tcp_is_honoured_and_named() {
+    let cook = TestCook::empty("doctor-tcp");
+    let (port, connections, proxy) = tcp_to_unix_proxy(engine_socket(), None);
     let output = cook
         .command(&["doctor", "--flavors", "dummy", "--json"])
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
@@ -215,4 +235,79 @@ fn doctor_lists_base_images_of_older_builds_and_clean_covers_them() {
             .any(|o| o.as_str().unwrap().contains(&tag)),
         "{cleaned}"
     );
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, as `DOCKER_CERT_PATH`
+/// holds them (`ca.pem`, `cert.pem`, `key.pem`), and the server side's TLS acceptor.
+fn tls_material(dir: &std::path::Path) -> tokio_rustls::TlsAcceptor {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&server_key, &ca)
+        .unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client = CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .signed_by(&client_key, &ca)
+        .unwrap();
+    fs_err::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    fs_err::write(dir.join("cert.pem"), client.pem()).unwrap();
+    fs_err::write(dir.join("key.pem"), client_key.serialize_pem()).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
+        )
+        .unwrap();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+#[test]
+fn docker_tls_verify_talks_tls_with_the_client_certificate() {
+    let cook = TestCook::empty("doctor-tls");
+    let certs = tempfile::tempdir().unwrap();
+    let acceptor = tls_material(certs.path());
+    let (port, handshakes, proxy) = tcp_to_unix_proxy(engine_socket(), Some(acceptor));
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["engine"],
+        format!(
+            "tcp://127.0.0.1:{port} (TLS, certificates in `{}`)",
+            certs.path().display()
+        )
+    );
+    assert!(
+        handshakes.load(Ordering::SeqCst) > 0,
+        "the engine was reached through TLS with the client certificate"
+    );
+    // The same listener without TLS on the client side: refused, named, and not ignored.
+    let plain = cook
+        .command(&["doctor", "--flavors", "dummy"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env_remove("DOCKER_TLS_VERIFY")
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(1), "{}", show(&plain));
+    drop(proxy);
+    assert!(cook.leftovers().is_empty());
 }
