@@ -76,9 +76,10 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         match RunLock::acquire_file(&lock_path, &format!("nightly {}", nightly.name), "nightly") {
             Ok(lock) => lock,
             Err(error @ LockError::Busy { .. }) => {
-                session.printer.error(
+                session.printer.failure(
                     &anyhow::Error::new(error),
                     Some("two nights of one config never overlap; this one was not started"),
+                    ExitCode::Busy.code(),
                 );
                 return Ok(ExitCode::Busy);
             }
