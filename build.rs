@@ -16,7 +16,9 @@ fn main() {
     let manifest =
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     embed_images(&manifest.join("images"), &out);
-    build_cell(&manifest.join("crates/mc-cell/src"), &out);
+    // `crates/mc-cell-src` links to `crates/mc-cell/src`: cargo leaves a nested package's
+    // folder out of this crate's package, but follows the link, so the sources ship.
+    build_cell(&manifest.join("crates/mc-cell-src"), &out);
 }
 
 /// Writes `images.rs`: every file under `images/` as `(relative path, bytes, executable)`.

@@ -28,6 +28,10 @@ pub mod env {
     pub const SEAL_MAX_BYTES: &str = crate::cook::seal::SEAL_MAX_ENV;
     /// Pool of subnets for cell networks.
     pub const SUBNET_POOL: &str = crate::runtime::docker::SUBNET_POOL_ENV;
+    /// The home folder whose CLI logins are read.
+    pub const HOST_HOME: &str = crate::creds::HOST_HOME_ENV;
+    /// Where `multicooker login` keeps tokens.
+    pub const TOKEN_STORE: &str = crate::creds::TOKEN_STORE_ENV;
 }
 
 const AFTER_HELP: &str = "\
@@ -40,6 +44,28 @@ Exit codes:
   4    nightly: another night of the same config is running
   130  stopped by Ctrl-C or `cancel`; every container and network was removed and the cook marked cancelled
 
+Environment:
+  MULTICOOKER_ROOT            the cooks folder (--root)
+  MULTICOOKER_NAMESPACE       namespace of engine objects (--namespace)
+  MULTICOOKER_SEED            seed of the judges' label shuffles (--seed)
+  MULTICOOKER_HARDENING_USER  uid:gid cells run as (never 0)
+  MULTICOOKER_PROFILE         resource profile: large, medium, small or auto
+  MULTICOOKER_SEAL_MAX_BYTES  cap on one sealed output (default 1g)
+  MULTICOOKER_SUBNET_POOL     pool of the per-cell /28 networks (default 10.213.0.0/16)
+  MULTICOOKER_EGRESS_NETWORK  an existing network for the proxies' outside leg
+  MULTICOOKER_CANARY_DIRECT   address the egress canary and sandbox probe must fail to reach
+                              (default 203.0.113.1:443, a documentation address nothing routes)
+  MULTICOOKER_CELL_GRACE_S    seconds a cell may outlive its timeout before its own init ends
+                              it, even when multicooker is gone (default 120)
+  MULTICOOKER_KEEP=1          keep containers and networks after a run, for debugging
+  MULTICOOKER_HOST_HOME       home folder whose CLI logins are read (default $HOME)
+  MULTICOOKER_TOKEN_STORE     keyring or file:<folder>, for `multicooker login`
+  DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH   the engine (unix://, tcp://, TLS)
+  NO_COLOR                    no colour
+Set inside cells, for a custom flavor's program: MULTICOOKER_ROLE, MULTICOOKER_FLAVOR,
+  MULTICOOKER_PARTICIPANT, MULTICOOKER_JUDGE, MULTICOOKER_REVIEWER, MULTICOOKER_MODEL,
+  MULTICOOKER_TIMEOUT_S, MULTICOOKER_WEB_TOOLS
+
 Typical session:
   multicooker new hello --from examples/hello-task
   multicooker cook hello && multicooker judge hello && multicooker report hello
@@ -51,42 +77,93 @@ See README.md for the cook folder layout and SECURITY.md for what the sandbox gu
 #[derive(Debug, Parser)]
 #[command(name = "multicooker", version, after_help = AFTER_HELP, propagate_version = true)]
 pub struct Cli {
+    /// Flags every command accepts, before or after the subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Flags every command accepts.
-#[derive(Debug, Clone, Args)]
+impl Cli {
+    /// Parses the command line. The global flags are accepted anywhere (`multicooker -q report
+    /// x` and `multicooker report x -q` alike) and copied into the command's own arguments.
+    pub fn try_parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut cli = Self::try_parse_from(args)?;
+        *cli.command.global_mut() = cli.global.clone();
+        Ok(cli)
+    }
+}
+
+/// The help heading of the global flags.
+const GLOBAL: &str = "Global options (before or after the command)";
+
+/// A refused command line as one message and, when clap offers one, a tip: for the JSON form
+/// of the error (`--json`).
+pub fn describe_refusal(error: &clap::Error) -> (String, Option<String>) {
+    let text = error.render().to_string();
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    let tips: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("tip: "))
+        .collect();
+    let hint = if tips.is_empty() {
+        "see `multicooker --help`".to_owned()
+    } else {
+        tips.join("; ")
+    };
+    (message, Some(hint))
+}
+
+/// Flags every command accepts, before or after the subcommand (clap's global arguments: the
+/// top-level parser owns them, and [`Cli::try_parse_args`] copies them into the command).
+#[derive(Debug, Clone, Default, Args)]
 pub struct GlobalArgs {
     /// Folder that holds the cooks; a relative path is also looked up in parent folders.
-    #[arg(long, env = env::ROOT, default_value = "cooks", value_name = "DIR")]
+    #[arg(
+        long,
+        env = env::ROOT,
+        default_value = "cooks",
+        value_name = "DIR",
+        global = true,
+        help_heading = GLOBAL
+    )]
     pub root: PathBuf,
-    /// Print machine-readable JSON on stdout.
-    #[arg(long)]
+    /// Print machine-readable JSON on stdout (errors too: `code`, `message`, `hint`, `causes`).
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
-    /// Print only errors.
-    #[arg(short, long, conflicts_with = "verbose")]
+    /// Print only errors: no tables, no progress, no notes.
+    #[arg(short, long, conflicts_with = "verbose", global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     /// Print more detail (plain lines, no progress bars).
-    #[arg(short, long)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub verbose: bool,
     /// Never draw progress bars.
-    #[arg(long)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_progress: bool,
     /// When to use colour.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, help_heading = GLOBAL)]
     pub color: ColorChoice,
     /// Keep this orchestrator's engine objects apart from others' (names and labels carry it),
     /// so two can run cooks of the same name on one engine; `clean` only sees its own.
-    #[arg(long, env = env::NAMESPACE, value_name = "NS")]
+    #[arg(long, env = env::NAMESPACE, value_name = "NS", global = true, help_heading = GLOBAL)]
     pub namespace: Option<String>,
 }
 
 /// `--color` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
     /// Colour on a terminal unless `NO_COLOR` is set.
+    #[default]
     Auto,
     /// Always.
     Always,
@@ -112,7 +189,8 @@ pub enum Command {
     ///
     /// Each judge gets its own shuffle of labels A, B, C …; the mapping stays on the host. Under
     /// the default policy `require_distinct_flavor` a judge never sees submissions of its own
-    /// flavor. Scores are validated and mapped back to participants on the host.
+    /// flavor (the offline `dummy` is no vendor and scores dummies). Scores are validated and
+    /// mapped back to participants on the host.
     Judge(JudgeArgs),
     /// Run round N+1: each participant improves its previous output with feedback.
     ///
@@ -219,6 +297,9 @@ pub enum Command {
     Nightly(NightlyArgs),
     /// Trends per participant across nights, with intervals and what changed since the night
     /// before (CLI, model, image, brief, judge brief, score).
+    ///
+    /// A failed or partial night is shown with its reasons (`failures` in --json). Exits 1
+    /// when the latest night failed (no ranking).
     History(HistoryArgs),
     /// Build the shared base images of these flavors (default: every packaged one) ahead of a
     /// cook; `--force` rebuilds. Exits 2 if any build failed.
@@ -232,6 +313,39 @@ pub enum Command {
     /// never hold the host's rotating refresh token. Reads the token from stdin (hidden on a
     /// terminal). codex, agy and grok offer no such token: their host login is snapshotted.
     Login(LoginArgs),
+    /// Print a shell completion script (bash, elvish, fish, powershell, zsh) on stdout.
+    ///
+    /// bash: `multicooker completions bash > ~/.local/share/bash-completion/completions/multicooker`;
+    /// zsh: `multicooker completions zsh > ~/.zfunc/_multicooker` (with `fpath+=~/.zfunc`);
+    /// fish: `multicooker completions fish > ~/.config/fish/completions/multicooker.fish`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout, or write one page per command into a folder.
+    ///
+    /// `multicooker man | man -l -` reads it now; `multicooker man --out
+    /// ~/.local/share/man/man1` installs multicooker.1 and multicooker-<command>.1.
+    Man(ManArgs),
+}
+
+/// `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
+    pub global: GlobalArgs,
+}
+
+/// `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write multicooker.1 and one multicooker-<command>.1 per command into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
+    pub global: GlobalArgs,
 }
 
 /// `login`.
@@ -246,8 +360,8 @@ pub struct LoginArgs {
     /// Remove the stored token (cooks fall back to the host login).
     #[arg(long)]
     pub remove: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -257,8 +371,8 @@ pub struct TaskArgs {
     /// The cook: its folder name under the root (`251122-hello`), the name without date
     /// (newest match), or an absolute path.
     pub task: String,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -269,8 +383,8 @@ pub struct AddParticipantArgs {
     pub task: String,
     /// `NAME` (flavor NAME) or `NAME=FLAVOR`.
     pub participant: String,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -353,8 +467,8 @@ pub struct BuildBaseArgs {
     /// Rebuild even when the image exists.
     #[arg(long)]
     pub force: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -369,8 +483,8 @@ pub struct NightlyArgs {
     /// Also print the JSON-lines log on stdout (it is always appended beside the store).
     #[arg(long)]
     pub log_json: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -385,8 +499,8 @@ pub struct HistoryArgs {
     /// Also write the trends as one self-contained HTML page.
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -418,8 +532,8 @@ pub struct PruneArgs {
     /// Only say what would be pruned.
     #[arg(long)]
     pub dry_run: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -494,8 +608,8 @@ pub struct NewArgs {
         conflicts_with = "from"
     )]
     pub participants: Vec<String>,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -551,8 +665,8 @@ pub struct CleanArgs {
     /// Show what would be removed without removing it.
     #[arg(long)]
     pub dry_run: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
@@ -579,39 +693,41 @@ pub struct DoctorArgs {
     /// mounts, egress).
     #[arg(long)]
     pub sandbox: bool,
-    /// Global flags.
-    #[command(flatten)]
+    /// Global flags (filled in from the top level).
+    #[arg(skip)]
     pub global: GlobalArgs,
 }
 
 impl Command {
-    /// The global flags of whichever command was given.
-    pub fn global(&self) -> &GlobalArgs {
+    /// The global flags of whichever command was given, to fill in.
+    pub fn global_mut(&mut self) -> &mut GlobalArgs {
         match self {
-            Self::New(a) => &a.global,
-            Self::AddParticipant(a) => &a.global,
-            Self::Cook(a) => &a.task.global,
-            Self::Judge(a) | Self::Rejudge(a) => &a.task.global,
+            Self::New(a) => &mut a.global,
+            Self::AddParticipant(a) => &mut a.global,
+            Self::Cook(a) => &mut a.task.global,
+            Self::Judge(a) | Self::Rejudge(a) => &mut a.task.global,
             Self::Report(a)
             | Self::Status(a)
             | Self::Lint(a)
             | Self::Artifacts(a)
-            | Self::Compose(a) => &a.global,
-            Self::Archive(a) => &a.task.global,
-            Self::Prune(a) => &a.global,
-            Self::Nightly(a) => &a.global,
-            Self::BuildBase(a) => &a.global,
-            Self::History(a) => &a.global,
-            Self::Tail(a) => &a.task.global,
-            Self::Refine(a) => &a.task.global,
-            Self::Diff(a) => &a.task.global,
-            Self::Chef(a) => &a.task.global,
-            Self::Consult(a) => &a.task.global,
-            Self::Cancel(a) => &a.task.global,
-            Self::Resume(a) => &a.task.global,
-            Self::Clean(a) => &a.global,
-            Self::Doctor(a) => &a.global,
-            Self::Login(a) => &a.global,
+            | Self::Compose(a) => &mut a.global,
+            Self::Archive(a) => &mut a.task.global,
+            Self::Prune(a) => &mut a.global,
+            Self::Nightly(a) => &mut a.global,
+            Self::BuildBase(a) => &mut a.global,
+            Self::History(a) => &mut a.global,
+            Self::Tail(a) => &mut a.task.global,
+            Self::Refine(a) => &mut a.task.global,
+            Self::Diff(a) => &mut a.task.global,
+            Self::Chef(a) => &mut a.task.global,
+            Self::Consult(a) => &mut a.task.global,
+            Self::Cancel(a) => &mut a.task.global,
+            Self::Resume(a) => &mut a.task.global,
+            Self::Clean(a) => &mut a.global,
+            Self::Doctor(a) => &mut a.global,
+            Self::Login(a) => &mut a.global,
+            Self::Completions(a) => &mut a.global,
+            Self::Man(a) => &mut a.global,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! How domain code reports progress without printing: the [`Progress`] trait. `output.rs`
+//! How domain code reports progress without printing: the [`Progress`] trait. `output/`
 //! implements it with indicatif bars on a terminal and plain lines elsewhere; tests use
 //! [`Silent`].
 

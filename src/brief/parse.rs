@@ -781,7 +781,11 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
 }
 
 fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
-    for judge in &brief.judges {
+    for judge in brief
+        .judges
+        .iter()
+        .filter(|j| crate::flavor::is_vendor(&j.flavor))
+    {
         let own: Vec<&str> = brief
             .participants
             .iter()

@@ -207,10 +207,22 @@ fn yaml_syntax_errors_and_bombs_are_refused() {
 
 #[test]
 fn self_judging_under_warn_is_a_warning() {
-    let text = GOOD.replace("policy: allow_self", "policy: warn");
+    let text = GOOD
+        .replace("policy: allow_self", "policy: warn")
+        .replace(
+            "{name: judge, flavor: dummy}",
+            "{name: judge, flavor: claude}",
+        )
+        .replace(
+            "{name: bravo, flavor: dummy,",
+            "{name: bravo, flavor: claude,",
+        );
     let loaded = load_text(&text).unwrap();
     assert_eq!(loaded.warnings.len(), 1);
     assert!(loaded.warnings[0].contains("anti-self-judging is off"));
+    // The offline dummy is no vendor: a dummy judge of dummies is nothing to warn about.
+    let dummies = GOOD.replace("policy: allow_self", "policy: warn");
+    assert!(load_text(&dummies).unwrap().warnings.is_empty());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use futures_util::future::join_all;
 
 use super::names::Names;
 use super::run::ImagesReady;
-use crate::flavor::{FlavorError, base_tag, build_context, thin_context};
+use crate::flavor::{FlavorError, base_tag, build_context, cook_image_dir, own_tag, thin_context};
 use crate::runtime::{
     ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime,
     RuntimeError,
@@ -48,8 +48,13 @@ pub fn base_specs(
             let labels = Labels::shared("base")
                 .with(LABEL_FLAVOR, flavor)
                 .with(LABEL_CONTEXT, &context.digest);
+            let own = cook.and_then(|c| cook_image_dir(c, flavor)).is_some();
             Ok(ImageSpec {
-                tag: base_tag(flavor, &context.digest),
+                tag: if own {
+                    own_tag(flavor, &context.digest)
+                } else {
+                    base_tag(flavor, &context.digest)
+                },
                 labels,
                 context: context.tar,
             })

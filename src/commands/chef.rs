@@ -19,7 +19,7 @@ use crate::fsx;
 use crate::judge::labels::{Shuffler, random_seed};
 use crate::judge::normalize::normalized_copy;
 use crate::settings::run_settings;
-use crate::state::{CellState, CookPaths, now_iso};
+use crate::state::{CellState, CookPaths, Role, now_iso};
 
 /// The chef's prompt: what it has and what it must write, then the brief.
 fn chef_prompt(labels: &[String], ranked: bool, brief_md: &str) -> String {
@@ -89,6 +89,10 @@ fn prepare_input(
     Ok(labels)
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the chef's steps in order, as `cook` runs them"
+)]
 pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
@@ -154,7 +158,8 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
             &brief_md,
         ),
     });
-    let progress = Arc::new(session.printer.progress("chef"));
+    let overview = super::overview(&paths, &brief, Role::Participant, &[name.to_owned()]);
+    let progress = Arc::new(session.printer.progress("chef", overview));
     let outcome = cook::cook(
         &runtime,
         &paths,

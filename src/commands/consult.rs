@@ -316,7 +316,11 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     let logins = crate::cook::snapshot_logins(brief, &cells, &settings.logins)?;
     crate::cook::attach_logins(&mut plans, &logins);
     let flavors: Vec<String> = reviewers.iter().map(|r| r.flavor.clone()).collect();
-    let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("consult"));
+    let progress: Arc<dyn Progress> = Arc::new(
+        session
+            .printer
+            .progress("consult", overview(&paths, &plans)),
+    );
     let phase = Cells {
         role: Role::Reviewer,
         images: crate::cell::images::image_specs(&paths, &names, &flavors, &settings.run_id)?,
@@ -356,6 +360,19 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+/// The progress display's overall line for the reviewers' cells.
+fn overview(paths: &CookPaths, plans: &[CellPlan]) -> crate::output::Overview {
+    crate::output::Overview {
+        cells: plans.len(),
+        timeout_s: plans.iter().map(|p| p.timeout.as_secs()).max().unwrap_or(0),
+        cook: paths.name().to_owned(),
+        logs: plans
+            .iter()
+            .map(|p| ((Role::Reviewer, p.actor.clone()), p.stderr_log.clone()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::cli::CookArgs;
 use crate::cook;
 use crate::error::ExitCode;
 use crate::settings::run_settings;
-use crate::state::{CellState, CookState};
+use crate::state::{CellState, CookState, Role};
 
 pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
@@ -33,7 +33,8 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         selected.len(),
         brief.timeout_s
     ));
-    let progress = Arc::new(session.printer.progress("cook"));
+    let overview = super::overview(&paths, brief, Role::Participant, &selected);
+    let progress = Arc::new(session.printer.progress("cook", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
 

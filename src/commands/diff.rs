@@ -66,11 +66,23 @@ pub(super) fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let to = args.to.unwrap_or(latest);
     let from = args.from.unwrap_or(to.saturating_sub(1).max(1));
     if from == to {
-        return Err(UserError::new(
-            format!("round {from} against itself shows nothing"),
-            format!("pick two rounds, e.g. `--from 1 --to {latest}` (latest: {latest})"),
-        )
-        .into());
+        // A one-round cook has nothing to compare yet: name the step that makes round 2
+        // rather than suggest the same no-op (issue 17).
+        let hint = if latest < 2 {
+            format!(
+                "`{}` has only round 1; `multicooker refine {}` makes round 2",
+                paths.name(),
+                paths.name()
+            )
+        } else {
+            format!(
+                "pick two different rounds, e.g. `--from {} --to {latest}` (latest: {latest})",
+                latest - 1
+            )
+        };
+        return Err(
+            UserError::new(format!("round {from} against itself shows nothing"), hint).into(),
+        );
     }
     let names = loaded.brief.participants.iter().map(|p| p.name.as_str());
     let selected = select(

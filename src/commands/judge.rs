@@ -82,7 +82,9 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         judges.len(),
         brief.judging.policy
     ));
-    let progress = Arc::new(session.printer.progress("judge"));
+    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
+    let overview = super::overview(&paths, brief, crate::state::Role::Judge, &names);
+    let progress = Arc::new(session.printer.progress("judge", overview));
     let outcome = judge::judge(
         &runtime,
         &paths,

@@ -18,6 +18,7 @@ mod prune;
 mod refine;
 mod report;
 mod resume;
+mod shell;
 mod status;
 mod tail;
 
@@ -59,6 +60,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::BuildBase(args) => build_base::run(&args).await,
         Command::Doctor(args) => doctor::run(&args).await,
         Command::Login(args) => login::run(&args),
+        Command::Completions(args) => Ok(shell::completions(&args)),
+        Command::Man(args) => shell::man(&args),
     }
 }
 
@@ -115,6 +118,40 @@ fn select<'a>(
         }
     }
     Ok(all.into_iter().filter(|n| wanted.contains(n)).collect())
+}
+
+/// What the progress display's overall line needs for these cells of `role`: how many, the
+/// longest timeout, and each cell's standard error log (pointed at when the cell fails).
+fn overview(
+    paths: &CookPaths,
+    brief: &brief::Brief,
+    role: crate::state::Role,
+    names: &[String],
+) -> crate::output::Overview {
+    let judge = role == crate::state::Role::Judge;
+    let actors = if judge {
+        &brief.judges
+    } else {
+        &brief.participants
+    };
+    let mut overview = crate::output::Overview {
+        cells: names.len(),
+        cook: paths.name().to_owned(),
+        ..Default::default()
+    };
+    for actor in actors.iter().filter(|a| names.contains(&a.name)) {
+        overview.timeout_s = overview.timeout_s.max(brief.timeout_for(actor, role));
+        let dir = if judge {
+            paths.judge_logs(&actor.name)
+        } else {
+            paths.logs(&actor.name)
+        };
+        overview.logs.insert(
+            (role, actor.name.clone()),
+            dir.join(format!("{}.stderr.log", actor.flavor)),
+        );
+    }
+    overview
 }
 
 /// Reports objects teardown could not remove.

@@ -88,12 +88,38 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     for warning in &loaded.warnings {
         printer.warn(warning);
     }
-    printer.info(&format!(
-        "\nnext steps:\n  1. describe the task in {}\n  2. put reference material in {}\n  3. multicooker cook {name}\n  4. multicooker judge {name}\n  5. multicooker report {name}",
-        paths.brief_md().display(),
-        paths.raw().display()
-    ));
+    printer.info(&next_steps(&paths, &name, args.from.is_some()));
     Ok(ExitCode::Success)
+}
+
+/// What to do next. A cook copied from an example already has its task and material (issue
+/// 17: it used to be told to "describe the task in BRIEF.md" anyway); the template's has not.
+fn next_steps(paths: &CookPaths, name: &str, from_example: bool) -> String {
+    let mut steps: Vec<String> = Vec::new();
+    if !from_example || !paths.brief_md().is_file() {
+        steps.push(format!(
+            "describe the task in {}",
+            paths.brief_md().display()
+        ));
+        steps.push(format!(
+            "put reference material in {}",
+            paths.raw().display()
+        ));
+    } else {
+        steps.push(format!(
+            "read the task in {} and adjust it, or keep it as it is",
+            paths.brief_md().display()
+        ));
+    }
+    for command in ["cook", "judge", "report"] {
+        steps.push(format!("multicooker {command} {name}"));
+    }
+    let list: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| format!("  {}. {step}", i + 1))
+        .collect();
+    format!("\nnext steps:\n{}", list.join("\n"))
 }
 
 fn dated_name(name: &str) -> anyhow::Result<String> {

@@ -75,9 +75,10 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         match RunLock::acquire_file(&lock_path, &format!("nightly {}", nightly.name), "nightly") {
             Ok(lock) => lock,
             Err(error @ LockError::Busy { .. }) => {
-                session.printer.error(
+                session.printer.failure(
                     &anyhow::Error::new(error),
                     Some("two nights of one config never overlap; this one was not started"),
+                    ExitCode::Busy.code(),
                 );
                 return Ok(ExitCode::Busy);
             }
@@ -109,26 +110,26 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
             }
             let name = night_fold::cook_name(&nightly, &night, template, repeat);
             let dir = nightly.cooks_root.join(&name);
-            match run_cook(
+            let error = match run_cook(
                 &runtime, &engine, &nightly, template, &dir, &name, seed, &cancel, &session, &log,
             )
             .await
             {
-                Ok(()) => {}
+                Ok(()) => None,
                 Err(error) => {
-                    log.event(
-                        "cook.failed",
-                        &json!({"cook": name, "error": format!("{error:#}")}),
-                    );
+                    let text = format!("{error:#}");
+                    log.event("cook.failed", &json!({"cook": name, "error": text}));
                     session
                         .printer
-                        .warn(&format!("cook `{name}` failed: {error:#}"));
+                        .warn(&format!("cook `{name}` failed: {text}"));
+                    Some(text)
                 }
-            }
+            };
             cooks.push(NightCook {
                 dir,
                 brief: index,
                 repeat,
+                error,
             });
         }
     }
@@ -209,7 +210,8 @@ async fn run_cook(
     if !targets.is_empty() {
         let mut settings = run_settings(&brief, engine, None, targets.len(), cancel.clone())?;
         settings.merge = ran_before;
-        let progress = Arc::new(session.printer.progress("cook"));
+        let overview = super::overview(&paths, &brief, crate::state::Role::Participant, &targets);
+        let progress = Arc::new(session.printer.progress("cook", overview));
         let outcome =
             crate::cook::cook(runtime, &paths, &brief, &targets, &settings, progress).await?;
         report_leftovers(session, &outcome.leftovers);
@@ -224,7 +226,9 @@ async fn run_cook(
         }
     }
     let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
-    let progress = Arc::new(session.printer.progress("judge"));
+    let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
+    let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
+    let progress = Arc::new(session.printer.progress("judge", overview));
     let judged = crate::judge::judge(
         runtime,
         &paths,
@@ -257,13 +261,14 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
         "night {} of `{}`: {}{}",
         record.night,
         record.config,
-        record.status,
+        status_word(&record.status),
         if record.comparable {
             String::new()
         } else {
             format!(" — NOT COMPARABLE: {}", record.reasons.join("; "))
         }
     ));
+    print_failures(printer, &record.failures);
     for estimate in &record.estimates {
         let interval = match (estimate.lo, estimate.hi) {
             (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
@@ -279,7 +284,7 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             estimate.cells
         ));
     }
-    if let Some(groups) = &record.tied_groups {
+    if let Some(groups) = record.tied_groups.as_ref().filter(|g| !g.is_empty()) {
         printer.data(&format!(
             "  tied groups: {}",
             groups
@@ -287,6 +292,29 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
                 .map(|g| format!("{{{}}}", g.join(", ")))
                 .collect::<Vec<_>>()
                 .join(" > ")
+        ));
+    }
+}
+
+/// `FAILED` in capitals: a failed night must not read like a good one at a glance.
+fn status_word(status: &str) -> String {
+    if status == "failed" {
+        "FAILED (no ranking)".to_owned()
+    } else {
+        status.to_owned()
+    }
+}
+
+/// Why a night failed or is partial: the first few reasons, and how many more.
+fn print_failures(printer: Printer, failures: &[String]) {
+    const SHOWN: usize = 8;
+    for failure in failures.iter().take(SHOWN) {
+        printer.data(&format!("  because {failure}"));
+    }
+    if failures.len() > SHOWN {
+        printer.data(&format!(
+            "  … and {} more (`--json` lists all)",
+            failures.len() - SHOWN
         ));
     }
 }
@@ -350,6 +378,11 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     for line in night_fold::history_text(&document) {
         session.printer.data(&line);
+    }
+    // The latest night decides the exit code: a cron line `history … || alert` notices a
+    // failed night (issue 17: history used to exit 0 over failed nights).
+    if nights.last().is_some_and(|n| n.status == "failed") {
+        return Ok(ExitCode::NothingUsable);
     }
     Ok(ExitCode::Success)
 }

@@ -171,7 +171,8 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
     let (runtime, engine) = connect(&session).await?;
     let mut settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
     settings.refine = Some(Refine { round, prompts });
-    let progress = Arc::new(session.printer.progress("refine"));
+    let overview = super::overview(&paths, brief, crate::state::Role::Participant, &selected);
+    let progress = Arc::new(session.printer.progress("refine", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
     let printer = session.printer;

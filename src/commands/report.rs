@@ -9,9 +9,6 @@ use crate::report;
 use crate::settings;
 use crate::state::{CookState, EventLog, Phase, StatusStore};
 
-/// Lines of the leaderboard echoed to the terminal.
-const ECHO_LINES: usize = 20;
-
 pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let (paths, loaded) = open_cook(&session, &args.task)?;
@@ -49,13 +46,93 @@ pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         s.round = report.round;
     })?;
     let leaderboard = report::render_leaderboard(&report);
-    for line in leaderboard.lines().take(ECHO_LINES) {
+    let summary = Summary::of(&leaderboard);
+    for line in &summary.shown {
         printer.data(line);
     }
     if let Some(path) = &written.leaderboard {
+        if summary.rest_lines > 0 {
+            printer.data(&format!(
+                "… {} more lines ({}) in `{}`",
+                summary.rest_lines,
+                summary.rest_sections.join(", "),
+                path.display()
+            ));
+        }
         printer.info(&format!("\nleaderboard: {}", path.display()));
     }
     printer.info(&format!("summary:     {}", written.summary.display()));
     printer.info(&format!("html:        {}", written.html.display()));
     Ok(ExitCode::Success)
+}
+
+/// What of leaderboard.md the terminal shows: whole sections, from the top through the one
+/// that holds the ranking's intervals ("How sure is this ranking?"), else through the first
+/// table's section; never a header without its table (issue 17).
+#[derive(Debug)]
+struct Summary<'a> {
+    shown: Vec<&'a str>,
+    rest_lines: usize,
+    rest_sections: Vec<&'a str>,
+}
+
+impl<'a> Summary<'a> {
+    fn of(markdown: &'a str) -> Self {
+        let lines: Vec<&str> = markdown.lines().collect();
+        // Section starts: the top, then every `## ` header.
+        let mut starts: Vec<usize> = vec![0];
+        starts.extend((1..lines.len()).filter(|&i| lines[i].starts_with("## ")));
+        let end_of = |k: usize| starts.get(k + 1).copied().unwrap_or(lines.len());
+        let has = |k: usize, needle: &str| {
+            lines[starts[k]..end_of(k)]
+                .iter()
+                .any(|l| l.starts_with('|') && l.contains(needle))
+        };
+        let last = (0..starts.len())
+            .find(|&k| has(k, "Interval"))
+            .or_else(|| (0..starts.len()).find(|&k| has(k, "")))
+            .unwrap_or(starts.len() - 1);
+        let cut = end_of(last);
+        let mut shown: Vec<&str> = lines[..cut].to_vec();
+        while shown.last().is_some_and(|l| l.trim().is_empty()) {
+            shown.pop();
+        }
+        Summary {
+            shown,
+            rest_lines: lines[cut..].iter().filter(|l| !l.trim().is_empty()).count(),
+            rest_sections: lines[cut..]
+                .iter()
+                .filter_map(|l| l.strip_prefix("## "))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Summary;
+
+    const LEADERBOARD: &str = "# Leaderboard\n\nJudges: j1\n\n| Rank | Participant |\n|---|---|\n| 1 | a |\n\n\
+## How sure is this ranking?\n\n| Participant | Score % | Interval |\n|---|---|---|\n| a | 70.0 | 60 – 80 |\n\n\
+No tied groups.\n\n## Judge run metrics\n\n| Judge |\n|---|\n| j1 |\n\n## Per-judge breakdown\n\n- a\n";
+
+    #[test]
+    fn the_terminal_shows_whole_sections_through_the_intervals_and_counts_the_rest() {
+        let summary = Summary::of(LEADERBOARD);
+        assert_eq!(summary.shown.last(), Some(&"No tied groups."));
+        assert!(summary.shown.contains(&"| a | 70.0 | 60 – 80 |"));
+        assert_eq!(
+            summary.rest_sections,
+            ["Judge run metrics", "Per-judge breakdown"]
+        );
+        assert_eq!(summary.rest_lines, 6);
+    }
+
+    #[test]
+    fn without_an_interval_table_the_first_table_is_shown_whole() {
+        let text = LEADERBOARD.replace("Interval", "Spread");
+        let summary = Summary::of(&text);
+        assert_eq!(summary.shown.last(), Some(&"| 1 | a |"));
+        assert_eq!(summary.rest_sections.len(), 3);
+    }
 }

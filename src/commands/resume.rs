@@ -100,7 +100,9 @@ async fn resume_judging(
     ));
     let (runtime, engine) = connect(session).await?;
     let settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
-    let progress = Arc::new(session.printer.progress("judge"));
+    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
+    let overview = super::overview(paths, brief, crate::state::Role::Judge, &names);
+    let progress = Arc::new(session.printer.progress("judge", overview));
     let seed = crate::judge::labels::random_seed();
     let outcome = crate::judge::judge(
         &runtime,
@@ -189,7 +191,8 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
             .collect::<std::io::Result<_>>()?;
         settings.refine = Some(cook::Refine { round, prompts });
     }
-    let progress = Arc::new(session.printer.progress("resume"));
+    let overview = super::overview(&paths, brief, crate::state::Role::Participant, &names);
+    let progress = Arc::new(session.printer.progress("resume", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &names, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
     let printer = session.printer;

@@ -187,6 +187,8 @@ fn cells(status: &Status, interrupted: bool, printer: crate::output::Printer) {
     }
 }
 
+/// The command to run next. After a failure that is `resume`, which re-runs exactly the cells
+/// that did not end ok and keeps the rest (issue 17: it used to suggest `cook --participants`).
 fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
     let retryable = status.cells.values().any(|c| {
         matches!(
@@ -195,12 +197,20 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
                 | CellState::TimedOut
                 | CellState::StartFailed
                 | CellState::NonZeroExit
+                | CellState::Cancelled
         ) || (interrupted && !c.state.is_final())
     });
+    let for_good = status
+        .cells
+        .values()
+        .any(|c| matches!(c.state, CellState::OomKilled | CellState::ArtifactMissing));
     match status.state {
-        _ if interrupted || retryable => {
-            format!("multicooker resume {cook} re-runs the cells that did not end ok")
-        }
+        _ if interrupted || retryable => format!(
+            "multicooker resume {cook} re-runs the cells that did not end ok and keeps the others"
+        ),
+        CookState::Sealed if for_good => format!(
+            "multicooker judge {cook}, or `multicooker resume {cook} --force` to retry the cells that ran out of memory or missed a required output"
+        ),
         CookState::Sealed | CookState::Cancelled => format!("multicooker judge {cook}"),
         CookState::Judged => format!("multicooker report {cook}"),
         CookState::Reported => format!("read `{cook}/leaderboard.md`"),
@@ -270,4 +280,40 @@ pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_step;
+    use crate::state::Status;
+
+    fn status(state: &str, cells: &[&str]) -> Status {
+        let cells: serde_json::Map<String, serde_json::Value> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                (
+                    format!("p{i}"),
+                    serde_json::json!({"role": "participant", "flavor": "dummy", "state": cell}),
+                )
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "cook": "251122-x", "phase": "cook", "state": state,
+            "round": 1, "updated_at": "2026-11-22T00:00:00+00:00", "cells": cells,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn after_a_failure_status_suggests_resume() {
+        let failed = status("sealed", &["ok", "timed_out"]);
+        assert!(next_step(&failed, false, "x").starts_with("multicooker resume x "));
+        let interrupted = status("cooking", &["ok", "running"]);
+        assert!(next_step(&interrupted, true, "x").starts_with("multicooker resume x "));
+        let oom = status("sealed", &["ok", "oom_killed"]);
+        assert!(next_step(&oom, false, "x").contains("`multicooker resume x --force`"));
+        let fine = status("sealed", &["ok", "ok"]);
+        assert_eq!(next_step(&fine, false, "x"), "multicooker judge x");
+    }
 }

@@ -9,7 +9,7 @@
 mod sources;
 mod store;
 // One list for the host side and the cells' entrypoint.
-#[path = "../../crates/mc-cell/src/members.rs"]
+#[path = "../../crates/mc-cell-src/members.rs"]
 mod members;
 
 use std::collections::BTreeMap;
@@ -17,7 +17,8 @@ use std::path::PathBuf;
 
 pub use members::members;
 pub use sources::{
-    HOST_HOME_ENV, Login, LoginSources, StagedFile, jwt_expiry, login_command, read_login,
+    HOST_HOME_ENV, Login, LoginSources, StagedFile, jwt_expiry, login_advice, login_command,
+    read_login,
 };
 pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
 
@@ -76,6 +77,9 @@ pub enum CredsError {
         /// Its message.
         message: String,
     },
+    /// Several logins cannot be used: all of them, named in one run (issue 17).
+    #[error("{} logins cannot be used:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<CredsError>),
     /// Staging a login for a cell failed.
     #[error("cannot stage the {flavor} login in `{}`", .path.display())]
     Stage {
@@ -97,8 +101,8 @@ impl Hint for CredsError {
             Self::Missing { flavor, .. }
             | Self::Expires { flavor, .. }
             | Self::Invalid { flavor, .. } => Some(format!(
-                "log in on the host with `{}`, then run this again",
-                login_command(flavor)
+                "log in on the host with {}, then run this again",
+                login_advice(flavor)
             )),
             Self::Unreadable { .. } => Some("check the file's permissions".into()),
             Self::Store { .. } => Some(format!(
@@ -108,6 +112,26 @@ impl Hint for CredsError {
                 "run multicooker as root, or as the user cells run as (MULTICOOKER_HARDENING_USER)"
                     .into(),
             ),
+            Self::Several(errors) => {
+                let mut lines: Vec<String> = Vec::new();
+                for error in errors {
+                    let line = match error {
+                        Self::Missing { flavor, .. }
+                        | Self::Expires { flavor, .. }
+                        | Self::Invalid { flavor, .. } => {
+                            format!("{flavor}: {}", login_advice(flavor))
+                        }
+                        other => other.hint().unwrap_or_default(),
+                    };
+                    if !line.is_empty() && !lines.contains(&line) {
+                        lines.push(line);
+                    }
+                }
+                Some(format!(
+                    "log in on the host, then run this again:\n  {}",
+                    lines.join("\n  ")
+                ))
+            }
         }
     }
 }
@@ -120,31 +144,37 @@ pub struct Credentials {
 
 impl Credentials {
     /// Snapshots the logins of `flavors` (each with the longest timeout among its cells) and
-    /// checks they outlive the cells.
+    /// checks they outlive the cells. Every login is checked before failing, so one run names
+    /// all the missing or expiring ones ([`CredsError::Several`] when more than one).
     pub fn snapshot(
         flavors: &[(String, u64)],
         sources: &LoginSources,
         store: &dyn TokenStore,
     ) -> Result<Self, CredsError> {
         let mut logins = BTreeMap::new();
+        let mut problems = Vec::new();
+        let mut checked: Vec<&str> = Vec::new();
         let now = jiff::Timestamp::now();
         for (flavor, timeout_s) in flavors {
             for member in members(flavor) {
-                if logins.contains_key(*member) {
+                if checked.contains(member) {
                     continue;
                 }
-                let long_lived = if *member == "claude" {
-                    store.get("claude")?
-                } else {
-                    None
-                };
-                if let Some(login) = read_login(member, sources, long_lived)? {
-                    check_expiry(&login, now, *timeout_s)?;
-                    logins.insert((*member).to_owned(), login);
+                checked.push(member);
+                match snapshot_member(member, sources, store, now, *timeout_s) {
+                    Ok(Some(login)) => {
+                        logins.insert((*member).to_owned(), login);
+                    }
+                    Ok(None) => {}
+                    Err(problem) => problems.push(problem),
                 }
             }
         }
-        Ok(Self { logins })
+        match problems.len() {
+            0 => Ok(Self { logins }),
+            1 => Err(problems.remove(0)),
+            _ => Err(CredsError::Several(problems)),
+        }
     }
 
     /// Every secret string, for redaction.
@@ -231,6 +261,26 @@ impl std::fmt::Debug for CellLogin {
     }
 }
 
+/// One member flavor's login, read and checked against the longest timeout of its cells.
+fn snapshot_member(
+    member: &str,
+    sources: &LoginSources,
+    store: &dyn TokenStore,
+    now: jiff::Timestamp,
+    timeout_s: u64,
+) -> Result<Option<Login>, CredsError> {
+    let long_lived = if member == "claude" {
+        store.get("claude")?
+    } else {
+        None
+    };
+    let Some(login) = read_login(member, sources, long_lived)? else {
+        return Ok(None);
+    };
+    check_expiry(&login, now, timeout_s)?;
+    Ok(Some(login))
+}
+
 fn check_expiry(login: &Login, now: jiff::Timestamp, timeout_s: u64) -> Result<(), CredsError> {
     let Some(expires_at) = login.expires_at else {
         return Ok(());
@@ -295,6 +345,40 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("expired at")
+        );
+    }
+
+    #[test]
+    fn every_missing_or_expiring_login_is_named_in_one_run_with_its_host_command() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(".grok/auth.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{"s": {"key": "xai-access", "auth_mode": "oidc", "expires_at": "2001-01-01T00:00:00Z"}}"#).unwrap();
+        let store = store::FileStore::new(home.path().join("tokens"));
+        let flavors: Vec<(String, u64)> = ["codex", "grok", "agy", "dummy"]
+            .iter()
+            .map(|f| ((*f).to_owned(), 60))
+            .collect();
+        let error = Credentials::snapshot(&flavors, &LoginSources::files_only(home.path()), &store)
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(text.starts_with("3 logins cannot be used:"), "{text}");
+        assert!(text.contains("no codex login at"), "{text}");
+        assert!(text.contains("the grok login expired at"), "{text}");
+        assert!(text.contains("no agy login at"), "{text}");
+        let hint = error.hint().unwrap();
+        for command in ["codex: `codex login`", "grok: `grok login`", "agy: `agy"] {
+            assert!(hint.contains(command), "{hint}");
+        }
+        let one = Credentials::snapshot(
+            &flavors[..1],
+            &LoginSources::files_only(home.path()),
+            &store,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(one, CredsError::Missing { .. }),
+            "one problem keeps its own variant"
         );
     }
 

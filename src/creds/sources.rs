@@ -45,11 +45,23 @@ pub struct Login {
 /// The command that logs a flavor in on the host.
 pub fn login_command(flavor: &str) -> &'static str {
     match flavor {
-        "claude" => "claude /login (or `multicooker login claude` for a long-lived token)",
+        "claude" => "claude /login",
         "codex" => "codex login",
-        "agy" => "agy (and sign in with Google)",
+        "agy" => "agy",
         "grok" => "grok login",
         _ => "the CLI's own login command",
+    }
+}
+
+/// [`login_command`] in backticks, with what else to know about it, for a hint.
+pub fn login_advice(flavor: &str) -> String {
+    let command = login_command(flavor);
+    match flavor {
+        "claude" => format!(
+            "`{command}` (or `claude setup-token | multicooker login claude` for a long-lived token)"
+        ),
+        "agy" => format!("`{command}` (and sign in with Google)"),
+        _ => format!("`{command}`"),
     }
 }
 

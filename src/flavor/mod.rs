@@ -76,6 +76,15 @@ pub struct BuildContext {
     pub digest: String,
 }
 
+/// True when `flavor` runs a vendor's model, which could prefer its own vendor's work. The
+/// offline `dummy` is no vendor: it scores by the quality its participants were scripted with,
+/// so `require_distinct_flavor` has nothing to guard against between dummies (issue 17: the
+/// reference's example cooks, set to `dummy`, must give a leaderboard). A cook's own flavor may
+/// wrap any vendor's CLI, so it counts as one.
+pub fn is_vendor(flavor: &str) -> bool {
+    flavor != "dummy"
+}
+
 /// The hosts a flavor's CLI needs (its model API and sign-in), as `host:port`. These are the
 /// only targets a judge's proxy allows, and the start of every participant's allowlist.
 /// Taken from each vendor's documentation (FLAVORS.md); check them against a real login.
@@ -170,6 +179,13 @@ pub fn denied_env() -> Vec<&'static str> {
 /// The tag of a flavor's shared base image for a context digest.
 pub fn base_tag(flavor: &str, digest: &str) -> String {
     format!("multicooker-base-{flavor}:{digest}")
+}
+
+/// The tag of a base image built from a cook's own `flavors/<flavor>/` folder: never under the
+/// packaged flavors' names, so a cook's (or a test's) own `claude` never stands where a user's
+/// real `multicooker-base-claude` images are.
+pub fn own_tag(flavor: &str, digest: &str) -> String {
+    format!("multicooker-own-{flavor}:{digest}")
 }
 
 /// The build context of a cook's own image: `FROM` the shared base, nothing else, so it

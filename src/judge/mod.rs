@@ -95,7 +95,10 @@ pub fn assign(brief: &Brief, judges: &[Actor], available: &[String], seed: u64) 
     judges
         .iter()
         .map(|judge| {
-            let own = |p: &String| flavor_of(p) == judge.flavor;
+            // A vendor's judge never sees its own vendor's work; the dummy is no vendor.
+            let own = |p: &String| {
+                flavor_of(p) == judge.flavor && crate::flavor::is_vendor(&judge.flavor)
+            };
             let distinct = brief.judging.policy == JudgingPolicy::RequireDistinctFlavor;
             let (eligible, excluded): (Vec<String>, Vec<String>) = available
                 .iter()
@@ -121,6 +124,9 @@ pub fn assign(brief: &Brief, judges: &[Actor], available: &[String], seed: u64) 
         })
         .collect()
 }
+
+#[cfg(test)]
+mod assign_tests;
 
 /// Every ordered pair of `eligible` in a random order, numbered `01`, `02` …: the first of the
 /// pair is `<id>/A`, the second `<id>/B`.

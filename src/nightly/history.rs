@@ -52,6 +52,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "comparable": night.comparable, "not_comparable_reasons": night.reasons,
             "method": night.method, "seed": night.seed.to_string(),
             "participants": participants, "tied_groups": night.tied_groups,
+            "failures": night.failures,
             "caveat": crate::report::few_clusters_caveat(briefs(night).len(), night.estimates.iter().any(|e| e.estimate.is_some()), "briefs"),
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
             "change_design": design,
@@ -247,9 +248,12 @@ fn provenance_changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
     found
 }
 
+/// Reasons of a failed or partial night shown in text (`--json` has all of them).
+const SHOWN_FAILURES: usize = 8;
+
 /// `history`'s text: one line per night (ranking with intervals, ranks and what is
-/// incomplete), then what changed, each score move marked significant or not, and what the
-/// design can detect.
+/// incomplete; a failed or partial night with why), then what changed, each score move marked
+/// significant or not, and what the design can detect.
 pub fn history_text(document: &Value) -> Vec<String> {
     let mut lines = Vec::new();
     for night in document["nights"].as_array().into_iter().flatten() {
@@ -286,12 +290,33 @@ pub fn history_text(document: &Value) -> Vec<String> {
         } else {
             ""
         };
+        let status = match night["status"].as_str().unwrap_or("?") {
+            "failed" => "FAILED (no ranking)",
+            other => other,
+        };
         lines.push(format!(
-            "{} {}{flag}: {}",
+            "{} {status}{flag}: {}",
             night["night"].as_str().unwrap_or("?"),
-            night["status"].as_str().unwrap_or("?"),
             ranking.join(", ")
         ));
+        if night["status"] != "ok" {
+            // A failed or partial night says why (issue 17: it used to say nothing).
+            let failures: Vec<&str> = night["failures"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for failure in failures.iter().take(SHOWN_FAILURES) {
+                lines.push(format!("  because {failure}"));
+            }
+            if failures.len() > SHOWN_FAILURES {
+                lines.push(format!(
+                    "  … and {} more (`--json` lists all)",
+                    failures.len() - SHOWN_FAILURES
+                ));
+            }
+        }
         if let Some(caveat) = night["caveat"].as_str() {
             lines.push(format!("    caveat: {caveat}"));
         }

@@ -159,6 +159,8 @@ pub struct NightCook {
     pub brief: usize,
     /// Repeat, from 1.
     pub repeat: u32,
+    /// Why the cook could not run, be judged or be reported, if it could not.
+    pub error: Option<String>,
 }
 
 fn read(path: &Path) -> Value {
@@ -221,6 +223,7 @@ pub fn fold(
     } else {
         "ok"
     };
+    let failures = failures(cooks, &cells, status == "failed");
     NightRecord {
         id: 0,
         config: nightly.name.clone(),
@@ -237,11 +240,49 @@ pub fn fold(
         comparable: reasons.is_empty(),
         reasons,
         tied_groups: pooled.tied_groups,
+        failures,
         arms,
         briefs: nightly.briefs.iter().map(|b| brief_record(b)).collect(),
         cells,
         estimates: pooled.estimates,
     }
+}
+
+/// Why a night is not ok, one line each: the cooks that failed (with their error), then the
+/// cells that were not scored (issue 17: a failed night used to say nothing about why).
+fn failures(cooks: &[NightCook], cells: &[CellRecord], nothing_ranked: bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for cook in cooks {
+        if let Some(error) = &cook.error {
+            let name = cook
+                .dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            lines.push(format!("cook `{name}`: {error}"));
+        }
+    }
+    for cell in cells.iter().filter(|c| c.score.is_none()) {
+        if cooks.iter().any(|c| {
+            c.error.is_some()
+                && c.dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy() == cell.cook)
+        }) {
+            continue;
+        }
+        let how = cell
+            .run_status
+            .as_deref()
+            .map_or_else(|| "never ran".to_owned(), |s| format!("ended `{s}`"));
+        lines.push(format!(
+            "cook `{}`: `{}` not scored ({how})",
+            cell.cook, cell.participant
+        ));
+    }
+    if nothing_ranked && lines.is_empty() {
+        lines.push("no participant was scored in any cook".into());
+    }
+    lines
 }
 
 /// One cell per participant of a cook: its run status, its score in that cook (the ranking's

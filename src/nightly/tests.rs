@@ -43,6 +43,7 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
         status: "ok".into(),
         seed: u64::MAX,
         method: "additive+cluster_jackknife_t".into(),
+        failures: Vec::new(),
         comparable: true,
         reasons: Vec::new(),
         tied_groups: None,

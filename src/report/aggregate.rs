@@ -201,7 +201,7 @@ impl Tally {
 }
 
 /// Same-flavor pairs of the judges used and the brief's participants, under
-/// `require_distinct_flavor` only.
+/// `require_distinct_flavor` only, and for vendors only (see [`crate::flavor::is_vendor`]).
 fn excluded_pairs(input: &ReportInput, brief: &Brief, policy: JudgingPolicy) -> Vec<ExcludedPair> {
     if policy != JudgingPolicy::RequireDistinctFlavor {
         return Vec::new();
@@ -211,6 +211,9 @@ fn excluded_pairs(input: &ReportInput, brief: &Brief, policy: JudgingPolicy) -> 
         let Some(judge) = brief.judges.iter().find(|j| j.name == scores.judge) else {
             continue;
         };
+        if !crate::flavor::is_vendor(&judge.flavor) {
+            continue;
+        }
         for participant in brief
             .participants
             .iter()

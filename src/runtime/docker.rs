@@ -47,8 +47,9 @@ pub struct DockerRuntime {
 }
 
 impl DockerRuntime {
-    /// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the
-    /// API version; networks get subnets from [`DEFAULT_SUBNET_POOL`].
+    /// Connects to the engine the standard Docker environment names (see
+    /// [`super::connect`]) and negotiates the API version; networks get subnets from
+    /// [`DEFAULT_SUBNET_POOL`].
     pub async fn connect() -> Result<Self, RuntimeError> {
         Self::connect_with_pool(DEFAULT_SUBNET_POOL).await
     }
@@ -56,13 +57,7 @@ impl DockerRuntime {
     /// As [`DockerRuntime::connect`], with subnets from `pool_text` (an IPv4 CIDR between /8
     /// and /28; settings read it from `MULTICOOKER_SUBNET_POOL`).
     pub async fn connect_with_pool(pool_text: &str) -> Result<Self, RuntimeError> {
-        let endpoint = std::env::var("DOCKER_HOST").ok();
-        let unreachable = |e: BollardError| RuntimeError::Unreachable {
-            endpoint: endpoint.clone(),
-            message: e.to_string(),
-        };
-        let docker = Docker::connect_with_local_defaults().map_err(unreachable)?;
-        let docker = docker.negotiate_version().await.map_err(unreachable)?;
+        let (docker, _endpoint) = super::connect::connect().await?;
         let pool = SubnetPool::parse(pool_text).ok_or_else(|| RuntimeError::NoSubnet {
             network: "(any)".into(),
             pool: format!("{pool_text} (not an IPv4 CIDR between /8 and /28)"),

@@ -10,6 +10,7 @@
 
 mod archive;
 pub mod compose;
+pub mod connect;
 pub mod docker;
 #[cfg(test)]
 pub mod fake;

@@ -32,6 +32,8 @@ pub enum StateError {
         dir: PathBuf,
         /// The task as given.
         task: String,
+        /// The closest existing cook name, if one is close (a typo).
+        suggestion: Option<String>,
     },
     /// The task name is not a single folder name.
     #[error("task name `{task}` {problem}")]
@@ -67,6 +69,10 @@ crate::hint_source!(StateError);
 impl Hint for StateError {
     fn hint(&self) -> Option<String> {
         match self {
+            Self::NoCook {
+                suggestion: Some(suggestion),
+                ..
+            } => Some(format!("did you mean `{suggestion}`?")),
             Self::NoCook { task, .. } => Some(format!(
                 "create it with `multicooker new {task}`, or pass `--root` to point at the folder that holds your cooks"
             )),

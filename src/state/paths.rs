@@ -297,7 +297,28 @@ pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
     Err(StateError::NoCook {
         dir: direct,
         task: task.to_owned(),
+        suggestion: closest_cook(root, task),
     })
+}
+
+/// The existing cook name closest to a mistyped `task`: compared with the folder names, and
+/// with their names without the date when `task` has none (`mits` finds `251122-mist` as
+/// `mist`).
+fn closest_cook(root: &Path, task: &str) -> Option<String> {
+    let names: Vec<String> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter(|entry| entry.path().join("brief.yaml").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .map(|name| {
+            if !has_date_prefix(task) && has_date_prefix(&name) {
+                name[7..].to_owned()
+            } else {
+                name
+            }
+        })
+        .collect();
+    crate::brief::suggest(task, names.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// A task name is one folder name: no separators, no `..`, no leading dot.
@@ -362,6 +383,22 @@ mod tests {
             find_cook(tmp.path(), "nope"),
             Err(StateError::NoCook { .. })
         ));
+    }
+
+    #[test]
+    fn a_mistyped_task_gets_the_closest_cook_as_a_suggestion() {
+        use crate::error::Hint as _;
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["251122-mist", "251122-hello", "990101-other"] {
+            fs_err::create_dir_all(tmp.path().join(name)).unwrap();
+            fs_err::write(tmp.path().join(name).join("brief.yaml"), "").unwrap();
+        }
+        let error = find_cook(tmp.path(), "mits").unwrap_err();
+        assert_eq!(error.hint().unwrap(), "did you mean `mist`?");
+        let error = find_cook(tmp.path(), "251122-hellp").unwrap_err();
+        assert_eq!(error.hint().unwrap(), "did you mean `251122-hello`?");
+        let error = find_cook(tmp.path(), "zzzz").unwrap_err();
+        assert!(error.hint().unwrap().contains("multicooker new zzzz"));
     }
 
     #[test]

@@ -84,7 +84,7 @@ fn the_tool_never_spawns_a_subprocess() {
 fn doctor_sandbox_checks_every_property_from_inside_a_cell() {
     let cook = TestCook::empty("doctor");
     let output = cook
-        .command(&["doctor", "--sandbox", "--json"])
+        .command(&["doctor", "--flavors", "dummy", "--sandbox", "--json"])
         .output()
         .unwrap();
     assert_eq!(
@@ -160,4 +160,147 @@ fn build_base_builds_what_is_missing_and_refuses_an_unknown_flavor() {
     assert!(
         String::from_utf8_lossy(&unknown.stderr).contains("no packaged image for flavor `nosuch`")
     );
+}
+
+/// Every `MULTICOOKER_*` variable the source reads or sets is documented in `--help` and in the
+/// README (issue 17: a registry that can be forgotten gets a test that fails when it is).
+#[test]
+fn every_environment_variable_is_listed_in_help_and_readme() {
+    let cook = TestCook::empty("env");
+    let help = cook.command(&["--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let readme = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let pattern = regex::Regex::new(r"MULTICOOKER_[A-Z_]*[A-Z]").unwrap();
+    let mut found = std::collections::BTreeSet::new();
+    for entry in walkdir::WalkDir::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+    {
+        let text = fs_err::read_to_string(entry.path()).unwrap();
+        found.extend(pattern.find_iter(&text).map(|m| m.as_str().to_owned()));
+    }
+    assert!(found.len() >= 15, "the scan found the variables: {found:?}");
+    for name in &found {
+        assert!(
+            help.contains(name.as_str()),
+            "`--help` does not list {name}"
+        );
+        assert!(
+            readme.contains(name.as_str()),
+            "README.md does not list {name}"
+        );
+    }
+}
+
+#[test]
+fn global_flags_work_before_and_after_the_subcommand_and_top_level_help_lists_them() {
+    let cook = TestCook::empty("global");
+    for args in [
+        &["-q", "--json", "status", "nonesuch"][..],
+        &["status", "nonesuch", "-q", "--json"][..],
+    ] {
+        let output = cook.command(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        let error: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", show(&output)));
+        assert_eq!(error["code"], 2);
+    }
+    let help = cook.command(&["--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--root",
+        "--json",
+        "--quiet",
+        "--verbose",
+        "--no-progress",
+        "--color",
+        "--namespace",
+    ] {
+        assert!(
+            help.contains(flag),
+            "top-level --help lacks {flag}:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn json_errors_are_one_object_on_stdout_with_the_same_exit_codes() {
+    let cook = TestCook::empty("jsonerr");
+    let output = cook
+        .command(&["report", "mits", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let error: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("no cook folder"),
+        "{error}"
+    );
+    assert!(
+        error["hint"].as_str().unwrap().contains("multicooker new"),
+        "{error}"
+    );
+    assert_eq!(error["causes"], serde_json::json!([]));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("error: no cook folder"),
+        "people still read the error on stderr"
+    );
+    // A command line clap refuses: exit 2, JSON on stdout with clap's tip as the hint.
+    let output = cook.command(&["--json", "repor", "x"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let error: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(error["code"], 2);
+    assert!(
+        error["hint"].as_str().unwrap().contains("report"),
+        "{error}"
+    );
+    // Without --json stdout stays empty.
+    let output = cook.command(&["report", "mits"]).output().unwrap();
+    assert!(output.stdout.is_empty(), "{}", show(&output));
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_same_definition() {
+    let cook = TestCook::empty("shell");
+    for (shell, needle) in [
+        ("bash", "complete -F _multicooker"),
+        ("zsh", "#compdef multicooker"),
+        ("fish", "complete -c multicooker"),
+    ] {
+        let output = cook.command(&["completions", shell]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+        let script = String::from_utf8_lossy(&output.stdout);
+        assert!(script.contains(needle), "{shell}: {script}");
+        assert!(
+            script.contains("nightly") && script.contains("namespace"),
+            "{shell}"
+        );
+    }
+    let output = cook.command(&["man"]).output().unwrap();
+    let page = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH multicooker 1"),
+        "{page}"
+    );
+    assert!(
+        page.contains("MULTICOOKER_ROOT"),
+        "the man page carries the environment"
+    );
+    let out = cook.root().join("man");
+    let output = cook
+        .command(&["man", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    for page in [
+        "multicooker.1",
+        "multicooker-cook.1",
+        "multicooker-nightly.1",
+    ] {
+        assert!(out.join(page).is_file(), "{page} written");
+    }
 }

@@ -25,7 +25,7 @@ fn hello_example_runs_end_to_end_to_a_three_row_leaderboard() {
     assert!(rows[2].starts_with("| 3 | basil | 60.0 |"), "{leaderboard}");
     let summary = cook.json("summary.json");
     assert_eq!(summary["ranking"].as_array().unwrap().len(), 3);
-    assert_eq!(summary["anti_self_judge_policy"], "allow_self");
+    assert_eq!(summary["anti_self_judge_policy"], "require_distinct_flavor");
     assert_eq!(cook.json("status.json")["state"], "reported");
     let sandbox = &cook.json("RUN_RESULT.json")["sandbox_check"];
     assert_eq!(

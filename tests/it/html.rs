@@ -17,21 +17,6 @@ struct Rendered {
     screenshot_bytes: u64,
 }
 
-fn chromium() -> &'static str {
-    for candidate in ["chromium", "chromium-browser", "google-chrome"] {
-        if Command::new(candidate)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return candidate;
-        }
-    }
-    panic!(
-        "no chromium found: install Debian's browser with `apt-get install -y --no-install-recommends chromium` (.ci/run does)"
-    );
-}
-
 fn render(page: &Path) -> Rendered {
     let profile = tempfile::tempdir().unwrap();
     let screenshot = profile.path().join("shot.png");
@@ -46,7 +31,7 @@ fn render(page: &Path) -> Rendered {
     ];
     let url = format!("file://{}", page.display());
     let run = |extra: &str| {
-        Command::new(chromium())
+        Command::new(crate::common::browser::chromium())
             .args(common)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(extra)

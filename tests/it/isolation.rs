@@ -62,7 +62,7 @@ fn a_participant_cannot_reach_a_sibling_by_name_or_ip() {
             "",
         ),
     );
-    let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("bravo", "running", Duration::from_secs(60));
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
@@ -111,7 +111,7 @@ fn a_participant_cell_has_no_host_folder_only_its_own_areas() {
         "mounts",
         &dummy_brief(&[("alpha", "sleep:5"), ("bravo", "sleep:5")], ""),
     );
-    let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
     let mounts = mounts_of(&names.cell(Role::Participant, "alpha"));

@@ -61,9 +61,14 @@ fn labels_differ_between_judges_and_scores_reverse_map_to_the_right_participant(
 
 #[test]
 fn a_judge_never_sees_submissions_of_its_own_flavor() {
-    let yaml = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: mine, flavor: dummy}\n  - {name: theirs, flavor: codex}\n\
-judges:\n  - {name: referee, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n";
-    let cook = TestCook::new("selfjudge", yaml);
+    // `house` is a cook's own flavor (the dummy's image under another name): it counts as a
+    // vendor, which the offline dummy itself does not (issue 17).
+    let yaml = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: mine, flavor: house}\n  - {name: theirs, flavor: codex}\n\
+judges:\n  - {name: referee, flavor: house}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n";
+    let cook = TestCook::empty("selfjudge");
+    let dockerfile = concat!(env!("CARGO_MANIFEST_DIR"), "/images/dummy/Dockerfile");
+    cook.install_flavor("house", std::path::Path::new(dockerfile));
+    let cook = cook.with_files(yaml);
     assert_eq!(
         cook.run_args(&["cook", cook.name(), "--participants", "mine"])
             .status
@@ -199,7 +204,7 @@ fn a_judge_container_mounts_no_mapping_and_no_participant_name() {
         ),
     );
     assert_eq!(cook.run("cook").status.code(), Some(0));
-    let mut child = cook.command(&["judge", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["judge", cook.name()]);
     cook.wait_for_cell_state("referee", "running", std::time::Duration::from_secs(60));
     let container = crate::common::cell_name(&cook, multicooker::state::Role::Judge, "referee");
     let mounts = crate::common::mounts_of(&container);

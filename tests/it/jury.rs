@@ -179,17 +179,18 @@ fn judges_get_copies_without_vendor_files_or_attribution_and_the_report_lists_th
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
-/// Two flavors without a registry: the cook defines `dummy2` with the dummy's own Dockerfile.
+/// Two vendor flavors without a registry: the cook defines `dummy1` and `dummy2` with the
+/// dummy's own Dockerfile (a cook's own flavor counts as a vendor; the dummy does not).
 fn two_flavor_cook(tag: &str, judging: &str) -> TestCook {
     let yaml = format!(
-        "name: t\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {{name: ada, flavor: dummy, model: \"quality:4\"}}\n  - {{name: bob, flavor: dummy2, model: \"quality:2\"}}\n\
-judges:\n  - {{name: one, flavor: dummy}}\n  - {{name: two, flavor: dummy2}}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {{id: correctness, weight: 60}}\n    - {{id: clarity, weight: 40}}\njudging: {judging}\n"
+        "name: t\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {{name: ada, flavor: dummy1, model: \"quality:4\"}}\n  - {{name: bob, flavor: dummy2, model: \"quality:2\"}}\n\
+judges:\n  - {{name: one, flavor: dummy1}}\n  - {{name: two, flavor: dummy2}}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {{id: correctness, weight: 60}}\n    - {{id: clarity, weight: 40}}\njudging: {judging}\n"
     );
     let cook = TestCook::empty(tag);
-    let flavor = cook.dir().join("flavors/dummy2");
-    fs_err::create_dir_all(&flavor).unwrap();
     let dockerfile = concat!(env!("CARGO_MANIFEST_DIR"), "/images/dummy/Dockerfile");
-    fs_err::copy(dockerfile, flavor.join("Dockerfile")).unwrap();
+    for name in ["dummy1", "dummy2"] {
+        cook.install_flavor(name, std::path::Path::new(dockerfile));
+    }
     cook.with_files(&yaml)
 }
 
@@ -227,7 +228,7 @@ fn self_preference_is_measured_not_counted_and_the_blinding_probe_is_scored_agai
         (one["n"].as_u64(), one["baseline"].as_u64()),
         (Some(1), Some(0))
     );
-    // Both dummy judges guess the first vendor, `dummy`, for everything: one hit in two.
+    // Both dummy judges guess the first vendor, `dummy1`, for everything: one hit in two.
     let probe = summary["blinding_probe"].as_array().unwrap();
     assert_eq!(probe.len(), 2);
     for judge in probe {

@@ -11,7 +11,7 @@ fn sigint_during_cook_cancels_and_leaves_nothing() {
         "sigint-cook",
         &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""),
     );
-    let child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("b", "running", Duration::from_secs(60));
     signal(child.id(), "INT");
@@ -35,7 +35,7 @@ fn sigint_during_judge_cancels_and_leaves_nothing() {
         &dummy_brief(&[("a", "quality:3")], "sleep:120"),
     );
     assert_eq!(cook.run("cook").status.code(), Some(0));
-    let child = cook.command(&["judge", cook.name()]).spawn().unwrap();
+    let child = cook.spawn(&["judge", cook.name()]);
     cook.wait_for_cell_state("referee", "running", Duration::from_secs(60));
     signal(child.id(), "INT");
     let output = child.wait_with_output().unwrap();
@@ -58,7 +58,7 @@ fn after_sigkill_clean_all_reclaims_everything() {
         "sigkill",
         &dummy_brief(&[("a", "sleep:120"), ("b", "sleep:120")], ""),
     );
-    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("b", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");
@@ -98,7 +98,7 @@ fn after_sigkill_clean_all_reclaims_everything() {
 #[test]
 fn a_stale_container_of_a_killed_run_is_replaced_by_the_next_cook() {
     let cook = TestCook::new("stale", &dummy_brief(&[("a", "sleep:120")], ""));
-    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");
     child.wait().unwrap();
@@ -123,7 +123,7 @@ fn a_stale_container_of_a_killed_run_is_replaced_by_the_next_cook() {
 #[test]
 fn a_second_command_on_a_busy_cook_is_refused_with_who_holds_it() {
     let cook = TestCook::new("busy", &dummy_brief(&[("a", "sleep:120")], ""));
-    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     for command in ["cook", "judge", "report"] {
         let output = cook.run(command);
@@ -171,10 +171,7 @@ fn cancel_does_not_overwrite_finished_states_or_let_unlaunched_cells_start() {
             "",
         ),
     );
-    let child = cook
-        .command(&["cook", cook.name(), "--max-parallel", "1"])
-        .spawn()
-        .unwrap();
+    let child = cook.spawn(&["cook", cook.name(), "--max-parallel", "1"]);
     cook.wait_for_cell_state("slow", "running", Duration::from_secs(60));
     let running = cook.run_args(&["status", cook.name(), "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&running.stdout).unwrap();
@@ -240,7 +237,7 @@ fn a_killed_run_is_resumed_without_rerunning_cells_that_ended_ok() {
             "",
         ),
     );
-    let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("done", "ok", Duration::from_secs(60));
     cook.wait_for_cell_state("flaky", "non_zero_exit", Duration::from_secs(60));
     cook.wait_for_cell_state("cut", "running", Duration::from_secs(60));
@@ -390,10 +387,7 @@ fn tail_follows_cells_as_they_start_prefixes_each_line_and_stops_with_the_run() 
             "",
         ),
     );
-    let child = cook
-        .command(&["cook", cook.name(), "--max-parallel", "1"])
-        .spawn()
-        .unwrap();
+    let child = cook.spawn(&["cook", cook.name(), "--max-parallel", "1"]);
     cook.wait_for_cell_state("first", "running", Duration::from_secs(60));
     let tail = cook.command(&["tail", cook.name()]).output().unwrap();
     let cooked = child.wait_with_output().unwrap();
@@ -466,7 +460,7 @@ fn a_run_killed_while_judging_is_resumed_by_rerunning_only_the_unfinished_judges
     );
     let cook = TestCook::new("resume-judge", &yaml);
     assert_eq!(cook.run("cook").status.code(), Some(0));
-    let mut child = cook.command(&["judge", cook.name()]).spawn().unwrap();
+    let mut child = cook.spawn(&["judge", cook.name()]);
     cook.wait_for_cell_state("quick", "ok", Duration::from_secs(60));
     cook.wait_for_cell_state("slow", "running", Duration::from_secs(60));
     signal(child.id(), "KILL");

@@ -155,13 +155,7 @@ fn install_fakes(cook: &TestCook, clis: &[&str]) {
 /// Installs the fixture image `fixture` as the cook's flavor `flavor`.
 fn install_fake_as(cook: &TestCook, fixture: &str, flavor: &str) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-flavors");
-    let dir = cook.dir().join("flavors").join(flavor);
-    fs_err::create_dir_all(&dir).unwrap();
-    fs_err::copy(
-        fixtures.join(fixture).join("Dockerfile"),
-        dir.join("Dockerfile"),
-    )
-    .unwrap();
+    cook.install_flavor(flavor, &fixtures.join(fixture).join("Dockerfile"));
 }
 
 fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
@@ -432,6 +426,35 @@ fn a_missing_or_expired_login_stops_before_launch_naming_the_host_command() {
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("the grok login expired at"), "{stderr}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Issue 17: with several logins missing, one run names them all, each with its host command.
+#[test]
+fn every_missing_login_is_named_in_one_run() {
+    let host = FakeHost::new();
+    fs_err::remove_file(host.home.path().join(".grok/auth.json")).unwrap();
+    fs_err::remove_file(host.home.path().join(".codex/auth.json")).unwrap();
+    let cook = TestCook::new(
+        "nologins",
+        &brief(
+            &[("gk", "grok", "m"), ("cx", "codex", "m")],
+            &[("j", "dummy")],
+        ),
+    );
+    install_fakes(&cook, &["grok", "codex"]);
+    let output = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for needle in [
+        "2 logins cannot be used",
+        "no codex login at",
+        "no grok login at",
+        "codex: `codex login`",
+        "grok: `grok login`",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 

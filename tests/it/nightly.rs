@@ -244,3 +244,49 @@ fn a_night_cut_short_is_resumed_without_rerunning_cells_that_ended_ok() {
     );
     assert_eq!(history["nights"][0]["status"], "ok");
 }
+
+/// Issue 17: a night whose every cook is refused reads as failed, with the reason, in the
+/// text and JSON of `nightly` and `history`, and `history` exits 1 when the latest night failed.
+#[test]
+fn a_failed_night_says_so_and_why_everywhere() {
+    let setup = setup("nightly-failed", TWO, "");
+    for brief in ["brief-a", "brief-b"] {
+        // `clarity` is a rubric dimension the judging brief never names: lint refuses the cook.
+        fs_err::write(
+            setup.cook.root().join(brief).join("JUDGE_BRIEF.md"),
+            "Score correctness from 0 to 5.\n",
+        )
+        .unwrap();
+    }
+    let output = setup.nightly("2026-11-23");
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("night 2026-11-23 of `nt`: FAILED (no ranking)"),
+        "{text}"
+    );
+    assert!(text.contains("  because cook `"), "{text}");
+    assert!(
+        text.contains("clarity"),
+        "the reason names the problem: {text}"
+    );
+    assert!(!text.contains("tied groups:"), "{text}");
+
+    let json = setup
+        .cook
+        .run_args(&["history", setup.config.to_str().unwrap(), "--json"]);
+    assert_eq!(json.status.code(), Some(1), "{}", show(&json));
+    let history: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let night = &history["nights"][0];
+    assert_eq!(night["status"], "failed");
+    let failures = night["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 4, "one line per refused cook: {failures:?}");
+    let text = setup
+        .cook
+        .run_args(&["history", setup.config.to_str().unwrap()]);
+    assert_eq!(text.status.code(), Some(1), "{}", show(&text));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("2026-11-23 FAILED (no ranking)"), "{text}");
+    assert!(text.contains("because cook `"), "{text}");
+    assert!(setup.cook.leftovers_under_root().is_empty());
+}

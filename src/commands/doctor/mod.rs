@@ -15,7 +15,8 @@ use crate::creds::{Credentials, TokenStore};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
-use crate::runtime::Runtime;
+use crate::runtime::connect::{DockerEnv, Endpoint};
+use crate::runtime::{ObjectKind, Runtime, Selector};
 use crate::settings::{self, Session};
 use crate::state::Role;
 
@@ -24,14 +25,16 @@ mod live;
 #[derive(Default)]
 struct Checks {
     lines: Vec<(&'static str, String)>,
+    /// Base images this build does not use, all of them (the line shows a few).
+    stale_bases: Vec<String>,
 }
 
 impl Checks {
     fn add(&mut self, level: &'static str, text: impl Into<String>) {
         self.lines.push((level, text.into()));
     }
-    fn failures(&self) -> usize {
-        self.lines.iter().filter(|(l, _)| *l == "FAIL").count()
+    fn count(&self, level: &str) -> usize {
+        self.lines.iter().filter(|(l, _)| *l == level).count()
     }
 }
 
@@ -50,12 +53,14 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let mut checks = Checks::default();
     let (targets, cook) = flavors_to_check(&session, args, &mut checks);
+    let endpoint = Endpoint::from_env(&DockerEnv::from_process())
+        .map_or_else(|problem| problem, |e| e.to_string());
     match connect(&session).await {
         Ok((runtime, info)) => {
             checks.add(
                 "OK",
                 format!(
-                    "engine reachable: {} {} (API {}), {} CPUs, {} MiB",
+                    "engine reachable at {endpoint}: {} {} (API {}), {} CPUs, {} MiB",
                     info.backend,
                     info.version,
                     info.api_version,
@@ -65,6 +70,7 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             );
             check_user(&mut checks);
             let mut ready = Vec::new();
+            let mut logged_in = Vec::new();
             // Found once: finding the keyring probes it.
             let sources = crate::settings::login_sources();
             let store = sources.token_store();
@@ -78,10 +84,30 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                     &mut checks,
                 )
                 .await;
+                if login && crate::flavor::is_vendor(&target.flavor) {
+                    logged_in.push(target.flavor.clone());
+                }
                 if login && image {
                     ready.push(target.flavor.clone());
                 }
             }
+            if args.task.is_none() && args.flavors.is_empty() && logged_in.is_empty() {
+                // Only the dummy can cook: say so as a failure, not as warnings under "all
+                // good" (issue 17). A cook's own check (`doctor <task>`) is stricter still.
+                checks.add(
+                    "FAIL",
+                    format!(
+                        "no real flavor is logged in, so only `dummy` cooks can run; log in on the host with one of: {}",
+                        KNOWN_FLAVORS
+                            .iter()
+                            .filter(|f| !crate::creds::members(f).is_empty() && **f != "triad")
+                            .map(|f| crate::creds::login_advice(f))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            check_stale_bases(&*runtime, &mut checks).await;
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
             }
@@ -95,18 +121,45 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             checks.add("FAIL", format!("engine: {error:#}. {hint}"));
         }
     }
-    let printer = session.printer;
-    let failures = checks.failures();
-    printer.json(&json!({"checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(), "failures": failures}));
+    Ok(print_checks(session.printer, &checks, &endpoint))
+}
+
+/// The checks as a table (or, with `-q`, only the failures on stderr), then one line with
+/// the counts. Exit 1 when something a cook needs is missing.
+fn print_checks(printer: crate::output::Printer, checks: &Checks, endpoint: &str) -> ExitCode {
+    let (failures, warnings) = (checks.count("FAIL"), checks.count("WARN"));
+    printer.json(&json!({
+        "engine": endpoint,
+        "checks": checks.lines.iter().map(|(l, t)| json!({"level": l, "check": t})).collect::<Vec<_>>(),
+        "failures": failures,
+        "warnings": warnings,
+        "stale_base_images": checks.stale_bases,
+    }));
     for (level, text) in &checks.lines {
         printer.data(&format!("  [{level:<4}] {text}"));
+        if printer.quiet() && *level == "FAIL" {
+            printer.problem(&format!("doctor: {text}"));
+        }
     }
+    let warned = match warnings {
+        0 => String::new(),
+        1 => ", 1 warning".to_owned(),
+        n => format!(", {n} warnings"),
+    };
     if failures == 0 {
-        printer.data("doctor: all good");
-        Ok(ExitCode::Success)
+        if warnings == 0 {
+            printer.data("doctor: all good");
+        } else {
+            printer.data(&format!(
+                "doctor: ready{warned} (each [WARN] names what it affects and the fix)"
+            ));
+        }
+        ExitCode::Success
     } else {
-        printer.data(&format!("doctor: {failures} check(s) failed"));
-        Ok(ExitCode::NothingUsable)
+        printer.data(&format!(
+            "doctor: {failures} check(s) failed{warned}; a cook needs each [FAIL] fixed"
+        ));
+        ExitCode::NothingUsable
     }
 }
 
@@ -219,11 +272,24 @@ fn check_login(
             let hint = crate::error::Hint::hint(&error).unwrap_or_default();
             checks.add(
                 if target.strict { "FAIL" } else { "WARN" },
-                format!("flavor `{flavor}`: {error}; {hint}"),
+                one_line(&format!("flavor `{flavor}`: {error}; {hint}")),
             );
             false
         }
     }
+}
+
+/// A multi-line message (a list of logins) as one line of the table.
+fn one_line(text: &str) -> String {
+    let mut line = String::new();
+    for part in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let part = part.trim_start_matches("- ");
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(part);
+    }
+    line
 }
 
 fn check_user(checks: &mut Checks) {
@@ -299,6 +365,46 @@ async fn check_flavor(
             false
         }
     }
+}
+
+/// Base images this build of multicooker would not use: every build gives the packaged flavors
+/// new content hashes, so older builds' base images pile up (issue 17). Listed with the
+/// command that removes them; a cook's own `flavors/` images are listed too (they are rebuilt
+/// on their next use).
+async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
+    const SHOWN: usize = 6;
+    let packaged: Vec<String> = KNOWN_FLAVORS
+        .iter()
+        .filter(|f| has_image(f))
+        .map(|f| (*f).to_owned())
+        .collect();
+    let Ok(current) = base_specs(&packaged, None) else {
+        return;
+    };
+    let Ok(listed) = runtime.list(&Selector::role("base")).await else {
+        return;
+    };
+    let mut stale: Vec<String> = listed
+        .into_iter()
+        .filter(|o| o.kind == ObjectKind::Image && !current.iter().any(|c| c.tag == o.name))
+        .map(|o| o.name)
+        .collect();
+    stale.sort();
+    stale.dedup();
+    if stale.is_empty() {
+        return;
+    }
+    checks.stale_bases.clone_from(&stale);
+    let more = stale.len().saturating_sub(SHOWN);
+    checks.add(
+        "WARN",
+        format!(
+            "{} base image(s) this build does not use (older builds, or cooks' own flavors): {}{}; `multicooker clean --all --base-images` removes every base image (the ones in use are rebuilt on their next use)",
+            stale.len(),
+            stale.iter().take(SHOWN).map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ),
+    );
 }
 
 /// Runs a probe cell with a participant's default settings and adds one line per property.

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -78,6 +78,9 @@ ALTER TABLE estimates ADD COLUMN rank_worst INTEGER;
 ALTER TABLE estimates ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE estimates ADD COLUMN plain REAL;
 ALTER TABLE estimates ADD COLUMN length_controlled REAL;
+",
+    "
+ALTER TABLE nights ADD COLUMN failures TEXT NOT NULL DEFAULT '[]';
 ",
 ];
 
@@ -225,6 +228,9 @@ pub struct NightRecord {
     pub reasons: Vec<String>,
     /// Tied groups, best first.
     pub tied_groups: Option<Vec<Vec<String>>>,
+    /// Why the night failed or is partial: one line per cook that failed, and what was left
+    /// unscored (schema 2; empty for an ok night).
+    pub failures: Vec<String>,
     /// Arms.
     pub arms: Vec<ArmRecord>,
     /// Briefs.
@@ -305,7 +311,7 @@ impl Store {
         )
         .map_err(sqlite)?;
         tx.execute(
-            "INSERT INTO nights (config, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO nights (config, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups, failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 night.config,
                 night.night,
@@ -317,6 +323,7 @@ impl Store {
                 night.comparable,
                 serde_json::to_string(&night.reasons).unwrap_or_default(),
                 night.tied_groups.as_ref().map(|g| serde_json::to_string(g).unwrap_or_default()),
+                serde_json::to_string(&night.failures).unwrap_or_default(),
             ],
         )
         .map_err(sqlite)?;
@@ -401,12 +408,13 @@ impl Store {
     ) -> Result<Vec<NightRecord>, StoreError> {
         let mut statement = self
             .connection
-            .prepare("SELECT id, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups FROM nights WHERE config = ?1 ORDER BY night, id")
+            .prepare("SELECT id, night, started_at, finished_at, status, seed, method, comparable, reasons, tied_groups, failures FROM nights WHERE config = ?1 ORDER BY night, id")
             .map_err(|e| self.sqlite(e))?;
         let rows = statement
             .query_map(params![config], |r| {
                 let reasons: String = r.get(8)?;
                 let groups: Option<String> = r.get(9)?;
+                let failures: String = r.get(10)?;
                 let seed: i64 = r.get(5)?;
                 Ok(NightRecord {
                     id: r.get(0)?,
@@ -420,6 +428,7 @@ impl Store {
                     comparable: r.get(7)?,
                     reasons: serde_json::from_str(&reasons).unwrap_or_default(),
                     tied_groups: groups.and_then(|g| serde_json::from_str(&g).ok()),
+                    failures: serde_json::from_str(&failures).unwrap_or_default(),
                     arms: Vec::new(),
                     briefs: Vec::new(),
                     cells: Vec::new(),

@@ -16,6 +16,7 @@ fn night(name: &str) -> NightRecord {
         comparable: true,
         reasons: Vec::new(),
         tied_groups: Some(vec![vec!["a".into()]]),
+        failures: Vec::new(),
         arms: vec![ArmRecord {
             participant: "a".into(),
             flavor: "dummy".into(),
@@ -94,6 +95,22 @@ fn a_version_1_store_is_migrated_and_keeps_its_nights() {
         (estimate.estimate, estimate.rank, estimate.incomplete),
         (Some(50.0), None, false)
     );
+    assert!(
+        nights[0].failures.is_empty(),
+        "an old night has none recorded"
+    );
+}
+
+#[test]
+fn a_failed_night_keeps_its_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("h.sqlite")).unwrap();
+    let mut failed = night("2026-11-21");
+    failed.status = "failed".into();
+    failed.failures = vec!["cook `c1`: lint refused the cook".into()];
+    store.put(&failed).unwrap();
+    let nights = store.nights("n", None).unwrap();
+    assert_eq!(nights[0].failures, ["cook `c1`: lint refused the cook"]);
 }
 
 #[test]

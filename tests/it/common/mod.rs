@@ -7,6 +7,7 @@
     reason = "each test file uses a different part of the context"
 )]
 
+pub(crate) mod browser;
 pub(crate) mod cells;
 
 use std::path::{Path, PathBuf};
@@ -43,7 +44,14 @@ pub(crate) fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> S
 pub(crate) struct TestCook {
     root: tempfile::TempDir,
     name: String,
+    /// Base images built from this cook's own `flavors/` (the fake CLIs), removed after it.
+    own_bases: std::sync::Mutex<Vec<String>>,
 }
+
+/// How many live tests use each base image built from a cook's own Dockerfile. The last one
+/// to end removes it (issue 17: the suite used to leave its fake CLIs' images behind), under
+/// this lock, so a test starting then builds it afresh instead of losing it mid-cook.
+static OWN_BASES: std::sync::Mutex<Vec<(String, usize)>> = std::sync::Mutex::new(Vec::new());
 
 impl TestCook {
     /// A cook folder with this brief.yaml, a BRIEF.md, a `JUDGE_BRIEF.md` and raw/.
@@ -69,7 +77,31 @@ impl TestCook {
         let root = tempfile::Builder::new().prefix("mc-it-").tempdir().unwrap();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let name = format!("990101-{tag}-{}-{n}", std::process::id());
-        Self { root, name }
+        Self {
+            root,
+            name,
+            own_bases: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Gives the cook its own flavor `flavor` built from `dockerfile` (a fixture), and removes
+    /// that base image once no running test uses it any more.
+    pub(crate) fn install_flavor(&self, flavor: &str, dockerfile: &Path) {
+        let dir = self.dir().join("flavors").join(flavor);
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::copy(dockerfile, dir.join("Dockerfile")).unwrap();
+        let tag = multicooker::cell::images::base_specs(&[flavor.to_owned()], Some(&self.dir()))
+            .unwrap()
+            .remove(0)
+            .tag;
+        let mut counts = OWN_BASES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match counts.iter_mut().find(|(t, _)| *t == tag) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((tag.clone(), 1)),
+        }
+        self.own_bases.lock().unwrap().push(tag);
     }
 
     /// The cook's name.
@@ -100,6 +132,16 @@ impl TestCook {
             .env_remove("MULTICOOKER_KEEP")
             .stdin(Stdio::null());
         command
+    }
+
+    /// Starts the binary in the background with its output piped, so its progress stays out
+    /// of the test output; `wait_with_output` then shows it when an assertion fails.
+    pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the multicooker binary starts")
     }
 
     /// Runs cook, judge and report, each of which must exit 0.
@@ -186,23 +228,57 @@ impl Drop for TestCook {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        let tags = std::mem::take(
+            &mut *self
+                .own_bases
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if tags.is_empty() {
+            return;
+        }
+        let mut counts = OWN_BASES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut unused = Vec::new();
+        for tag in tags {
+            if let Some(index) = counts.iter().position(|(t, _)| *t == tag) {
+                counts[index].1 -= 1;
+                if counts[index].1 == 0 {
+                    counts.remove(index);
+                    unused.push(tag);
+                }
+            }
+        }
+        // Removed while the lock is held: no test can start using one meanwhile.
+        block_on(async {
+            let runtime = engine().await;
+            for tag in unused {
+                let _ = runtime
+                    .remove(&multicooker::runtime::ObjectRef {
+                        kind: multicooker::runtime::ObjectKind::Image,
+                        name: tag,
+                    })
+                    .await;
+            }
+        });
     }
 }
 
 /// Builds the dummy flavor's shared base image once per test run (through the binary's own
-/// `doctor`), so parallel tests do not all build it at the same time.
+/// `build-base`), so parallel tests do not all build it at the same time.
 fn build_base_image_once() {
     static BASE: std::sync::Once = std::sync::Once::new();
     BASE.call_once(|| {
         let root = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_multicooker"))
-            .args(["doctor", "--no-progress", "--root"])
+            .args(["build-base", "dummy", "--no-progress", "--root"])
             .arg(root.path())
             .output()
             .expect("the multicooker binary runs");
         assert!(
             output.status.success(),
-            "doctor must pass before the tests can run:\n{}",
+            "the dummy image must build before the tests can run (is the Docker engine running?):\n{}",
             show(&output)
         );
     });

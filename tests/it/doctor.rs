@@ -1,0 +1,313 @@
+//! `doctor` as a new user meets it (issue 17): the engine it used, the count of warnings, a
+//! non-zero exit when something a cook needs is missing, `-q` printing only the errors, and
+//! `DOCKER_HOST=tcp://…` honoured, plain and with `DOCKER_TLS_VERIFY` (through real second
+//! listeners in front of the engine's socket).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use multicooker::runtime::connect::{DockerEnv, Endpoint};
+
+use crate::common::{TestCook, show};
+
+#[test]
+fn doctor_with_nothing_logged_in_counts_its_warnings_and_fails() {
+    let cook = TestCook::empty("doctor-new");
+    let home = tempfile::tempdir().unwrap();
+    let output = cook
+        .command(&["doctor", "--no-build"])
+        .env("MULTICOOKER_HOST_HOME", home.path())
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", home.path().join("tokens").display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("engine reachable at unix://"),
+        "doctor names the engine it used: {stdout}"
+    );
+    assert!(
+        stdout.contains("[FAIL] no real flavor is logged in"),
+        "{stdout}"
+    );
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("doctor: 1 check(s) failed, ") && last.contains(" warnings"),
+        "the last line counts failures and warnings: {last}"
+    );
+    assert!(!stdout.contains("all good"), "{stdout}");
+
+    let quiet = cook
+        .command(&["-q", "doctor", "--no-build"])
+        .env("MULTICOOKER_HOST_HOME", home.path())
+        .env(
+            "MULTICOOKER_TOKEN_STORE",
+            format!("file:{}", home.path().join("tokens").display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(1), "{}", show(&quiet));
+    assert!(
+        quiet.stdout.is_empty(),
+        "-q prints no table: {}",
+        show(&quiet)
+    );
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert_eq!(stderr.lines().count(), 1, "only the failure: {stderr}");
+    assert!(
+        stderr.starts_with("error: doctor: no real flavor is logged in"),
+        "{stderr}"
+    );
+}
+
+/// A TCP listener that forwards every connection to the engine's unix socket, counting them:
+/// a second, real way to reach the same engine. With `tls`, it speaks TLS and demands a client
+/// certificate, as a `DOCKER_TLS_VERIFY` engine does.
+fn tcp_to_unix_proxy(
+    socket: std::path::PathBuf,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> (u16, Arc<AtomicUsize>, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    let handle = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            // Serve until no connection came for 10 s (the test is over by then).
+            while let Ok(Ok((tcp, _))) =
+                tokio::time::timeout(std::time::Duration::from_secs(10), listener.accept()).await
+            {
+                let (socket, tls, seen) = (socket.clone(), tls.clone(), seen.clone());
+                tokio::spawn(async move {
+                    let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await else {
+                        return;
+                    };
+                    match tls {
+                        None => {
+                            seen.fetch_add(1, Ordering::SeqCst);
+                            let mut tcp = tcp;
+                            let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+                        }
+                        Some(acceptor) => {
+                            // Counted only once the handshake (client certificate included)
+                            // succeeded.
+                            if let Ok(mut stream) = acceptor.accept(tcp).await {
+                                seen.fetch_add(1, Ordering::SeqCst);
+                                let _ = tokio::io::copy_bidirectional(&mut stream, &mut unix).await;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    });
+    (port, count, handle)
+}
+
+fn engine_socket() -> std::path::PathBuf {
+    match Endpoint::from_env(&DockerEnv::from_process()) {
+        Ok(Endpoint::Unix { socket }) => socket,
+        other => panic!(
+            "this test reaches the engine's unix socket through a tcp listener; run it with the engine on a unix socket (DOCKER_HOST unset or unix://), not {other:?}"
+        ),
+    }
+}
+
+#[test]
+fn docker_host_tcp_is_honoured_and_named() {
+    let cook = TestCook::empty("doctor-tcp");
+    let (port, connections, proxy) = tcp_to_unix_proxy(engine_socket(), None);
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env_remove("DOCKER_TLS_VERIFY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["engine"], format!("tcp://127.0.0.1:{port}"));
+    assert!(
+        connections.load(Ordering::SeqCst) > 0,
+        "the engine was reached through the tcp listener"
+    );
+    // TLS asked for without certificates: refused with the file and the fix, not ignored.
+    let certs = tempfile::tempdir().unwrap();
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("key.pem` is missing"), "{stdout}");
+    drop(proxy);
+    assert!(cook.leftovers().is_empty());
+}
+
+/// Issue 17: base images of older builds pile up; doctor lists them and `clean --all
+/// --base-images` covers them (checked with `--dry-run`: the engine is shared with other
+/// tests, whose current base images must stay).
+#[test]
+fn doctor_lists_base_images_of_older_builds_and_clean_covers_them() {
+    use multicooker::runtime::{ImageSpec, LABEL_FLAVOR, Labels, ObjectKind, ObjectRef, Runtime};
+    let cook = TestCook::empty("doctor-stale");
+    let tag = format!("multicooker-base-dummy:0ld{}", std::process::id());
+    let mut context = tar::Builder::new(Vec::new());
+    let dockerfile = b"FROM scratch\nLABEL purpose=stale-base-test\n";
+    let mut header = tar::Header::new_gnu();
+    header.set_size(dockerfile.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    context
+        .append_data(&mut header, "Dockerfile", &dockerfile[..])
+        .unwrap();
+    let spec = ImageSpec {
+        tag: tag.clone(),
+        labels: Labels::shared("base").with(LABEL_FLAVOR, "dummy"),
+        context: context.into_inner().unwrap(),
+    };
+    let image = ObjectRef {
+        kind: ObjectKind::Image,
+        name: tag.clone(),
+    };
+    crate::common::block_on(async {
+        crate::common::engine()
+            .await
+            .build_image(&spec)
+            .await
+            .unwrap();
+    });
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .output()
+        .unwrap();
+    let clean = cook
+        .command(&["clean", "--all", "--base-images", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    crate::common::block_on(async {
+        crate::common::engine().await.remove(&image).await.unwrap();
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stale = report["stale_base_images"].as_array().unwrap();
+    assert!(stale.iter().any(|t| *t == tag.as_str()), "{stale:?}");
+    assert!(
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["level"] == "WARN"
+                && c["check"]
+                    .as_str()
+                    .unwrap()
+                    .contains("clean --all --base-images")),
+        "{report}"
+    );
+    let current = format!(
+        "multicooker-base-dummy:{}",
+        multicooker::flavor::build_context("dummy", None)
+            .unwrap()
+            .digest
+    );
+    assert!(
+        !stale.iter().any(|t| *t == current.as_str()),
+        "the current one is in use"
+    );
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    let cleaned: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert!(
+        cleaned["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o.as_str().unwrap().contains(&tag)),
+        "{cleaned}"
+    );
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, as `DOCKER_CERT_PATH`
+/// holds them (`ca.pem`, `cert.pem`, `key.pem`), and the server side's TLS acceptor.
+fn tls_material(dir: &std::path::Path) -> tokio_rustls::TlsAcceptor {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&server_key, &ca)
+        .unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client = CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .signed_by(&client_key, &ca)
+        .unwrap();
+    fs_err::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    fs_err::write(dir.join("cert.pem"), client.pem()).unwrap();
+    fs_err::write(dir.join("key.pem"), client_key.serialize_pem()).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
+        )
+        .unwrap();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+#[test]
+fn docker_tls_verify_talks_tls_with_the_client_certificate() {
+    let cook = TestCook::empty("doctor-tls");
+    let certs = tempfile::tempdir().unwrap();
+    let acceptor = tls_material(certs.path());
+    let (port, handshakes, proxy) = tcp_to_unix_proxy(engine_socket(), Some(acceptor));
+    let output = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["engine"],
+        format!(
+            "tcp://127.0.0.1:{port} (TLS, certificates in `{}`)",
+            certs.path().display()
+        )
+    );
+    assert!(
+        handshakes.load(Ordering::SeqCst) > 0,
+        "the engine was reached through TLS with the client certificate"
+    );
+    // The same listener without TLS on the client side: refused, named, and not ignored.
+    let plain = cook
+        .command(&["doctor", "--flavors", "dummy"])
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .env_remove("DOCKER_TLS_VERIFY")
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(1), "{}", show(&plain));
+    drop(proxy);
+    assert!(cook.leftovers().is_empty());
+}
