@@ -171,7 +171,8 @@ pub fn unpack(
             }
             continue;
         }
-        let size = entry.header().size()?;
+        // The entry's size, PAX extensions included (a file over 8 GiB has its size there).
+        let size = entry.size();
         if report.copy.bytes.saturating_add(size) > bounds.max_bytes {
             report.skip(shown, Skip::SizeCap);
             continue;

@@ -208,6 +208,8 @@ pub async fn cook(
         }
         None => None,
     };
+    // After Ctrl-C the probe was stopped with the cells: it has no verdict to give.
+    let sandbox = sandbox.filter(|_| !cells.cancel.is_cancelled());
     let run = run.map_err(RunError::Engine)?;
     let (mut results, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {

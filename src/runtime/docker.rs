@@ -544,6 +544,8 @@ impl DockerRuntime {
             kind: ObjectKind::Volume,
             name: v.name,
         }));
+        // Deterministic order (the engine lists anonymous volumes in no stable order).
+        found.sort();
         Ok(found)
     }
 }

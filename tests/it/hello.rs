@@ -16,13 +16,17 @@ fn hello_example_runs_end_to_end_to_a_three_row_leaderboard() {
         .filter(|l| {
             l.split('|')
                 .nth(1)
-                .is_some_and(|rank| rank.trim().parse::<u32>().is_ok())
+                .is_some_and(|rank| rank.trim().trim_end_matches('=').parse::<u32>().is_ok())
         })
         .collect();
     assert_eq!(rows.len(), 3, "{leaderboard}");
-    assert!(rows[0].starts_with("| 1 | ada | 100.0 |"), "{leaderboard}");
-    assert!(rows[1].starts_with("| 2 | cleo | 80.0 |"), "{leaderboard}");
-    assert!(rows[2].starts_with("| 3 | basil | 60.0 |"), "{leaderboard}");
+    // One judge: its scores order the table, but nothing separates them (ranks 1=, range 1–3).
+    assert!(rows[0].starts_with("| 1= | ada | 100.0 |"), "{leaderboard}");
+    assert!(rows[1].starts_with("| 1= | cleo | 80.0 |"), "{leaderboard}");
+    assert!(
+        rows[2].starts_with("| 1= | basil | 60.0 |"),
+        "{leaderboard}"
+    );
     let summary = cook.json("summary.json");
     assert_eq!(summary["ranking"].as_array().unwrap().len(), 3);
     assert_eq!(summary["anti_self_judge_policy"], "require_distinct_flavor");

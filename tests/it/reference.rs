@@ -35,7 +35,7 @@ fn ranked_rows(leaderboard: &str) -> usize {
         .filter(|l| {
             l.split('|')
                 .nth(1)
-                .is_some_and(|rank| rank.trim().parse::<u32>().is_ok())
+                .is_some_and(|rank| rank.trim().trim_end_matches('=').parse::<u32>().is_ok())
         })
         .count()
 }
