@@ -72,6 +72,10 @@ pub struct Collected {
     pub cut: Option<String>,
 }
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes the field by reference"
+)]
 fn is_zero(value: &u64) -> bool {
     *value == 0
 }
@@ -95,10 +99,6 @@ pub fn unpack(
     redactor: &Redactor,
 ) -> io::Result<Collected> {
     std::fs::DirBuilder::new().mode(0o700).create(dest)?;
-    let mut report = Collected::default();
-    let mut entries_seen: u64 = 0;
-    // Where a too-deep or skipped folder begins: everything below it goes with it, once.
-    let mut dropped: Vec<PathBuf> = Vec::new();
     // An area cannot hold more than its cap, but a sparse file can claim any size: the stream
     // is read no further than the cap plus every entry's tar overhead.
     let limit = bounds
@@ -109,97 +109,123 @@ pub fn unpack(
         inner: archive,
         left: limit,
     });
+    let mut unpacker = Unpacker {
+        dest,
+        bounds,
+        redactor,
+        report: Collected::default(),
+        entries_seen: 0,
+        dropped: Vec::new(),
+    };
     let entries = match archive.entries() {
         Ok(entries) => entries,
         Err(e) => {
-            report.cut = Some(e.to_string());
-            return Ok(report);
+            unpacker.report.cut = Some(e.to_string());
+            return Ok(unpacker.report);
         }
     };
     for entry in entries {
-        let mut entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                report.cut = Some(format!("the rest was not read: {e}"));
-                break;
-            }
+        let cut = match entry {
+            Ok(mut entry) => unpacker.entry(&mut entry),
+            Err(e) => Some(e),
         };
+        if let Some(e) = cut {
+            unpacker.report.cut = Some(format!("the rest was not read: {e}"));
+            break;
+        }
+    }
+    Ok(unpacker.report)
+}
+
+/// The state of one collection.
+struct Unpacker<'a> {
+    dest: &'a Path,
+    bounds: Bounds,
+    redactor: &'a Redactor,
+    report: Collected,
+    entries_seen: u64,
+    /// Where a too-deep or skipped folder begins: everything below it goes with it, once.
+    dropped: Vec<PathBuf>,
+}
+
+impl Unpacker<'_> {
+    /// Checks and writes one entry; returns the error that ends the stream, if one did.
+    fn entry<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Option<io::Error> {
         let raw = entry.path_bytes().into_owned();
         let Some(relative) = relative_path(&raw) else {
-            report.skip(lossy(&raw), Skip::BadPath);
-            continue;
+            self.report.skip(lossy(&raw), Skip::BadPath);
+            return None;
         };
-        if relative.as_os_str().is_empty() || dropped.iter().any(|d| relative.starts_with(d)) {
-            continue;
+        if relative.as_os_str().is_empty() || self.dropped.iter().any(|d| relative.starts_with(d)) {
+            return None;
         }
         let shown = relative.to_string_lossy().into_owned();
         let kind = entry.header().entry_type();
-        if let Some(skip) = refuse(&entry, kind) {
-            report.skip(shown, skip);
-            continue;
+        if let Some(skip) = refuse(entry, kind) {
+            self.report.skip(shown, skip);
+            return None;
         }
-        if relative.components().count() > bounds.max_depth {
-            report.skip(shown, Skip::TooDeep);
-            dropped.push(relative);
-            continue;
+        if let Some(skip) = self.out_of_bounds(&relative, kind.is_dir()) {
+            self.report.skip(shown, skip);
+            return None;
         }
-        if relative.as_os_str().len() > bounds.max_path_bytes
-            || relative.iter().any(|part| part.len() > 255)
-        {
-            report.skip(shown, Skip::PathTooLong);
-            if kind.is_dir() {
-                dropped.push(relative);
-            }
-            continue;
-        }
-        entries_seen += 1;
-        if entries_seen > bounds.max_entries {
-            report.skip(shown, Skip::CountCap);
-            continue;
-        }
-        let target = dest.join(&relative);
+        let target = self.dest.join(&relative);
         if !target.parent().is_some_and(Path::is_dir) {
             // Its folder was skipped (or the tar lists a file before its folder).
-            report.skip(shown, Skip::BadPath);
-            continue;
+            self.report.skip(shown, Skip::BadPath);
+            return None;
         }
         if kind.is_dir() {
             match std::fs::DirBuilder::new().mode(0o700).create(&target) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && target.is_dir() => {}
-                Err(e) => report.skip(shown, unreadable(&e)),
+                Err(e) => self.report.skip(shown, unreadable(&e)),
             }
-            continue;
+            return None;
         }
         // The entry's size, PAX extensions included (a file over 8 GiB has its size there).
-        let size = entry.size();
-        if report.copy.bytes.saturating_add(size) > bounds.max_bytes {
-            report.skip(shown, Skip::SizeCap);
-            continue;
+        if self.report.copy.bytes.saturating_add(entry.size()) > self.bounds.max_bytes {
+            self.report.skip(shown, Skip::SizeCap);
+            return None;
         }
-        match write_file(&mut entry, &target, redactor) {
+        match write_file(entry, &target, self.redactor) {
             Ok((written, replaced)) => {
-                report.copy.files += 1;
-                report.copy.bytes += written;
+                self.report.copy.files += 1;
+                self.report.copy.bytes += written;
                 if replaced {
-                    report.redacted.push(Redaction {
+                    self.report.redacted.push(Redaction {
                         path: shown,
                         action: "redacted",
                     });
                 }
+                None
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&target);
-                let cut = e.kind() == io::ErrorKind::FileTooLarge;
-                report.skip(shown, unreadable(&e));
-                if cut {
-                    report.cut = Some(format!("the rest was not read: {e}"));
-                    break;
-                }
+                self.report.skip(shown, unreadable(&e));
+                (e.kind() == io::ErrorKind::FileTooLarge).then_some(e)
             }
         }
     }
-    Ok(report)
+
+    /// Why an entry is past the depth, path or count bounds (a folder cut here takes everything
+    /// below it along).
+    fn out_of_bounds(&mut self, relative: &Path, folder: bool) -> Option<Skip> {
+        if relative.components().count() > self.bounds.max_depth {
+            self.dropped.push(relative.to_path_buf());
+            return Some(Skip::TooDeep);
+        }
+        if relative.as_os_str().len() > self.bounds.max_path_bytes
+            || relative.iter().any(|part| part.len() > 255)
+        {
+            if folder {
+                self.dropped.push(relative.to_path_buf());
+            }
+            return Some(Skip::PathTooLong);
+        }
+        self.entries_seen += 1;
+        (self.entries_seen > self.bounds.max_entries).then_some(Skip::CountCap)
+    }
 }
 
 /// A reader that fails once `left` bytes were read.

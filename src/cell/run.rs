@@ -203,80 +203,23 @@ async fn run_until_exit<H: CellHooks>(
     options: &RunOptions,
     pending: &mut Vec<tokio::task::JoinHandle<()>>,
 ) -> CellOutcome {
-    let cancel = &options.cancel;
-    if cancel.is_cancelled() {
+    if options.cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
     }
     in_background(pending, hooks, plan, CellHooks::starting);
-    // The tars are built from host files while the network is created.
-    let (files, user) = (plan.files.clone(), options.user);
-    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user));
-    if let Some(network) = &plan.network {
-        ledger.record(ObjectRef::network(&network.name));
-        if let Err(e) = runtime.create_network(network).await {
-            return not_started(CellState::StartFailed, Some(e.to_string()));
-        }
-    }
-    let staging = match staging.await {
-        Ok(Ok(staging)) => staging,
-        Ok(Err(e)) => {
-            return not_started(
-                CellState::StartFailed,
-                Some(format!("cannot stage its files: {e}")),
-            );
-        }
-        Err(e) => return not_started(CellState::StartFailed, Some(e.to_string())),
-    };
-    let images = tokio::select! {
-        built = options.images.clone() => built,
-        () = cancel.cancelled() => return not_started(CellState::Cancelled, None),
-    };
-    if let Err(e) = images {
-        return not_started(
-            CellState::StartFailed,
-            Some(format!("image build failed: {e}")),
-        );
-    }
-    let canary = match guard_egress(runtime, ledger, plan, options).await {
-        Ok(canary) => canary,
+    let launched = match launch(runtime, ledger, plan, options).await {
+        Ok(launched) => launched,
         Err(outcome) => return *outcome,
     };
-    let mut spec = plan.spec.clone();
-    spec.areas = staging.areas;
-    spec.init.hold = !plan.files.writable.is_empty();
-    ledger.record(ObjectRef::cell(&spec.name));
-    if cancel.is_cancelled() {
-        return not_started(CellState::Cancelled, None);
-    }
-    if let Err(e) = runtime.create_cell(&spec).await {
-        return not_started(CellState::StartFailed, Some(e.to_string()));
-    }
-    // A Ctrl-C between create and start must not start the cell.
-    if cancel.is_cancelled() {
-        return not_started(CellState::Cancelled, None);
-    }
-    if let Err(e) = runtime.start_cell(&spec.name).await {
-        return not_started(CellState::StartFailed, Some(e.to_string()));
-    }
+    let name = launched.spec.name.as_str();
     let (log_task, record) = logs::pump(
-        runtime.cell_logs(&spec.name),
+        runtime.cell_logs(name),
         plan.stdout_log.clone(),
         plan.stderr_log.clone(),
         options.redactor.clone(),
     );
-    // Inputs, seeds and login go in; the go file last, then init starts the program.
-    for (target, archive) in staging.archives {
-        let staged = tokio::select! {
-            staged = runtime.stage(&spec.name, &target, archive) => staged,
-            () = cancel.cancelled() => {
-                let _ = runtime.kill_cell(&spec.name).await;
-                return not_started(CellState::Cancelled, None);
-            }
-        };
-        if let Err(e) = staged {
-            let _ = runtime.kill_cell(&spec.name).await;
-            return not_started(CellState::StartFailed, Some(format!("staging failed: {e}")));
-        }
+    if let Err(outcome) = stage_all(runtime, name, launched.archives, &options.cancel).await {
+        return *outcome;
     }
     let started = Instant::now();
     let started_at = now_iso();
@@ -284,7 +227,7 @@ async fn run_until_exit<H: CellHooks>(
     in_background(pending, hooks, plan, move |hooks, plan| {
         hooks.started(plan, &at);
     });
-    let ended = wait_for_program(runtime, plan, cancel, record).await;
+    let ended = wait_for_program(runtime, plan, &options.cancel, record).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let collected = if ended.how == Ending::Cancelled || ended.record.is_none() {
         Vec::new()
@@ -294,31 +237,18 @@ async fn run_until_exit<H: CellHooks>(
     // Init reads the cell's own OOM counter; the engine's flag covers a cell that ended.
     let oom = match ended.record {
         Some(record) => record.oom,
-        None => {
-            ended.how == Ending::CellExited && runtime.oom_killed(&spec.name).await.unwrap_or(false)
-        }
+        None => ended.how == Ending::CellExited && runtime.oom_killed(name).await.unwrap_or(false),
     };
     if ended.how == Ending::Recorded {
         // A holding cell has given its areas back: it ends now, not at its deadline.
-        let _ = runtime.kill_cell(&spec.name).await;
+        let _ = runtime.kill_cell(name).await;
     }
     if tokio::time::timeout(LOG_DRAIN, log_task).await.is_err() {
         // The stream did not end although the cell did; the file has what arrived.
     }
     let rate_limit = scan_for_limits(&plan.flavor, &plan.stdout_log, &plan.stderr_log).await;
     let (state, error) = classify(&ended, oom, rate_limit.is_some());
-    let (collected, errors): (Vec<_>, Vec<_>) = collected.into_iter().partition(|(_, r)| r.is_ok());
-    let collected: Vec<(String, Collected)> = collected
-        .into_iter()
-        .filter_map(|(target, report)| report.ok().map(|r| (target, r)))
-        .collect();
-    let error = error.or_else(|| {
-        errors.into_iter().find_map(|(target, report)| {
-            report
-                .err()
-                .map(|e| format!("collecting `{target}` failed: {e}"))
-        })
-    });
+    let (collected, collect_error) = split_reports(collected);
     CellOutcome {
         state,
         exit_code: ended.exit_code(),
@@ -328,15 +258,126 @@ async fn run_until_exit<H: CellHooks>(
         timed_out: ended.how == Ending::TimedOut || ended.record.is_some_and(|r| r.timed_out),
         oom_killed: oom,
         rate_limit,
-        error,
-        canary,
+        error: error.or(collect_error),
+        canary: launched.canary,
         redacted: collected
             .iter()
             .flat_map(|(_, report)| report.redacted.iter().cloned())
             .collect(),
         collected,
-        input_skipped: staging.skipped,
+        input_skipped: launched.skipped,
     }
+}
+
+/// A created and started cell, waiting for its files.
+struct Launched {
+    spec: crate::runtime::CellSpec,
+    archives: Vec<(String, crate::runtime::Archive)>,
+    skipped: Vec<crate::fsx::Skipped>,
+    canary: Option<serde_json::Value>,
+}
+
+/// Builds the cell's tars, creates its network, waits for the images, starts its egress guard,
+/// creates and starts the cell. Every step checks for Ctrl-C: a cell created when it came is
+/// never started.
+async fn launch(
+    runtime: &dyn Runtime,
+    ledger: &Ledger,
+    plan: &CellPlan,
+    options: &RunOptions,
+) -> Result<Launched, Box<CellOutcome>> {
+    let cancel = &options.cancel;
+    let failed = |error: String| Box::new(not_started(CellState::StartFailed, Some(error)));
+    let cancelled = || Box::new(not_started(CellState::Cancelled, None));
+    // The tars are built from host files while the network is created.
+    let (files, user) = (plan.files.clone(), options.user);
+    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user));
+    if let Some(network) = &plan.network {
+        ledger.record(ObjectRef::network(&network.name));
+        runtime
+            .create_network(network)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+    }
+    let staging = match staging.await {
+        Ok(Ok(staging)) => staging,
+        Ok(Err(e)) => return Err(failed(format!("cannot stage its files: {e}"))),
+        Err(e) => return Err(failed(e.to_string())),
+    };
+    let images = tokio::select! {
+        built = options.images.clone() => built,
+        () = cancel.cancelled() => return Err(cancelled()),
+    };
+    images.map_err(|e| failed(format!("image build failed: {e}")))?;
+    let canary = guard_egress(runtime, ledger, plan, options).await?;
+    let mut spec = plan.spec.clone();
+    spec.areas = staging.areas;
+    spec.init.hold = !plan.files.writable.is_empty();
+    ledger.record(ObjectRef::cell(&spec.name));
+    if cancel.is_cancelled() {
+        return Err(cancelled());
+    }
+    runtime
+        .create_cell(&spec)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    // A Ctrl-C between create and start must not start the cell.
+    if cancel.is_cancelled() {
+        return Err(cancelled());
+    }
+    runtime
+        .start_cell(&spec.name)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    Ok(Launched {
+        spec,
+        archives: staging.archives,
+        skipped: staging.skipped,
+        canary,
+    })
+}
+
+/// Stages inputs, seeds and the login, the go file last (then init starts the program).
+async fn stage_all(
+    runtime: &dyn Runtime,
+    name: &str,
+    archives: Vec<(String, crate::runtime::Archive)>,
+    cancel: &CancellationToken,
+) -> Result<(), Box<CellOutcome>> {
+    for (target, archive) in archives {
+        let staged = tokio::select! {
+            staged = runtime.stage(name, &target, archive) => staged,
+            () = cancel.cancelled() => {
+                let _ = runtime.kill_cell(name).await;
+                return Err(Box::new(not_started(CellState::Cancelled, None)));
+            }
+        };
+        if let Err(e) = staged {
+            let _ = runtime.kill_cell(name).await;
+            return Err(Box::new(not_started(
+                CellState::StartFailed,
+                Some(format!("staging failed: {e}")),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The areas that came back, and the first collection that failed, as an error line.
+fn split_reports(
+    reports: Vec<(String, std::io::Result<Collected>)>,
+) -> (Vec<(String, Collected)>, Option<String>) {
+    let mut collected = Vec::new();
+    let mut error = None;
+    for (target, report) in reports {
+        match report {
+            Ok(report) => collected.push((target, report)),
+            Err(e) => {
+                error.get_or_insert_with(|| format!("collecting `{target}` failed: {e}"));
+            }
+        }
+    }
+    (collected, error)
 }
 
 /// Collects every writable area to its host folder (replacing what was there).

@@ -89,10 +89,6 @@ fn prepare_input(
     Ok(labels)
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the chef's steps in order, as `cook` runs them"
-)]
 pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
     let (paths, loaded) = open_cook(&session, &args.task.task)?;

@@ -105,6 +105,10 @@ pub struct JudgeRunResult {
 mod seed_text {
     use serde::{Deserialize, Deserializer, Serializer};
 
+    #[expect(
+        clippy::ref_option,
+        reason = "serde's `with` passes the field by reference"
+    )]
     pub(super) fn serialize<S: Serializer>(seed: &Option<u64>, out: S) -> Result<S::Ok, S::Error> {
         match seed {
             Some(seed) => out.serialize_str(&seed.to_string()),
