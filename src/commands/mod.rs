@@ -128,11 +128,10 @@ fn overview(
     role: crate::state::Role,
     names: &[String],
 ) -> crate::output::Overview {
-    let judge = role == crate::state::Role::Judge;
-    let actors = if judge {
-        &brief.judges
-    } else {
-        &brief.participants
+    use crate::state::Role;
+    let actors = match role {
+        Role::Judge | Role::Reviewer => &brief.judges,
+        Role::Participant => &brief.participants,
     };
     let mut overview = crate::output::Overview {
         cells: names.len(),
@@ -141,10 +140,9 @@ fn overview(
     };
     for actor in actors.iter().filter(|a| names.contains(&a.name)) {
         overview.timeout_s = overview.timeout_s.max(brief.timeout_for(actor, role));
-        let dir = if judge {
-            paths.judge_logs(&actor.name)
-        } else {
-            paths.logs(&actor.name)
+        let dir = match role {
+            Role::Judge | Role::Reviewer => paths.judge_logs(&actor.name),
+            Role::Participant => paths.logs(&actor.name),
         };
         overview.logs.insert(
             (role, actor.name.clone()),

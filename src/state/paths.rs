@@ -96,14 +96,9 @@ impl CookPaths {
             .join(participant)
     }
     /// `.auth/`: per-cell login snapshots (never committed, never archived).
+    /// (Older versions kept login snapshots here; none is written now, `clean` removes it.)
     pub fn auth_root(&self) -> PathBuf {
         self.dir.join(".auth")
-    }
-    /// `.auth/p-<participant>/` or `.auth/j-<judge>/`: one cell's login snapshot, mounted
-    /// read-only into that cell only.
-    pub fn auth(&self, judge: bool, actor: &str) -> PathBuf {
-        self.auth_root()
-            .join(format!("{}-{actor}", if judge { 'j' } else { 'p' }))
     }
     /// `judging/`.
     pub fn judging(&self) -> PathBuf {
