@@ -192,13 +192,17 @@ pub fn own_tag(flavor: &str, digest: &str) -> String {
 /// builds in one step and carries the cook's labels.
 pub fn thin_context(base: &str) -> Result<Vec<u8>, io::Error> {
     let mut builder = tar::Builder::new(Vec::new());
-    // The cell's init goes on top, after everything the flavor's own Dockerfile did, so no
-    // image can replace it: it is what ends a cell at its deadline when multicooker is gone.
-    let dockerfile = format!("FROM {base}\nCOPY mc-cell {}\n", crate::runtime::INIT_PATH);
-    append(&mut builder, "Dockerfile", dockerfile.as_bytes(), false)?;
-    append(&mut builder, "mc-cell", MC_CELL, true)?;
+    append(
+        &mut builder,
+        "Dockerfile",
+        format!("FROM {base}\n").as_bytes(),
+        false,
+    )?;
     builder.into_inner()
 }
+
+/// The name of the cell's init in a build context (never a name a flavor's folder uses).
+const INIT_FILE: &str = ".multicooker-init";
 
 /// True when this build has an image for `flavor`.
 pub fn has_image(flavor: &str) -> bool {
@@ -229,8 +233,10 @@ pub fn cook_flavors(cook: &Path) -> Vec<String> {
 }
 
 /// The build context of a flavor: the cook's own `flavors/<flavor>/` if present, else the
-/// packaged `images/<flavor>/`; `mc-cell` is added when the Dockerfile copies it.
-/// Deterministic: same content, same bytes.
+/// packaged `images/<flavor>/`; `mc-cell` is added when the Dockerfile copies it. Every context
+/// gets the cell's init as the Dockerfile's last instruction (so nothing the flavor's own
+/// Dockerfile does replaces it: it is what ends a cell at its deadline when multicooker is
+/// gone). Deterministic: same content, same bytes.
 pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, FlavorError> {
     let context_error = |source| FlavorError::Context {
         flavor: flavor.to_owned(),
@@ -252,6 +258,11 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             });
         }
     };
+    if MC_CELL.is_empty() {
+        return Err(FlavorError::NoCell {
+            flavor: flavor.to_owned(),
+        });
+    }
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
     for (name, bytes, executable) in &files {
@@ -259,17 +270,23 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             needs_cell = String::from_utf8_lossy(bytes)
                 .lines()
                 .any(|l| l.trim_start().starts_with("COPY mc-cell"));
+            let mut dockerfile = bytes.clone();
+            dockerfile.extend_from_slice(
+                format!(
+                    "\n# multicooker: the cell's init, last, so nothing above replaces it\nCOPY {INIT_FILE} {}\n",
+                    crate::runtime::INIT_PATH
+                )
+                .as_bytes(),
+            );
+            append(&mut builder, name, &dockerfile, *executable).map_err(context_error)?;
+            continue;
         }
         append(&mut builder, name, bytes, *executable).map_err(context_error)?;
     }
     if needs_cell {
-        if MC_CELL.is_empty() {
-            return Err(FlavorError::NoCell {
-                flavor: flavor.to_owned(),
-            });
-        }
         append(&mut builder, "mc-cell", MC_CELL, true).map_err(context_error)?;
     }
+    append(&mut builder, INIT_FILE, MC_CELL, true).map_err(context_error)?;
     let tar = builder.into_inner().map_err(context_error)?;
     let digest = sha2::Sha256::digest(&tar)
         .iter()
@@ -337,7 +354,19 @@ mod tests {
             .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["Dockerfile", "mc-cell"]);
+        assert_eq!(names, [".multicooker-init", "Dockerfile", "mc-cell"]);
+        let mut dockerfile = String::new();
+        let mut archive = tar::Archive::new(context.tar.as_slice());
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap().to_string_lossy() == "Dockerfile" {
+                io::Read::read_to_string(&mut entry, &mut dockerfile).unwrap();
+            }
+        }
+        assert!(
+            dockerfile.ends_with("COPY .multicooker-init /opt/multicooker/mc-cell\n"),
+            "the init is the last instruction: {dockerfile}"
+        );
         assert_eq!(
             build_context("dummy", None).unwrap().digest,
             context.digest,
@@ -412,7 +441,11 @@ mod image_tests {
                 .unwrap()
                 .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
                 .collect();
-            assert_eq!(names, ["Dockerfile", "mc-cell"], "{flavor}: context");
+            assert_eq!(
+                names,
+                ["Dockerfile", "mc-cell", ".multicooker-init"],
+                "{flavor}: context"
+            );
         }
     }
 }

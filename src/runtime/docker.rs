@@ -54,6 +54,20 @@ impl DockerRuntime {
         Self::connect_with_pool(DEFAULT_SUBNET_POOL).await
     }
 
+    /// An engine reached through an already connected client (a swarm node's own engine).
+    pub(super) fn from_client(docker: Docker) -> Self {
+        Self {
+            docker,
+            pool: SubnetPool::parse(DEFAULT_SUBNET_POOL).expect("the default pool is a valid CIDR"),
+            programs: std::sync::Arc::default(),
+        }
+    }
+
+    /// The bollard client.
+    pub(super) fn client(&self) -> &Docker {
+        &self.docker
+    }
+
     /// As [`DockerRuntime::connect`], with subnets from `pool_text` (an IPv4 CIDR between /8
     /// and /28; settings read it from `MULTICOOKER_SUBNET_POOL`).
     pub async fn connect_with_pool(pool_text: &str) -> Result<Self, RuntimeError> {
@@ -107,7 +121,7 @@ impl DockerRuntime {
 }
 
 impl DockerRuntime {
-    async fn engine_info(&self) -> Result<EngineInfo, RuntimeError> {
+    pub(super) async fn engine_info(&self) -> Result<EngineInfo, RuntimeError> {
         let unreachable = |e: BollardError| RuntimeError::Unreachable {
             endpoint: std::env::var("DOCKER_HOST").ok(),
             message: e.to_string(),
@@ -126,7 +140,7 @@ impl DockerRuntime {
         })
     }
 
-    async fn engine_image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
+    pub(super) async fn engine_image_exists(&self, tag: &str) -> Result<bool, RuntimeError> {
         match self.docker.inspect_image(tag).await {
             Ok(_) => Ok(true),
             Err(e) if status(&e) == Some(404) => Ok(false),
@@ -134,7 +148,7 @@ impl DockerRuntime {
         }
     }
 
-    async fn engine_image_labels(
+    pub(super) async fn engine_image_labels(
         &self,
         tag: &str,
     ) -> Result<Option<std::collections::BTreeMap<String, String>>, RuntimeError> {
@@ -152,7 +166,7 @@ impl DockerRuntime {
         }
     }
 
-    async fn engine_image_id(&self, tag: &str) -> Result<Option<String>, RuntimeError> {
+    pub(super) async fn engine_image_id(&self, tag: &str) -> Result<Option<String>, RuntimeError> {
         match self.docker.inspect_image(tag).await {
             Ok(image) => Ok(image.id),
             Err(e) if status(&e) == Some(404) => Ok(None),
@@ -160,7 +174,7 @@ impl DockerRuntime {
         }
     }
 
-    async fn engine_build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let options = BuildImageOptionsBuilder::default()
             .dockerfile("Dockerfile")
             .t(&spec.tag)
@@ -208,7 +222,10 @@ impl DockerRuntime {
         Ok(())
     }
 
-    async fn engine_create_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_create_network(
+        &self,
+        spec: &NetworkSpec,
+    ) -> Result<(), RuntimeError> {
         let object = ObjectRef::network(&spec.name);
         let mut replaced = false;
         for subnet in self.pool.candidates(&spec.name).take(64) {
@@ -228,7 +245,7 @@ impl DockerRuntime {
         })
     }
 
-    async fn engine_create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_create_cell(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
         let object = ObjectRef::cell(&spec.name);
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
@@ -258,7 +275,7 @@ impl DockerRuntime {
     }
 
     /// The image's own entrypoint and command, which init runs when a cell names no program.
-    async fn image_program(&self, image: &str) -> Result<Vec<String>, RuntimeError> {
+    pub(super) async fn image_program(&self, image: &str) -> Result<Vec<String>, RuntimeError> {
         if let Some(program) = self.lock_programs().get(image) {
             return Ok(program.clone());
         }
@@ -290,7 +307,7 @@ impl DockerRuntime {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    async fn engine_stage(
+    pub(super) async fn engine_stage(
         &self,
         cell: &str,
         target: &str,
@@ -310,7 +327,7 @@ impl DockerRuntime {
             .map_err(|e| operation("stage into", ObjectRef::cell(cell), &e))
     }
 
-    fn engine_collect(
+    pub(super) fn engine_collect(
         &self,
         cell: &str,
         source: &str,
@@ -325,7 +342,7 @@ impl DockerRuntime {
             .boxed()
     }
 
-    async fn engine_oom_killed(&self, name: &str) -> Result<bool, RuntimeError> {
+    pub(super) async fn engine_oom_killed(&self, name: &str) -> Result<bool, RuntimeError> {
         let state = self
             .docker
             .inspect_container(name, None)
@@ -336,7 +353,10 @@ impl DockerRuntime {
         Ok(state.oom_killed.unwrap_or(false))
     }
 
-    async fn engine_running(&self, selector: &Selector) -> Result<Vec<String>, RuntimeError> {
+    pub(super) async fn engine_running(
+        &self,
+        selector: &Selector,
+    ) -> Result<Vec<String>, RuntimeError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_owned(), selector.engine_filters());
         filters.insert("status".to_owned(), vec!["running".to_owned()]);
@@ -355,7 +375,11 @@ impl DockerRuntime {
             .collect())
     }
 
-    async fn engine_connect_network(&self, network: &str, cell: &str) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_connect_network(
+        &self,
+        network: &str,
+        cell: &str,
+    ) -> Result<(), RuntimeError> {
         let request = bollard::models::NetworkConnectRequest {
             container: cell.to_owned(),
             ..Default::default()
@@ -366,14 +390,14 @@ impl DockerRuntime {
             .map_err(|e| operation("connect", ObjectRef::network(network), &e))
     }
 
-    async fn engine_start_cell(&self, name: &str) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_start_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.docker
             .start_container(name, None)
             .await
             .map_err(|e| operation("start", ObjectRef::cell(name), &e))
     }
 
-    async fn engine_wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
+    pub(super) async fn engine_wait_cell(&self, name: &str) -> Result<CellExit, RuntimeError> {
         let options = WaitContainerOptionsBuilder::default()
             .condition("not-running")
             .build();
@@ -400,7 +424,7 @@ impl DockerRuntime {
         })
     }
 
-    async fn engine_kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_kill_cell(&self, name: &str) -> Result<(), RuntimeError> {
         let options = KillContainerOptionsBuilder::default()
             .signal("SIGKILL")
             .build();
@@ -413,7 +437,10 @@ impl DockerRuntime {
         }
     }
 
-    fn engine_cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+    pub(super) fn engine_cell_logs(
+        &self,
+        name: &str,
+    ) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
         let options = LogsOptionsBuilder::default()
             .follow(true)
             .stdout(true)
@@ -439,7 +466,7 @@ impl DockerRuntime {
             .boxed()
     }
 
-    async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
+    pub(super) async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
         let result = match object.kind {
             ObjectKind::Cell => {
@@ -477,7 +504,10 @@ impl DockerRuntime {
         }
     }
 
-    async fn engine_list(&self, selector: &Selector) -> Result<Vec<ObjectRef>, RuntimeError> {
+    pub(super) async fn engine_list(
+        &self,
+        selector: &Selector,
+    ) -> Result<Vec<ObjectRef>, RuntimeError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_owned(), selector.engine_filters());
         let fail = |what: &str, e: &BollardError| {
@@ -679,7 +709,7 @@ pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBod
 
 /// An area as an anonymous volume on an in-memory file system: capped by the engine while the
 /// cell runs, reachable through the archive API, and removed with the container.
-fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMount {
+pub(super) fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMount {
     let (uid, gid) = area.owner;
     let mut options = HashMap::new();
     options.insert("type".to_owned(), "tmpfs".to_owned());
@@ -785,14 +815,14 @@ pub fn bridge_name(network: &str) -> String {
 /// /28 subnets carved from a pool, starting at a point derived from the network name so that
 /// concurrent cooks rarely try the same one first.
 #[derive(Debug, Clone)]
-struct SubnetPool {
+pub(super) struct SubnetPool {
     text: String,
     base: u32,
     count: u32,
 }
 
 impl SubnetPool {
-    fn parse(text: &str) -> Option<Self> {
+    pub(super) fn parse(text: &str) -> Option<Self> {
         let (address, prefix) = text.split_once('/')?;
         let prefix: u32 = prefix.parse().ok().filter(|p| (8..=28).contains(p))?;
         let address: std::net::Ipv4Addr = address.parse().ok()?;
@@ -804,7 +834,7 @@ impl SubnetPool {
         })
     }
 
-    fn candidates(&self, name: &str) -> impl Iterator<Item = String> + '_ {
+    pub(super) fn candidates(&self, name: &str) -> impl Iterator<Item = String> + '_ {
         let digest = sha2::Sha256::digest(name.as_bytes());
         let start = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]) % self.count;
         (0..self.count).map(move |i| {
@@ -814,26 +844,30 @@ impl SubnetPool {
     }
 }
 
-fn status(error: &BollardError) -> Option<u16> {
+pub(super) fn status(error: &BollardError) -> Option<u16> {
     match error {
         BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
         _ => None,
     }
 }
 
-fn engine_message(error: &BollardError) -> String {
+pub(super) fn engine_message(error: &BollardError) -> String {
     match error {
         BollardError::DockerResponseServerError { message, .. } => message.trim().to_owned(),
         other => other.to_string(),
     }
 }
 
-fn is_overlap(error: &BollardError) -> bool {
+pub(super) fn is_overlap(error: &BollardError) -> bool {
     let message = engine_message(error);
     message.contains("overlaps") || message.contains("overlapping")
 }
 
-fn operation(operation: &'static str, object: ObjectRef, error: &BollardError) -> RuntimeError {
+pub(super) fn operation(
+    operation: &'static str,
+    object: ObjectRef,
+    error: &BollardError,
+) -> RuntimeError {
     RuntimeError::Operation {
         operation,
         object,
