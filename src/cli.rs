@@ -20,6 +20,14 @@ pub mod env {
     pub const CANARY_DIRECT: &str = "MULTICOOKER_CANARY_DIRECT";
     /// Seconds a cell may outlive its timeout before its own init ends it.
     pub const CELL_GRACE: &str = "MULTICOOKER_CELL_GRACE_S";
+    /// Where cells run: `docker` or `swarm` (`--backend`).
+    pub const BACKEND: &str = "MULTICOOKER_BACKEND";
+    /// The swarm manager's engine address (`unix://…`, `tcp://…`).
+    pub const SWARM_MANAGER: &str = "MULTICOOKER_SWARM_MANAGER";
+    /// Every swarm node's engine: `host=address,…`.
+    pub const SWARM_NODES: &str = "MULTICOOKER_SWARM_NODES";
+    /// The registry every swarm node pulls from (`host:port`).
+    pub const SWARM_REGISTRY: &str = "MULTICOOKER_SWARM_REGISTRY";
     /// Seed of the judges' label shuffles.
     pub const SEED: &str = "MULTICOOKER_SEED";
     /// Namespace separating this orchestrator's engine objects from another's.
@@ -57,6 +65,10 @@ Environment:
                               (default 203.0.113.1:443, a documentation address nothing routes)
   MULTICOOKER_CELL_GRACE_S    seconds a cell may outlive its timeout before its own init ends
                               it, even when multicooker is gone (default 120)
+  MULTICOOKER_BACKEND         where cells run: docker (default) or swarm (--backend)
+  MULTICOOKER_SWARM_MANAGER   swarm: the manager's engine address (unix://… or tcp://…)
+  MULTICOOKER_SWARM_NODES     swarm: every node's engine, host=address,…
+  MULTICOOKER_SWARM_REGISTRY  swarm: the registry every node pulls from (host:port)
   MULTICOOKER_KEEP=1          keep containers and networks after a run, for debugging
   MULTICOOKER_HOST_HOME       home folder whose CLI logins are read (default $HOME)
   MULTICOOKER_TOKEN_STORE     keyring or file:<folder>, for `multicooker login`
@@ -157,6 +169,24 @@ pub struct GlobalArgs {
     /// so two can run cooks of the same name on one engine; `clean` only sees its own.
     #[arg(long, env = env::NAMESPACE, value_name = "NS", global = true, help_heading = GLOBAL)]
     pub namespace: Option<String>,
+    /// Where cells run: `docker` (the local engine, `DOCKER_HOST`) or `swarm` (a Docker Swarm
+    /// named by `MULTICOOKER_SWARM_MANAGER`, `MULTICOOKER_SWARM_NODES` and
+    /// `MULTICOOKER_SWARM_REGISTRY`; see README, "Running on a swarm").
+    #[arg(long, value_enum, env = env::BACKEND, global = true, help_heading = GLOBAL)]
+    pub backend: Option<BackendChoice>,
+}
+
+/// `--backend` values.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// The local Docker engine.
+    #[default]
+    Docker,
+    /// A Docker Swarm cluster.
+    Swarm,
 }
 
 /// `--color` values.

@@ -23,6 +23,81 @@ pub struct Session {
     pub printer: Printer,
     /// The cooks folder, resolved.
     pub root: PathBuf,
+    /// Where cells run.
+    pub backend: Backend,
+}
+
+/// Where cells run, with what the backend needs, from the flags and the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// The local engine (`DOCKER_HOST`), subnets from this pool.
+    Docker {
+        /// `MULTICOOKER_SUBNET_POOL`.
+        subnet_pool: String,
+    },
+    /// A swarm.
+    Swarm(crate::runtime::swarm::SwarmConfig),
+}
+
+impl Backend {
+    /// The backend `choice` names, its settings read from the environment.
+    pub fn from_choice(choice: crate::cli::BackendChoice) -> anyhow::Result<Self> {
+        use crate::cli::BackendChoice;
+        Ok(match choice {
+            BackendChoice::Docker => Self::Docker {
+                subnet_pool: subnet_pool(),
+            },
+            BackendChoice::Swarm => Self::Swarm(swarm_config()?),
+        })
+    }
+
+    /// `docker` or `swarm`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Docker { .. } => "docker",
+            Self::Swarm(_) => "swarm",
+        }
+    }
+}
+
+/// The swarm's addresses from `MULTICOOKER_SWARM_*`; a missing or malformed one is an error
+/// naming the variable and the fix.
+pub fn swarm_config() -> anyhow::Result<crate::runtime::swarm::SwarmConfig> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let missing = |name: &str, example: &str| {
+        UserError::new(
+            format!("`--backend swarm` needs {name}"),
+            format!("set it, for example `{name}={example}`"),
+        )
+    };
+    let manager = var(env::SWARM_MANAGER)
+        .ok_or_else(|| missing(env::SWARM_MANAGER, "tcp://manager.example:2376"))?;
+    let registry = var(env::SWARM_REGISTRY)
+        .ok_or_else(|| missing(env::SWARM_REGISTRY, "registry.example:5000"))?;
+    let text = var(env::SWARM_NODES).ok_or_else(|| {
+        missing(
+            env::SWARM_NODES,
+            "node1=tcp://node1:2376,node2=tcp://node2:2376",
+        )
+    })?;
+    let mut nodes = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((host, address)) = item.split_once('=') else {
+            return Err(UserError::new(
+                format!("{}: `{item}` is not `host=address`", env::SWARM_NODES),
+                "list each node as its hostname (as `docker node ls` shows it), `=`, and its engine's address",
+            )
+            .into());
+        };
+        nodes.push((host.trim().to_owned(), address.trim().to_owned()));
+    }
+    Ok(crate::runtime::swarm::SwarmConfig {
+        manager,
+        nodes,
+        registry,
+        subnet_pool: var(env::SUBNET_POOL)
+            .unwrap_or_else(|| crate::runtime::swarm::DEFAULT_SWARM_POOL.to_owned()),
+    })
 }
 
 /// The printer for the global flags.
@@ -48,6 +123,7 @@ pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
     Ok(Session {
         printer: printer(global),
         root: resolve_root(&global.root, &cwd),
+        backend: Backend::from_choice(global.backend.unwrap_or_default())?,
     })
 }
 

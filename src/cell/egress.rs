@@ -34,8 +34,10 @@ const CANARY_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct EgressContext {
     /// The image holding `mc-cell` (the dummy flavor's base image).
     pub tools_image: String,
-    /// The cook's egress network (bridge with a route out, members isolated).
-    pub network: String,
+    /// The cook's egress network (bridge with a route out, members isolated); `None` on a
+    /// backend whose networks cannot isolate their members: each proxy then gets an egress
+    /// network of its own ([`own_egress_network`]).
+    pub network: Option<String>,
     /// Where the canary's direct connection goes (must fail).
     pub direct: String,
 }
@@ -126,8 +128,18 @@ pub fn proxy_spec(plan: &CellPlan, context: &EgressContext) -> CellSpec {
         &context.tools_image,
         command,
     );
-    spec.network = Some(context.network.clone());
+    spec.network = Some(
+        context
+            .network
+            .clone()
+            .unwrap_or_else(|| own_egress_network(&plan.spec.name)),
+    );
     spec
+}
+
+/// The egress network of one cell's proxy, where networks cannot isolate their members.
+pub fn own_egress_network(cell: &str) -> String {
+    format!("{cell}-egress")
 }
 
 /// The canary's cell, on the cell's own network.
@@ -163,6 +175,22 @@ pub async fn start_proxy(
     context: &EgressContext,
 ) -> Result<(), String> {
     let spec = proxy_spec(plan, context);
+    if context.network.is_none() {
+        let network = crate::runtime::NetworkSpec {
+            name: own_egress_network(&plan.spec.name),
+            labels: plan
+                .network
+                .as_ref()
+                .map_or_else(|| plan.spec.labels.clone(), |n| n.labels.clone()),
+            internal: false,
+            isolated: false,
+        };
+        ledger.record(ObjectRef::network(&network.name));
+        runtime
+            .create_network(&network)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     ledger.record(ObjectRef::cell(&spec.name));
     runtime
         .create_cell(&spec)

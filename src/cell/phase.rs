@@ -122,7 +122,10 @@ async fn prepare_egress(
     images::ensure_base(&**runtime, &tools).await?;
     // The operator may name an existing egress network (e.g. one with a corporate route).
     let name = if let Some(existing) = &settings.egress.network {
-        existing.clone()
+        Some(existing.clone())
+    } else if !runtime.isolates_network_members() {
+        // Members of one network would reach each other: one egress network per proxy.
+        None
     } else {
         let name = format!("{}-egress", Names::for_paths(paths).project());
         let labels = Labels::new(paths.name(), "network").with(LABEL_ROOT, &paths.root_id());
@@ -134,7 +137,7 @@ async fn prepare_egress(
             isolated: true,
         };
         runtime.create_network(&spec).await?;
-        name
+        Some(name)
     };
     Ok(Some(Arc::new(EgressContext {
         tools_image: tools.tag,

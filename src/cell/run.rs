@@ -156,7 +156,7 @@ pub async fn run_cells<H: CellHooks>(
                 let outcome = run_one(&*runtime, &ledger, &hooks, &plan, &options).await;
                 // Whatever happened, the cell (with its areas), its proxy and its network are
                 // gone before we report (the proxy before the network it is attached to).
-                for object in cell_objects(&plan) {
+                for object in cell_objects(&plan, options.egress.as_deref()) {
                     let _ = ledger.release(&*runtime, &object).await;
                 }
                 outcome
@@ -449,11 +449,16 @@ async fn guard_egress(
 }
 
 /// Everything a cell may have created, in removal order.
-fn cell_objects(plan: &CellPlan) -> Vec<ObjectRef> {
+fn cell_objects(plan: &CellPlan, egress: Option<&EgressContext>) -> Vec<ObjectRef> {
     let mut objects = vec![ObjectRef::cell(&plan.spec.name)];
     if matches!(plan.egress, Egress::Proxy { .. }) {
         objects.push(ObjectRef::cell(&egress::canary_name(&plan.spec.name)));
         objects.push(ObjectRef::cell(&super::plan::proxy_name(&plan.spec.name)));
+        if egress.is_some_and(|e| e.network.is_none()) {
+            objects.push(ObjectRef::network(&egress::own_egress_network(
+                &plan.spec.name,
+            )));
+        }
     }
     objects.extend(plan.network.as_ref().map(|n| ObjectRef::network(&n.name)));
     objects

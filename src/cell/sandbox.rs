@@ -51,15 +51,22 @@ pub struct Check {
     pub seen: String,
     /// How to fix it when it does not hold.
     pub fix: &'static str,
+    /// The backend cannot enforce it, and this stands in for it: the property does not hold
+    /// (`ok` stays false), it is reported, and it does not fail the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_enforced: Option<&'static str>,
 }
 
 /// The probe's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SandboxReport {
-    /// Every property holds.
+    /// Every property holds, or the backend says it cannot enforce it and what compensates.
     pub passed: bool,
     /// Each property.
     pub checks: Vec<Check>,
+    /// What the backend cannot enforce at all (also when no check measures it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_enforced: Vec<String>,
 }
 
 impl SandboxReport {
@@ -67,9 +74,26 @@ impl SandboxReport {
     pub fn failures(&self) -> Vec<String> {
         self.checks
             .iter()
-            .filter(|c| !c.ok)
+            .filter(|c| !c.ok && c.not_enforced.is_none())
             .map(|c| format!("{} (saw {}): {}", c.property, c.seen, c.fix))
             .collect()
+    }
+
+    /// Marks the properties `unenforced` names as not enforced by the backend, as reported.
+    pub fn with_unenforced(mut self, unenforced: &[crate::runtime::Unenforced]) -> Self {
+        for item in unenforced {
+            if let Some(check) = self
+                .checks
+                .iter_mut()
+                .find(|c| c.property == item.property && !c.ok)
+            {
+                check.not_enforced = Some(item.compensation);
+            }
+            self.not_enforced
+                .push(format!("{}: {}", item.property, item.compensation));
+        }
+        self.passed = self.checks.iter().all(|c| c.ok || c.not_enforced.is_some());
+        self
     }
 }
 
@@ -143,7 +167,7 @@ pub async fn probe(
     }
     let sandbox = read_json(&work.path().join("out/SANDBOX.json"));
     let probes = std::fs::read_to_string(work.path().join("out/PROBES.txt")).unwrap_or_default();
-    Ok(evaluate(&sandbox, &probes, settings))
+    Ok(evaluate(&sandbox, &probes, settings).with_unenforced(&runtime.unenforced()))
 }
 
 struct ProbeHooks;
@@ -273,7 +297,11 @@ pub fn evaluate(
     let mut checks = identity_checks(sandbox);
     checks.extend(resource_checks(sandbox, probes, settings));
     let passed = checks.iter().all(|c| c.ok);
-    SandboxReport { passed, checks }
+    SandboxReport {
+        passed,
+        checks,
+        not_enforced: Vec::new(),
+    }
 }
 
 fn check(property: &'static str, ok: bool, seen: String, fix: &'static str) -> Check {
@@ -282,6 +310,7 @@ fn check(property: &'static str, ok: bool, seen: String, fix: &'static str) -> C
         ok,
         seen,
         fix,
+        not_enforced: None,
     }
 }
 
@@ -512,6 +541,31 @@ mod tests {
         let failures = report.failures();
         assert_eq!(failures.len(), 5, "{failures:?}");
         assert!(failures.iter().any(|f| f.contains("/work/out ext4")));
+    }
+
+    #[test]
+    fn what_a_backend_cannot_enforce_is_reported_never_assumed() {
+        let mut sandbox = sane();
+        sandbox["no_new_privs"] = 0.into();
+        let report = evaluate(
+            &sandbox,
+            "connect 203.0.113.1:443 error timed out\n",
+            &settings(),
+        );
+        assert!(!report.passed);
+        let unenforced = [crate::runtime::Unenforced {
+            property: "no-new-privileges is set",
+            compensation: "compensated by cap-drop ALL",
+        }];
+        let report = report.with_unenforced(&unenforced);
+        assert!(report.passed, "{:?}", report.failures());
+        let check = report
+            .checks
+            .iter()
+            .find(|c| c.property == "no-new-privileges is set")
+            .unwrap();
+        assert!(!check.ok, "it does not hold, and says so");
+        assert_eq!(check.not_enforced, Some("compensated by cap-drop ALL"));
         assert!(
             failures[0]
                 .starts_with("runs as a non-root user (saw 0): set MULTICOOKER_HARDENING_USER")

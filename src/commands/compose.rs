@@ -44,16 +44,18 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         tools_image: crate::cell::images::base_specs(&["dummy".to_owned()], None)?
             .remove(0)
             .tag,
-        network: settings
-            .cells
-            .egress
-            .network
-            .clone()
-            .unwrap_or_else(|| format!("{}-egress", names.project())),
+        network: Some(
+            settings
+                .cells
+                .egress
+                .network
+                .clone()
+                .unwrap_or_else(|| format!("{}-egress", names.project())),
+        ),
         direct: settings.cells.egress.canary_direct.clone(),
     };
     let egress_network = NetworkSpec {
-        name: egress.network.clone(),
+        name: egress.network.clone().unwrap_or_default(),
         labels: Labels::new(paths.name(), "network")
             .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
         internal: false,

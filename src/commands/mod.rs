@@ -79,8 +79,14 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
 
 /// Connects to the engine.
 async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
-    let runtime: SharedRuntime =
-        Arc::new(DockerRuntime::connect_with_pool(&settings::subnet_pool()).await?);
+    let runtime: SharedRuntime = match &session.backend {
+        settings::Backend::Docker { subnet_pool } => {
+            Arc::new(DockerRuntime::connect_with_pool(subnet_pool).await?)
+        }
+        settings::Backend::Swarm(config) => {
+            Arc::new(crate::runtime::swarm::SwarmRuntime::connect(config).await?)
+        }
+    };
     let info = runtime.info().await?;
     session.printer.detail(&format!(
         "engine: {} {} (API {}), {} CPUs, {} MiB",

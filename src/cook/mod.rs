@@ -518,7 +518,9 @@ async fn settle_probe(handle: ProbeHandle) -> sandbox::SandboxReport {
             ok: false,
             seen: error,
             fix: "run `multicooker doctor --sandbox` to see why",
+            not_enforced: None,
         }],
+        not_enforced: Vec::new(),
     }
 }
 

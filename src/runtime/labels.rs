@@ -16,6 +16,8 @@ pub const LABEL_ACTOR: &str = "io.multicooker.actor";
 pub const LABEL_FLAVOR: &str = "io.multicooker.flavor";
 /// A hash of the cooks folder (`--root`) the cook lives in; `clean --all` sweeps one root.
 pub const LABEL_ROOT: &str = "io.multicooker.root";
+/// The cell an area's volume belongs to (swept with it on every node).
+pub const LABEL_CELL: &str = "io.multicooker.cell";
 /// The id of the command run that created the object.
 pub const LABEL_RUN: &str = "io.multicooker.run";
 

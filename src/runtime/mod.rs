@@ -17,13 +17,15 @@ pub mod fake;
 mod labels;
 mod ledger;
 mod spec;
+pub mod swarm;
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
 pub use archive::Archive;
 pub use labels::{
-    LABEL_ACTOR, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels, Selector,
+    LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels,
+    Selector,
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
@@ -136,6 +138,16 @@ pub enum LogChunk {
     Stderr(bytes::Bytes),
 }
 
+/// A property of the sandbox a backend cannot make hold, and what stands in for it. The
+/// sandbox probe reports it as not enforced, never as holding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unenforced {
+    /// The sandbox check's property, as the probe names it.
+    pub property: &'static str,
+    /// Why, and what compensates.
+    pub compensation: &'static str,
+}
+
 /// A future an engine call returns (boxed, so the trait can be used as `dyn Runtime` and the
 /// backend chosen at run time).
 pub type EngineFuture<'a, T> = BoxFuture<'a, Result<T, RuntimeError>>;
@@ -203,6 +215,20 @@ pub trait Runtime: Send + Sync + 'static {
     /// The program the cell's init runs: the spec's, else the image's own entrypoint and
     /// command.
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>>;
+    /// Members of an `isolated` network cannot reach each other on this backend (Docker
+    /// bridges: yes; Swarm overlays: no, so each proxy gets an egress network of its own).
+    fn isolates_network_members(&self) -> bool {
+        true
+    }
+    /// Sandbox properties this backend cannot enforce (reported by the probe, not assumed).
+    fn unenforced(&self) -> Vec<Unenforced> {
+        Vec::new()
+    }
+    /// Where a cell runs (a cluster node's name), for provenance; `None` on a single host.
+    fn placement_of<'a>(&'a self, name: &'a str) -> EngineFuture<'a, Option<String>> {
+        let _ = name;
+        Box::pin(async { Ok(None) })
+    }
     /// Cells whose labels match and that are still running (for `status` after a crash).
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>>;
 }
@@ -237,6 +263,24 @@ pub enum RuntimeError {
         image: String,
         /// The builder's error and the last lines of its output.
         message: String,
+    },
+    /// The address given as a swarm manager is not one.
+    #[error("`{endpoint}` is not a swarm manager")]
+    NotAManager {
+        /// The address.
+        endpoint: String,
+    },
+    /// A task runs on a node multicooker has no engine address for.
+    #[error("a cell runs on node `{node}`, which MULTICOOKER_SWARM_NODES does not name")]
+    UnknownNode {
+        /// The node's hostname.
+        node: String,
+    },
+    /// The node a cell ran on was lost (the manager marked it Down): an infrastructure failure.
+    #[error("node `{node}` was lost while the cell ran")]
+    NodeLost {
+        /// The node's hostname.
+        node: String,
     },
     /// No free subnet could be found for a network.
     #[error("no free subnet for network `{network}` in the pool `{pool}`")]
@@ -274,6 +318,15 @@ impl Hint for RuntimeError {
             ),
             Self::Build { .. } => Some("run `multicooker doctor` to check that every flavor's image builds".into()),
             Self::Operation { .. } => None,
+            Self::NotAManager { .. } => Some(
+                "point MULTICOOKER_SWARM_MANAGER at a manager node's engine (`docker node ls` works there), or run `docker swarm init` on it".into(),
+            ),
+            Self::UnknownNode { .. } => Some(
+                "list every node's engine in MULTICOOKER_SWARM_NODES as `host=address,…` (the hostnames `docker node ls` shows)".into(),
+            ),
+            Self::NodeLost { .. } => Some(
+                "the cell is unscored, never 0: `multicooker resume <task>` runs it again once the node is back (or on another node)".into(),
+            ),
         }
     }
 }

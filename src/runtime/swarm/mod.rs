@@ -1,0 +1,548 @@
+//! The Docker Swarm backend: cells as services on a cluster, driven through the manager's API,
+//! with each node's own engine used for what the manager cannot do (ENGINE.md §4, §4b).
+//!
+//! - **Images** are built on the manager's engine, then pushed to the cluster's registry the
+//!   first time a cell uses them and run by digest on every node.
+//! - **A cell** is a `replicated` service with one replica and no restart (on 20.10 a removed
+//!   `replicated-job` keeps running), `dnsrr` endpoints (no IPVS in these kernels), the same
+//!   hardening as a local container where Swarm can express it, and its areas (HOME and /tmp
+//!   too: Swarm's own tmpfs mounts ignore owner and mode) as in-memory engine volumes labelled
+//!   with the cell. `create_cell` only prepares the service; `start_cell` creates it, so
+//!   networks connected in between (a proxy's second leg) are part of it from the start.
+//! - **Networks** are overlays with explicit subnets, attachable, internal for cells; a cell
+//!   with no network gets an internal overlay of its own (Swarm has no `none`).
+//! - **Stage, collect, logs, wait, kill** go to the engine of the node the task runs on,
+//!   through the same archive and container calls as the local backend, so a cell's bytes
+//!   reach the host only through the same checked collect.
+//! - **A node the manager marks Down** turns its cells into [`RuntimeError::NodeLost`]: an
+//!   infrastructure failure, never a score.
+//! - **What Swarm cannot enforce** (no-new-privileges on API 1.41, swap equal to memory) is
+//!   named by [`Runtime::unenforced`] so the sandbox probe reports it instead of assuming it.
+
+mod objects;
+mod service;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::Docker;
+use futures_util::FutureExt;
+use futures_util::stream::{BoxStream, StreamExt};
+
+use super::connect::{DockerEnv, connect_with};
+use super::docker::{DockerRuntime, SubnetPool, operation, status};
+use super::{
+    Archive, CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec,
+    ObjectRef, Runtime, RuntimeError, Selector, Unenforced,
+};
+
+/// Default pool of the overlays' subnets (apart from the local backend's).
+pub const DEFAULT_SWARM_POOL: &str = "10.214.0.0/16";
+/// How often the manager is asked about a task or a node (Swarm has no task events).
+const POLL: Duration = Duration::from_millis(250);
+/// How long a task may take to get a container on its node.
+const PLACEMENT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Where the cluster is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwarmConfig {
+    /// The manager's address (`unix://…`, `tcp://…`), as `DOCKER_HOST` would say it.
+    pub manager: String,
+    /// Each node's hostname and its engine's address (stage, collect and logs go there).
+    pub nodes: Vec<(String, String)>,
+    /// The registry every node pulls from (`host:port`).
+    pub registry: String,
+    /// Pool of the overlays' subnets.
+    pub subnet_pool: String,
+}
+
+/// A cell prepared by `create_cell`, created as a service by `start_cell`.
+#[derive(Debug, Clone)]
+struct Pending {
+    spec: CellSpec,
+    networks: Vec<String>,
+}
+
+/// The swarm backend (cheap to share: streams of a cell keep a handle on it).
+#[derive(Debug, Clone)]
+pub struct SwarmRuntime {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    manager: DockerRuntime,
+    nodes: BTreeMap<String, DockerRuntime>,
+    registry: String,
+    pool: SubnetPool,
+    pending: Mutex<HashMap<String, Pending>>,
+    /// Local image tag → `registry/repo@digest`, pushed once per process.
+    pushed: tokio::sync::Mutex<HashMap<String, String>>,
+    /// Node id → hostname.
+    hostnames: Mutex<HashMap<String, String>>,
+}
+
+/// Where a cell's task runs.
+#[derive(Debug, Clone)]
+struct Placement {
+    node_id: String,
+    container: Option<String>,
+    terminal: Option<String>,
+}
+
+impl SwarmRuntime {
+    /// Connects to the manager and every node, and checks that the manager is one.
+    pub async fn connect(config: &SwarmConfig) -> Result<Self, RuntimeError> {
+        let base = DockerEnv::from_process();
+        let env = |host: &str| DockerEnv {
+            host: Some(host.to_owned()),
+            ..base.clone()
+        };
+        let (manager, _) = connect_with(&env(&config.manager)).await?;
+        let info = manager
+            .info()
+            .await
+            .map_err(|e| RuntimeError::Unreachable {
+                endpoint: Some(config.manager.clone()),
+                message: e.to_string(),
+            })?;
+        if !info
+            .swarm
+            .as_ref()
+            .and_then(|s| s.control_available)
+            .unwrap_or(false)
+        {
+            return Err(RuntimeError::NotAManager {
+                endpoint: config.manager.clone(),
+            });
+        }
+        let mut nodes = BTreeMap::new();
+        for (host, address) in &config.nodes {
+            let (client, _) = connect_with(&env(address)).await?;
+            nodes.insert(host.clone(), DockerRuntime::from_client(client));
+        }
+        let pool =
+            SubnetPool::parse(&config.subnet_pool).ok_or_else(|| RuntimeError::NoSubnet {
+                network: "(any)".into(),
+                pool: format!(
+                    "{} (not an IPv4 CIDR between /8 and /28)",
+                    config.subnet_pool
+                ),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                manager: DockerRuntime::from_client(manager),
+                nodes,
+                registry: config.registry.clone(),
+                pool,
+                pending: Mutex::default(),
+                pushed: tokio::sync::Mutex::default(),
+                hostnames: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The nodes' hostnames.
+    pub fn node_names(&self) -> Vec<String> {
+        self.inner.nodes.keys().cloned().collect()
+    }
+}
+
+impl Inner {
+    fn docker(&self) -> &Docker {
+        self.manager.client()
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The newest task of a cell's service, if it has one.
+    async fn placement(&self, cell: &str) -> Result<Option<Placement>, RuntimeError> {
+        let mut filters = HashMap::new();
+        filters.insert("service".to_owned(), vec![cell.to_owned()]);
+        let options = bollard::query_parameters::ListTasksOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let tasks = match self.docker().list_tasks(Some(options)).await {
+            Ok(tasks) => tasks,
+            Err(e) if status(&e) == Some(404) => return Ok(None),
+            Err(e) => return Err(operation("list tasks of", ObjectRef::cell(cell), &e)),
+        };
+        let newest = tasks
+            .into_iter()
+            .max_by_key(|t| t.version.as_ref().and_then(|v| v.index).unwrap_or(0));
+        Ok(newest.map(|task| {
+            let status = task.status.unwrap_or_default();
+            let state = status.state.map(|s| s.to_string()).unwrap_or_default();
+            let terminal = [
+                "complete", "shutdown", "failed", "rejected", "orphaned", "remove",
+            ]
+            .contains(&state.as_str())
+            .then(|| {
+                format!(
+                    "{state}: {}",
+                    status.err.or(status.message).unwrap_or_default()
+                )
+            });
+            Placement {
+                node_id: task.node_id.unwrap_or_default(),
+                container: status.container_status.and_then(|c| c.container_id),
+                terminal,
+            }
+        }))
+    }
+
+    /// The engine of a node, by the manager's node id.
+    async fn node(&self, node_id: &str) -> Result<(&str, &DockerRuntime), RuntimeError> {
+        let known = self
+            .hostnames
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(node_id)
+            .cloned();
+        let hostname = match known {
+            Some(hostname) => hostname,
+            None => {
+                let node = self
+                    .docker()
+                    .inspect_node(node_id)
+                    .await
+                    .map_err(|e| operation("inspect node", ObjectRef::cell(node_id), &e))?;
+                let hostname = node
+                    .description
+                    .and_then(|d| d.hostname)
+                    .unwrap_or_default();
+                self.hostnames
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(node_id.to_owned(), hostname.clone());
+                hostname
+            }
+        };
+        self.nodes
+            .get_key_value(hostname.as_str())
+            .map(|(host, engine)| (host.as_str(), engine))
+            .ok_or(RuntimeError::UnknownNode { node: hostname })
+    }
+
+    /// Waits until the cell's task has a container on its node (Swarm has no task events).
+    async fn container(&self, cell: &str) -> Result<(&DockerRuntime, String), RuntimeError> {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(placement) = self.placement(cell).await? {
+                if let Some(container) = placement.container.filter(|c| !c.is_empty()) {
+                    let (_, engine) = self.node(&placement.node_id).await?;
+                    return Ok((engine, container));
+                }
+                if let Some(terminal) = placement.terminal {
+                    return Err(RuntimeError::Operation {
+                        operation: "place",
+                        object: ObjectRef::cell(cell),
+                        status: None,
+                        message: terminal,
+                    });
+                }
+            }
+            if started.elapsed() > PLACEMENT_TIMEOUT {
+                return Err(RuntimeError::Operation {
+                    operation: "place",
+                    object: ObjectRef::cell(cell),
+                    status: None,
+                    message: "no node took the task (not enough free CPUs or memory?)".into(),
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Resolves once the manager marks the node Down or Disconnected.
+    async fn node_lost(&self, node_id: &str) -> RuntimeError {
+        loop {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let state = self
+                .docker()
+                .inspect_node(node_id)
+                .await
+                .ok()
+                .and_then(|n| n.status)
+                .and_then(|s| s.state)
+                .map(|s| s.to_string());
+            if matches!(state.as_deref(), Some("down" | "disconnected")) {
+                let host = self
+                    .node(node_id)
+                    .await
+                    .map_or_else(|_| node_id.to_owned(), |(host, _)| host.to_owned());
+                return RuntimeError::NodeLost { node: host };
+            }
+        }
+    }
+
+    /// The image as every node pulls it: pushed to the registry once, run by digest.
+    async fn registry_image(&self, tag: &str) -> Result<String, RuntimeError> {
+        let mut pushed = self.pushed.lock().await;
+        if let Some(reference) = pushed.get(tag) {
+            return Ok(reference.clone());
+        }
+        let reference = service::push(self.docker(), &self.registry, tag).await?;
+        pushed.insert(tag.to_owned(), reference.clone());
+        Ok(reference)
+    }
+
+    async fn start(&self, name: &str) -> Result<(), RuntimeError> {
+        let pending =
+            self.lock_pending()
+                .get(name)
+                .cloned()
+                .ok_or_else(|| RuntimeError::Operation {
+                    operation: "start",
+                    object: ObjectRef::cell(name),
+                    status: Some(404),
+                    message: "no such cell was created".into(),
+                })?;
+        let mut networks = pending.networks.clone();
+        if let Some(own) = &pending.spec.network {
+            networks.insert(0, own.clone());
+        } else {
+            // Swarm has no `none`: an internal overlay with only this cell on it.
+            let own = NetworkSpec {
+                name: service::alone_network(name),
+                labels: pending.spec.labels.clone(),
+                internal: true,
+                isolated: false,
+            };
+            self.make_network(&own).await?;
+            networks.push(own.name);
+        }
+        let image = self.registry_image(&pending.spec.image).await?;
+        let program = match &pending.spec.program {
+            Some(program) => program.clone(),
+            None => self.manager.image_program(&pending.spec.image).await?,
+        };
+        let spec = service::service_spec(&pending.spec, &image, &program, &networks);
+        match self.docker().create_service(spec.clone(), None).await {
+            Ok(_) => Ok(()),
+            Err(e) if status(&e) == Some(409) => {
+                // A stale namesake from a killed run: replace it.
+                self.remove_cell(name).await?;
+                self.docker()
+                    .create_service(spec, None)
+                    .await
+                    .map(drop)
+                    .map_err(|e| operation("create service", ObjectRef::cell(name), &e))
+            }
+            Err(e) => Err(operation("create service", ObjectRef::cell(name), &e)),
+        }
+    }
+
+    async fn wait(&self, name: &str) -> Result<CellExit, RuntimeError> {
+        let (engine, container) = self.container(name).await?;
+        let node_id = self
+            .placement(name)
+            .await?
+            .map(|p| p.node_id)
+            .unwrap_or_default();
+        tokio::select! {
+            exit = engine.engine_wait_cell(&container) => exit,
+            lost = self.node_lost(&node_id) => Err(lost),
+        }
+    }
+
+    async fn make_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
+        objects::create_overlay(self.docker(), &self.pool, spec).await
+    }
+
+    async fn remove_cell(&self, name: &str) -> Result<(), RuntimeError> {
+        self.lock_pending().remove(name);
+        // Killed on its node first, so removal does not wait out a stop grace period.
+        if let Ok(Some(placement)) = self.placement(name).await
+            && let Some(container) = placement.container
+            && let Ok((_, engine)) = self.node(&placement.node_id).await
+        {
+            let _ = engine.engine_kill_cell(&container).await;
+        }
+        match self.docker().delete_service(name).await {
+            Err(e) if status(&e) != Some(404) => {
+                return Err(operation("remove", ObjectRef::cell(name), &e));
+            }
+            _ => {}
+        }
+        for engine in self.nodes.values() {
+            objects::sweep_cell(engine, name).await?;
+        }
+        objects::remove_network(self.docker(), &service::alone_network(name)).await
+    }
+}
+
+impl Runtime for SwarmRuntime {
+    fn backend(&self) -> &'static str {
+        "swarm"
+    }
+    fn info(&self) -> EngineFuture<'_, EngineInfo> {
+        objects::info(self.inner.docker()).boxed()
+    }
+    fn image_exists<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, bool> {
+        self.inner.manager.engine_image_exists(tag).boxed()
+    }
+    fn image_labels<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> EngineFuture<'a, Option<BTreeMap<String, String>>> {
+        self.inner.manager.engine_image_labels(tag).boxed()
+    }
+    fn image_id<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, Option<String>> {
+        self.inner.manager.engine_image_id(tag).boxed()
+    }
+    fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()> {
+        async move {
+            self.inner.manager.engine_build_image(spec).await?;
+            // Rebuilt: the next cell pushes the new content.
+            self.inner.pushed.lock().await.remove(&spec.tag);
+            Ok(())
+        }
+        .boxed()
+    }
+    fn create_network<'a>(&'a self, spec: &'a NetworkSpec) -> EngineFuture<'a, ()> {
+        self.inner.make_network(spec).boxed()
+    }
+    fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
+        async move {
+            self.inner.lock_pending().insert(
+                spec.name.clone(),
+                Pending {
+                    spec: spec.clone(),
+                    networks: Vec::new(),
+                },
+            );
+            Ok(())
+        }
+        .boxed()
+    }
+    fn connect_network<'a>(&'a self, network: &'a str, cell: &'a str) -> EngineFuture<'a, ()> {
+        async move {
+            match self.inner.lock_pending().get_mut(cell) {
+                Some(pending) => {
+                    pending.networks.push(network.to_owned());
+                    Ok(())
+                }
+                None => Err(RuntimeError::Operation {
+                    operation: "connect",
+                    object: ObjectRef::network(network),
+                    status: None,
+                    message: format!("`{cell}` is already running: connect before start"),
+                }),
+            }
+        }
+        .boxed()
+    }
+    fn start_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        self.inner.start(name).boxed()
+    }
+    fn stage<'a>(
+        &'a self,
+        cell: &'a str,
+        target: &'a str,
+        archive: Archive,
+    ) -> EngineFuture<'a, ()> {
+        async move {
+            let (engine, container) = self.inner.container(cell).await?;
+            engine.engine_stage(&container, target, archive).await
+        }
+        .boxed()
+    }
+    fn collect(
+        &self,
+        cell: &str,
+        source: &str,
+    ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>> {
+        let (cell, source) = (cell.to_owned(), source.to_owned());
+        let this = self.inner.clone();
+        futures_util::stream::once(async move {
+            match this.container(&cell).await {
+                Ok((engine, container)) => engine.engine_collect(&container, &source),
+                Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),
+            }
+        })
+        .flatten()
+        .boxed()
+    }
+    fn wait_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, CellExit> {
+        self.inner.wait(name).boxed()
+    }
+    fn oom_killed<'a>(&'a self, name: &'a str) -> EngineFuture<'a, bool> {
+        async move {
+            let (engine, container) = self.inner.container(name).await?;
+            engine.engine_oom_killed(&container).await
+        }
+        .boxed()
+    }
+    fn kill_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
+        async move {
+            match self.inner.placement(name).await? {
+                Some(Placement {
+                    node_id,
+                    container: Some(container),
+                    ..
+                }) => {
+                    let (_, engine) = self.inner.node(&node_id).await?;
+                    engine.engine_kill_cell(&container).await
+                }
+                _ => Ok(()),
+            }
+        }
+        .boxed()
+    }
+    fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+        let name = name.to_owned();
+        let this = self.inner.clone();
+        futures_util::stream::once(async move {
+            match this.container(&name).await {
+                Ok((engine, container)) => engine.engine_cell_logs(&container),
+                Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),
+            }
+        })
+        .flatten()
+        .boxed()
+    }
+    fn remove<'a>(&'a self, object: &'a ObjectRef) -> EngineFuture<'a, ()> {
+        objects::remove(&self.inner, object).boxed()
+    }
+    fn list<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<ObjectRef>> {
+        objects::list(&self.inner, selector).boxed()
+    }
+    fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        objects::running(&self.inner, selector).boxed()
+    }
+    fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
+        async move {
+            match &spec.program {
+                Some(program) => Ok(program.clone()),
+                None => self.inner.manager.image_program(&spec.image).await,
+            }
+        }
+        .boxed()
+    }
+    fn isolates_network_members(&self) -> bool {
+        false
+    }
+    fn unenforced(&self) -> Vec<Unenforced> {
+        service::UNENFORCED.to_vec()
+    }
+    fn placement_of<'a>(&'a self, name: &'a str) -> EngineFuture<'a, Option<String>> {
+        async move {
+            Ok(match self.inner.placement(name).await? {
+                Some(p) => self
+                    .inner
+                    .node(&p.node_id)
+                    .await
+                    .ok()
+                    .map(|(h, _)| h.to_owned()),
+                None => None,
+            })
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,295 @@
+//! The cluster's objects: overlays, listing and removal by label on the manager and on every
+//! node (what nodes keep after a service is gone: task containers, the areas' volume records,
+//! pulled images), and the cluster's capacity.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{Ipam, IpamConfig, NetworkCreateRequest};
+use bollard::query_parameters::{
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptionsBuilder,
+    ListServicesOptionsBuilder, ListTasksOptionsBuilder, ListVolumesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
+
+use super::super::docker::{DockerRuntime, SubnetPool, engine_message, operation, status};
+use super::super::{EngineInfo, LABEL_CELL, ObjectKind, ObjectRef, RuntimeError, Selector};
+use super::Inner;
+
+/// Names of objects that live on one node: `node/<host>/<name>`.
+const NODE_PREFIX: &str = "node/";
+
+/// Creates an attachable overlay with an explicit subnet from the pool.
+pub(super) async fn create_overlay(
+    docker: &Docker,
+    pool: &SubnetPool,
+    spec: &super::super::NetworkSpec,
+) -> Result<(), RuntimeError> {
+    let object = ObjectRef::network(&spec.name);
+    let mut replaced = false;
+    for subnet in pool.candidates(&spec.name).take(64) {
+        let request = NetworkCreateRequest {
+            name: spec.name.clone(),
+            driver: Some("overlay".into()),
+            internal: Some(spec.internal),
+            attachable: Some(true),
+            ipam: Some(Ipam {
+                driver: Some("default".into()),
+                config: Some(vec![IpamConfig {
+                    subnet: Some(subnet),
+                    ..Default::default()
+                }]),
+                options: None,
+            }),
+            labels: Some(spec.labels.to_map()),
+            ..Default::default()
+        };
+        match docker.create_network(request).await {
+            Ok(_) => return Ok(()),
+            Err(e) if engine_message(&e).contains("overlap") => {}
+            Err(e) if status(&e) == Some(409) && !replaced => {
+                remove_network(docker, &spec.name).await?;
+                replaced = true;
+            }
+            Err(e) => return Err(operation("create", object, &e)),
+        }
+    }
+    Err(RuntimeError::NoSubnet {
+        network: spec.name.clone(),
+        pool: "the swarm pool".into(),
+    })
+}
+
+/// Removes an overlay (tasks leave it a moment after their service is gone: a few tries).
+pub(super) async fn remove_network(docker: &Docker, name: &str) -> Result<(), RuntimeError> {
+    for attempt in 0..40 {
+        match docker.remove_network(name).await {
+            Ok(()) => return Ok(()),
+            Err(e) if status(&e) == Some(404) => return Ok(()),
+            Err(e) if attempt < 39 && engine_message(&e).contains("active endpoints") => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => return Err(operation("remove", ObjectRef::network(name), &e)),
+        }
+    }
+    Ok(())
+}
+
+/// Removes what a node keeps of a cell: its task containers and its areas' volumes.
+pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(), RuntimeError> {
+    let docker = engine.client();
+    let mut filters = HashMap::new();
+    filters.insert(
+        "label".to_owned(),
+        vec![format!("com.docker.swarm.service.name={cell}")],
+    );
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let containers = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|e| operation("list", ObjectRef::cell(cell), &e))?;
+    for container in containers {
+        if let Some(id) = container.id {
+            let options = RemoveContainerOptionsBuilder::default()
+                .force(true)
+                .v(true)
+                .build();
+            match docker.remove_container(&id, Some(options)).await {
+                Err(e) if !matches!(status(&e), Some(404 | 409)) => {
+                    return Err(operation("remove", ObjectRef::cell(&id), &e));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut filters = HashMap::new();
+    filters.insert("label".to_owned(), vec![format!("{LABEL_CELL}={cell}")]);
+    let options = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let volumes = docker
+        .list_volumes(Some(options))
+        .await
+        .map_err(|e| operation("list", ObjectRef::cell(cell), &e))?;
+    for volume in volumes.volumes.unwrap_or_default() {
+        remove_volume(docker, &volume.name).await?;
+    }
+    Ok(())
+}
+
+async fn remove_volume(docker: &Docker, name: &str) -> Result<(), RuntimeError> {
+    // A volume is released a moment after its container is removed.
+    for attempt in 0..20 {
+        let options = RemoveVolumeOptionsBuilder::default().force(true).build();
+        match docker.remove_volume(name, Some(options)).await {
+            Ok(()) => return Ok(()),
+            Err(e) if status(&e) == Some(404) => return Ok(()),
+            Err(e) if attempt < 19 && status(&e) == Some(409) => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(operation("remove", ObjectRef::volume(name), &e)),
+        }
+    }
+    Ok(())
+}
+
+/// Removes any object: a cell (service, containers, volumes), an overlay, an image on the
+/// manager, or a `node/<host>/…` object on its node.
+pub(super) async fn remove(inner: &Inner, object: &ObjectRef) -> Result<(), RuntimeError> {
+    if let Some(rest) = object.name.strip_prefix(NODE_PREFIX)
+        && let Some((host, name)) = rest.split_once('/')
+    {
+        let Some(engine) = inner.nodes.get(host) else {
+            return Ok(());
+        };
+        let local = ObjectRef {
+            kind: object.kind,
+            name: name.to_owned(),
+        };
+        return match object.kind {
+            ObjectKind::Volume => remove_volume(engine.client(), name).await,
+            _ => engine.engine_remove(&local).await,
+        };
+    }
+    match object.kind {
+        ObjectKind::Cell => inner.remove_cell(&object.name).await,
+        ObjectKind::Network => remove_network(inner.docker(), &object.name).await,
+        ObjectKind::Image | ObjectKind::Volume => inner.manager.engine_remove(object).await,
+    }
+}
+
+/// Objects whose labels match, on the manager (services, overlays, images) and on every node
+/// (task containers, volumes, pulled images).
+pub(super) async fn list(
+    inner: &Inner,
+    selector: &Selector,
+) -> Result<Vec<ObjectRef>, RuntimeError> {
+    let mut filters = HashMap::new();
+    filters.insert("label".to_owned(), selector.engine_filters());
+    let fail = |what: &str, e: &bollard::errors::Error| operation("list", ObjectRef::cell(what), e);
+    let docker = inner.docker();
+    let mut found = Vec::new();
+    let services = docker
+        .list_services(Some(
+            ListServicesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| fail("services", &e))?;
+    found.extend(
+        services
+            .into_iter()
+            .filter_map(|s| s.spec.and_then(|s| s.name))
+            .map(|n| ObjectRef::cell(&n)),
+    );
+    let networks = docker
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| fail("networks", &e))?;
+    found.extend(
+        networks
+            .into_iter()
+            .filter_map(|n| n.name)
+            .map(|n| ObjectRef::network(&n)),
+    );
+    for object in inner.manager.engine_list(selector).await? {
+        if object.kind == ObjectKind::Image {
+            found.push(object);
+        }
+    }
+    for (host, engine) in &inner.nodes {
+        for object in engine.engine_list(selector).await? {
+            if object.kind == ObjectKind::Network {
+                continue;
+            }
+            found.push(ObjectRef {
+                kind: object.kind,
+                name: format!("{NODE_PREFIX}{host}/{}", object.name),
+            });
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+/// Services whose labels match and whose task still runs.
+pub(super) async fn running(
+    inner: &Inner,
+    selector: &Selector,
+) -> Result<Vec<String>, RuntimeError> {
+    let mut filters = HashMap::new();
+    filters.insert("label".to_owned(), selector.engine_filters());
+    filters.insert("desired-state".to_owned(), vec!["running".to_owned()]);
+    let tasks = inner
+        .docker()
+        .list_tasks(Some(
+            ListTasksOptionsBuilder::default().filters(&filters).build(),
+        ))
+        .await
+        .map_err(|e| operation("list", ObjectRef::cell("tasks"), &e))?;
+    let mut names = Vec::new();
+    for task in tasks {
+        let running = task
+            .status
+            .and_then(|s| s.state)
+            .is_some_and(|s| s.to_string() == "running");
+        if !running {
+            continue;
+        }
+        if let Some(service) = task.service_id
+            && let Ok(service) = inner.docker().inspect_service(&service, None).await
+            && let Some(name) = service.spec.and_then(|s| s.name)
+        {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// The manager's version and the capacity of the Ready nodes.
+pub(super) async fn info(docker: &Docker) -> Result<EngineInfo, RuntimeError> {
+    let unreachable = |e: bollard::errors::Error| RuntimeError::Unreachable {
+        endpoint: None,
+        message: e.to_string(),
+    };
+    let version = docker.version().await.map_err(unreachable)?;
+    let nodes = docker
+        .list_nodes(Some(ListNodesOptionsBuilder::default().build()))
+        .await
+        .map_err(unreachable)?;
+    let (mut cpus, mut memory) = (0u64, 0u64);
+    for node in nodes {
+        let ready = node
+            .status
+            .as_ref()
+            .and_then(|s| s.state)
+            .is_some_and(|s| s.to_string() == "ready");
+        let resources = node
+            .description
+            .and_then(|d| d.resources)
+            .unwrap_or_default();
+        if ready {
+            cpus += u64::try_from(resources.nano_cpus.unwrap_or(0) / 1_000_000_000).unwrap_or(0);
+            memory += u64::try_from(resources.memory_bytes.unwrap_or(0)).unwrap_or(0);
+        }
+    }
+    Ok(EngineInfo {
+        backend: "swarm",
+        version: version.version.unwrap_or_default(),
+        api_version: docker.client_version().to_string(),
+        mem_total: memory,
+        cpus: cpus.max(1),
+    })
+}

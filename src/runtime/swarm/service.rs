@@ -1,0 +1,197 @@
+//! A cell as a Swarm service: the same hardening baseline as a local container wherever Swarm
+//! can express it, and what it cannot, named.
+
+use std::collections::HashMap;
+
+use bollard::Docker;
+use bollard::models::{
+    EndpointSpec, EndpointSpecModeEnum, Limit, NetworkAttachmentConfig, ResourceObject,
+    ResourcesUlimits, ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicated, TaskSpec,
+    TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecResources,
+    TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
+};
+use futures_util::StreamExt;
+
+use super::super::docker::{area_mount, operation};
+use super::super::{Area, CellSpec, LABEL_CELL, ObjectRef, RuntimeError, Unenforced};
+
+/// What a Swarm service on API 1.41 cannot be made to do.
+pub(super) const UNENFORCED: &[Unenforced] = &[
+    Unenforced {
+        property: "no-new-privileges is set",
+        compensation: "Swarm on API 1.41 drops NoNewPrivileges from service specs; compensated by dropping every capability, a non-root user and a read-only root, and reported as not enforced",
+    },
+    Unenforced {
+        property: "swap is off (memory + swap = memory)",
+        compensation: "Swarm services cannot set memory-swap (it becomes twice the memory); run the nodes without swap",
+    },
+];
+
+/// The internal overlay of a cell that has no network (Swarm has no `none`).
+pub(super) fn alone_network(cell: &str) -> String {
+    format!("{cell}-alone")
+}
+
+/// The service of one cell.
+pub(super) fn service_spec(
+    spec: &CellSpec,
+    image: &str,
+    program: &[String],
+    networks: &[String],
+) -> ServiceSpec {
+    let labels = spec.labels.to_map();
+    let volume_labels = spec.labels.clone().with(LABEL_CELL, &spec.name);
+    // Swarm's tmpfs mounts ignore owner and mode: HOME and /tmp are in-memory volumes too.
+    let scratch = spec.tmpfs.iter().map(|t| Area {
+        target: t.target.clone(),
+        size_bytes: t.size_bytes,
+        owner: t.owner.unwrap_or((0, 0)),
+        mode: t.mode,
+    });
+    let mounts = spec
+        .areas
+        .iter()
+        .cloned()
+        .chain(scratch)
+        .map(|area| area_mount(&area, &volume_labels))
+        .collect();
+    #[expect(clippy::cast_possible_truncation, reason = "a few cores")]
+    let nano_cpus = (spec.limits.cpus * 1e9).round() as i64;
+    let memory = i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX);
+    let container = TaskSpecContainerSpec {
+        image: Some(image.to_owned()),
+        labels: Some(labels.clone()),
+        command: Some(spec.init.argv(program)),
+        hostname: Some("cell".into()),
+        env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        dir: Some(spec.workdir.clone()),
+        user: Some(spec.user.clone()),
+        // Sent for engines that honour it; 20.10 drops it (see UNENFORCED).
+        privileges: Some(TaskSpecContainerSpecPrivileges {
+            no_new_privileges: Some(true),
+            ..Default::default()
+        }),
+        tty: Some(false),
+        open_stdin: Some(false),
+        read_only: Some(true),
+        mounts: Some(mounts),
+        stop_grace_period: Some(1_000_000_000),
+        oom_score_adj: Some(500),
+        init: Some(false),
+        capability_drop: Some(vec!["ALL".into()]),
+        ulimits: Some(vec![
+            ResourcesUlimits {
+                name: Some("nofile".into()),
+                soft: Some(4096),
+                hard: Some(8192),
+            },
+            ResourcesUlimits {
+                name: Some("core".into()),
+                soft: Some(0),
+                hard: Some(0),
+            },
+        ]),
+        ..Default::default()
+    };
+    let mut log_options = HashMap::new();
+    log_options.insert("max-size".to_owned(), "10m".to_owned());
+    log_options.insert("max-file".to_owned(), "3".to_owned());
+    ServiceSpec {
+        name: Some(spec.name.clone()),
+        labels: Some(labels),
+        task_template: Some(TaskSpec {
+            container_spec: Some(container),
+            resources: Some(TaskSpecResources {
+                limits: Some(Limit {
+                    nano_cpus: Some(nano_cpus),
+                    memory_bytes: Some(memory),
+                    pids: Some(i64::try_from(spec.limits.pids).unwrap_or(i64::MAX)),
+                }),
+                // Placed by what it may use: concurrency is bounded by the cluster's capacity.
+                reservations: Some(ResourceObject {
+                    nano_cpus: Some(nano_cpus),
+                    memory_bytes: Some(memory),
+                    generic_resources: None,
+                }),
+                ..Default::default()
+            }),
+            restart_policy: Some(TaskSpecRestartPolicy {
+                condition: Some(TaskSpecRestartPolicyConditionEnum::NONE),
+                ..Default::default()
+            }),
+            networks: Some(
+                networks
+                    .iter()
+                    .map(|n| NetworkAttachmentConfig {
+                        target: Some(n.clone()),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            log_driver: Some(TaskSpecLogDriver {
+                name: Some("json-file".into()),
+                options: Some(log_options),
+            }),
+            ..Default::default()
+        }),
+        // A removed replicated-job keeps running on 20.10; a one-replica service does not.
+        mode: Some(ServiceSpecMode {
+            replicated: Some(ServiceSpecModeReplicated { replicas: Some(1) }),
+            ..Default::default()
+        }),
+        // No IPVS in these kernels: DNS round robin, no virtual IP.
+        endpoint_spec: Some(EndpointSpec {
+            mode: Some(EndpointSpecModeEnum::DNSRR),
+            ports: None,
+        }),
+        ..Default::default()
+    }
+}
+
+/// Tags a local image into the registry, pushes it, and returns `registry/repo@digest`.
+pub(super) async fn push(
+    docker: &Docker,
+    registry: &str,
+    tag: &str,
+) -> Result<String, RuntimeError> {
+    let object = || ObjectRef::image(tag);
+    let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+    let remote = format!("{registry}/{repo}");
+    let options = bollard::query_parameters::TagImageOptionsBuilder::default()
+        .repo(&remote)
+        .tag(version)
+        .build();
+    docker
+        .tag_image(tag, Some(options))
+        .await
+        .map_err(|e| operation("tag", object(), &e))?;
+    let push_options = bollard::query_parameters::PushImageOptionsBuilder::default()
+        .tag(version)
+        .build();
+    let mut stream = docker.push_image(&remote, Some(push_options), None);
+    while let Some(item) = stream.next().await {
+        let info = item.map_err(|e| operation("push", object(), &e))?;
+        if let Some(message) = info.error_detail.and_then(|d| d.message) {
+            return Err(RuntimeError::Operation {
+                operation: "push",
+                object: object(),
+                status: None,
+                message,
+            });
+        }
+    }
+    let digest = docker
+        .inspect_image(tag)
+        .await
+        .map_err(|e| operation("inspect", object(), &e))?
+        .repo_digests
+        .unwrap_or_default()
+        .into_iter()
+        .find(|d| d.starts_with(&format!("{remote}@")));
+    digest.ok_or_else(|| RuntimeError::Operation {
+        operation: "push",
+        object: object(),
+        status: None,
+        message: format!("the registry `{registry}` gave no digest"),
+    })
+}
