@@ -148,7 +148,7 @@ pub fn run_settings(
     let profile = choose_profile(
         brief,
         std::env::var(env::PROFILE).ok().as_deref(),
-        engine.mem_total,
+        engine.mem_per_node(),
     );
     Ok(RunSettings {
         cells: CellSettings {

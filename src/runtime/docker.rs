@@ -137,6 +137,7 @@ impl DockerRuntime {
                 .and_then(|m| u64::try_from(m).ok())
                 .unwrap_or(0),
             cpus: info.ncpu.and_then(|n| u64::try_from(n).ok()).unwrap_or(1),
+            nodes: 1,
         })
     }
 

@@ -145,6 +145,7 @@ impl Runtime for FakeRuntime {
                 api_version: "1.41".into(),
                 mem_total: 16 << 30,
                 cpus: 2,
+                nodes: 1,
             })
         }
         .boxed()

@@ -118,6 +118,16 @@ pub struct EngineInfo {
     pub mem_total: u64,
     /// CPUs the engine can use.
     pub cpus: u64,
+    /// Machines the capacity is spread over (1 for a single engine): one cell gets at most
+    /// one machine's share.
+    pub nodes: u64,
+}
+
+impl EngineInfo {
+    /// The memory of one machine (what one cell's profile may size itself by).
+    pub fn mem_per_node(&self) -> u64 {
+        self.mem_total / self.nodes.max(1)
+    }
 }
 
 /// How a cell ended, as the engine saw it.

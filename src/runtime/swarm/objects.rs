@@ -65,7 +65,16 @@ pub(super) async fn create_overlay(
 pub(super) async fn remove_network(docker: &Docker, name: &str) -> Result<(), RuntimeError> {
     for attempt in 0..40 {
         match docker.remove_network(name).await {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                // The manager removes an overlay a moment after saying so: wait until it has.
+                for _ in 0..40 {
+                    match docker.inspect_network(name, None::<bollard::query_parameters::InspectNetworkOptions>).await {
+                        Err(e) if status(&e) == Some(404) => break,
+                        _ => tokio::time::sleep(Duration::from_millis(250)).await,
+                    }
+                }
+                return Ok(());
+            }
             Err(e) if status(&e) == Some(404) => return Ok(()),
             Err(e) if attempt < 39 && engine_message(&e).contains("active endpoints") => {
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -269,7 +278,7 @@ pub(super) async fn info(docker: &Docker) -> Result<EngineInfo, RuntimeError> {
         .list_nodes(Some(ListNodesOptionsBuilder::default().build()))
         .await
         .map_err(unreachable)?;
-    let (mut cpus, mut memory) = (0u64, 0u64);
+    let (mut cpus, mut memory, mut count) = (0u64, 0u64, 0u64);
     for node in nodes {
         let ready = node
             .status
@@ -281,6 +290,7 @@ pub(super) async fn info(docker: &Docker) -> Result<EngineInfo, RuntimeError> {
             .and_then(|d| d.resources)
             .unwrap_or_default();
         if ready {
+            count += 1;
             cpus += u64::try_from(resources.nano_cpus.unwrap_or(0) / 1_000_000_000).unwrap_or(0);
             memory += u64::try_from(resources.memory_bytes.unwrap_or(0)).unwrap_or(0);
         }
@@ -291,5 +301,6 @@ pub(super) async fn info(docker: &Docker) -> Result<EngineInfo, RuntimeError> {
         api_version: docker.client_version().to_string(),
         mem_total: memory,
         cpus: cpus.max(1),
+        nodes: count.max(1),
     })
 }

@@ -180,8 +180,9 @@ pub(super) async fn push(
             });
         }
     }
+    // The remote tag, not the local one: a concurrent rebuild may have moved the local tag.
     let digest = docker
-        .inspect_image(tag)
+        .inspect_image(&format!("{remote}:{version}"))
         .await
         .map_err(|e| operation("inspect", object(), &e))?
         .repo_digests
