@@ -62,6 +62,8 @@ pub struct CellOutcome {
     pub collected: Vec<(String, Collected)>,
     /// Host entries of its inputs that were left out (links, specials).
     pub input_skipped: Vec<crate::fsx::Skipped>,
+    /// The cluster node it ran on (`None` on a single engine), for provenance.
+    pub node: Option<String>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -227,6 +229,7 @@ async fn run_until_exit<H: CellHooks>(
     in_background(pending, hooks, plan, move |hooks, plan| {
         hooks.started(plan, &at);
     });
+    let node = runtime.placement_of(name).await.ok().flatten();
     let ended = wait_for_program(runtime, plan, &options.cancel, record).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let collected = if ended.how == Ending::Cancelled || ended.record.is_none() {
@@ -266,6 +269,7 @@ async fn run_until_exit<H: CellHooks>(
             .collect(),
         collected,
         input_skipped: launched.skipped,
+        node,
     }
 }
 
@@ -486,6 +490,8 @@ enum Ending {
     TimedOut,
     Cancelled,
     EngineError,
+    /// The cluster node it ran on was lost.
+    NodeLost,
 }
 
 #[derive(Debug)]
@@ -524,7 +530,7 @@ async fn wait_for_program(
             // The log stream ended without a record: the cell is gone; wait for its code.
             Err(_) => match tokio::time::timeout(LOG_DRAIN, runtime.wait_cell(name)).await {
                 Ok(Ok(exit)) => return Ended { how: Ending::CellExited, record: None, cell_code: Some(exit.code), error: None },
-                Ok(Err(e)) => return Ended { how: Ending::EngineError, record: None, cell_code: None, error: Some(e.to_string()) },
+                Ok(Err(e)) => return Ended { how: engine_ending(&e), record: None, cell_code: None, error: Some(e.to_string()) },
                 Err(_) => Ending::TimedOut,
             },
         },
@@ -534,7 +540,7 @@ async fn wait_for_program(
                 let late = tokio::time::timeout(LOG_DRAIN, record).await.ok().and_then(Result::ok);
                 return Ended { how: if late.is_some() { Ending::Recorded } else { Ending::CellExited }, record: late, cell_code: Some(exit.code), error: None };
             }
-            Ok(Err(e)) => return Ended { how: Ending::EngineError, record: None, cell_code: None, error: Some(e.to_string()) },
+            Ok(Err(e)) => return Ended { how: engine_ending(&e), record: None, cell_code: None, error: Some(e.to_string()) },
             Err(_) => Ending::TimedOut,
         },
         () = cancel.cancelled() => Ending::Cancelled,
@@ -548,6 +554,15 @@ async fn wait_for_program(
     }
 }
 
+/// An engine error that ended a wait: a lost node is an infrastructure failure of its own.
+fn engine_ending(error: &crate::runtime::RuntimeError) -> Ending {
+    if matches!(error, crate::runtime::RuntimeError::NodeLost { .. }) {
+        Ending::NodeLost
+    } else {
+        Ending::EngineError
+    }
+}
+
 /// The reference's order: oom, rate limit, timeout, then exit code (BEHAVIOR.md §4.5). A cell
 /// stopped by the user is `cancelled` whatever it printed.
 fn classify(ended: &Ended, oom: bool, rate_limited: bool) -> (CellState, Option<String>) {
@@ -555,6 +570,7 @@ fn classify(ended: &Ended, oom: bool, rate_limited: bool) -> (CellState, Option<
     let state = match ended.how {
         Ending::Cancelled => CellState::Cancelled,
         Ending::EngineError => CellState::StartFailed,
+        Ending::NodeLost => CellState::NodeLost,
         _ if oom => CellState::OomKilled,
         _ if rate_limited => CellState::RateLimited,
         _ if timed_out => CellState::TimedOut,
@@ -579,6 +595,7 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         redacted: Vec::new(),
         collected: Vec::new(),
         input_skipped: Vec::new(),
+        node: None,
     }
 }
 

@@ -76,6 +76,12 @@ pub struct ParticipantResult {
     /// The image it ran (its tag names the build context's digest), for provenance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// The backend it ran on (`docker`, `swarm`), for provenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// The cluster node it ran on, for provenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// A cell's usage dict from its (redacted) stdout log, with `source_path` (relative to the
@@ -253,6 +259,8 @@ impl CellHooks for CookHooks {
             redacted_outputs: outcome.redacted.clone(),
             cli_version: None,
             image: None,
+            backend: None,
+            node: outcome.node.clone(),
         };
         self.record(plan, &result);
         result

@@ -219,6 +219,7 @@ pub async fn cook(
     let versions = images::cli_versions(&**runtime, &bases).await;
     for result in &mut results {
         result.cli_version = versions.get(&result.flavor).cloned();
+        result.backend = Some(runtime.backend().to_owned());
         if let Some((_, tag)) = bases.iter().find(|(flavor, _)| *flavor == result.flavor) {
             // The tag names the build context's digest; the id names what the engine built.
             let id = runtime.image_id(tag).await.ok().flatten();

@@ -102,6 +102,9 @@ pub enum CellState {
     NonZeroExit,
     /// Exited 0 but a required output is missing.
     ArtifactMissing,
+    /// The cluster node it ran on was lost: an infrastructure failure, unscored (never 0) and
+    /// run again by `resume` and the next `nightly --night`.
+    NodeLost,
 }
 
 impl CellState {
@@ -119,6 +122,7 @@ impl CellState {
             Self::OomKilled => "oom_killed",
             Self::NonZeroExit => "non_zero_exit",
             Self::ArtifactMissing => "artifact_missing",
+            Self::NodeLost => "node_lost",
         }
     }
 
