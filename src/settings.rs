@@ -25,6 +25,9 @@ pub struct Session {
     pub root: PathBuf,
     /// Where cells run.
     pub backend: Backend,
+    /// Whether `--backend` or `MULTICOOKER_BACKEND` chose it (a nightly config's `backend:`
+    /// only applies when neither did).
+    pub backend_chosen: bool,
 }
 
 /// Where cells run, with what the backend needs, from the flags and the environment.
@@ -124,6 +127,7 @@ pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
         printer: printer(global),
         root: resolve_root(&global.root, &cwd),
         backend: Backend::from_choice(global.backend.unwrap_or_default())?,
+        backend_chosen: global.backend.is_some(),
     })
 }
 

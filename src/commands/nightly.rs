@@ -61,8 +61,11 @@ fn seed_for(nightly: &Nightly, night: &str) -> u64 {
 
 #[expect(clippy::too_many_lines, reason = "the night's steps in order")]
 pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
-    let (session, cancel) = cell_session(&args.global)?;
+    let (mut session, cancel) = cell_session(&args.global)?;
     let nightly = config::load(&args.config)?;
+    if let Some(choice) = nightly.backend.filter(|_| !session.backend_chosen) {
+        session.backend = crate::settings::Backend::from_choice(choice)?;
+    }
     let night = args
         .night
         .clone()

@@ -47,8 +47,7 @@ pub(super) fn targets(
             let retry = match state.as_str() {
                 "ok" => false,
                 "rate_limited" | "timed_out" | "start_failed" | "non_zero_exit" | "cancelled"
-                | "node_lost"
-                | "interrupted" | "never run" => true,
+                | "node_lost" | "interrupted" | "never run" => true,
                 _ => force,
             };
             retry.then(|| (p.name.clone(), state))

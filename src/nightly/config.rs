@@ -62,6 +62,8 @@ pub struct Nightly {
     /// Seed of the label shuffles and the blinding probe's permutations (default: derived from
     /// the night).
     pub seed: Option<u64>,
+    /// Where the night's cells run when neither `--backend` nor `MULTICOOKER_BACKEND` says.
+    pub backend: Option<crate::cli::BackendChoice>,
 }
 
 const KEYS: &[&str] = &[
@@ -75,6 +77,7 @@ const KEYS: &[&str] = &[
     "judging",
     "webhook",
     "seed",
+    "backend",
 ];
 
 /// A config that cannot be used.
@@ -221,6 +224,17 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
             seed
         }
     };
+    let backend = match map.get("backend") {
+        None => None,
+        Some(Value::String(b)) if b == "docker" => Some(crate::cli::BackendChoice::Docker),
+        Some(Value::String(b)) if b == "swarm" => Some(crate::cli::BackendChoice::Swarm),
+        Some(v) => {
+            problems.push(format!(
+                "`backend`: must be `docker` or `swarm`, not {v} (`--backend` overrides it)"
+            ));
+            None
+        }
+    };
     let history = map.get("history").and_then(Value::as_str).map_or_else(
         || {
             home()
@@ -251,6 +265,7 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         judging,
         webhook,
         seed,
+        backend,
     })
 }
 

@@ -37,6 +37,8 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
                     "model": arm.and_then(|a| a.model.clone()),
                     "cli_version": arm.and_then(|a| a.cli_version.clone()),
                     "image": arm.and_then(|a| a.image.clone()),
+                    "backend": arm.and_then(|a| a.backend.clone()),
+                    "nodes": arm.map(|a| a.nodes.clone()).unwrap_or_default(),
                     "estimate": e.estimate, "lo": e.lo, "hi": e.hi,
                     "rank": e.rank, "rank_worst": e.rank_worst,
                     "incomplete": e.incomplete, "plain_mean": e.plain,
@@ -215,6 +217,14 @@ fn provenance_changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
             old.image.clone(),
             arm.image.clone(),
         );
+        if old.backend.is_some() {
+            change(
+                Some(&arm.participant),
+                "backend",
+                old.backend.clone(),
+                arm.backend.clone(),
+            );
+        }
     }
     for brief in &after.briefs {
         let old = before.briefs.iter().find(|b| b.brief == brief.brief);

@@ -11,7 +11,7 @@ pub mod store;
 
 pub use history::{changes, history_json, history_text};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use mc_stats::Comparison;
@@ -424,6 +424,9 @@ fn arm_records(
                 .as_ref()
                 .and_then(|b| b.participant(&arm.name).map(|a| b.network_for(a).mode.as_str().to_owned()));
             let web_tools = entries.iter().any(|e| e["egress"]["web_tools"] == true);
+            let backend = entries.iter().find_map(|e| e["backend"].as_str().map(str::to_owned));
+            let nodes: BTreeSet<String> =
+                entries.iter().filter_map(|e| e["node"].as_str().map(str::to_owned)).collect();
             ArmRecord {
                 participant: arm.name.clone(),
                 flavor: arm.flavor.clone(),
@@ -441,6 +444,8 @@ fn arm_records(
                 limits: limits.to_string(),
                 egress,
                 web_tools,
+                backend,
+                nodes: nodes.into_iter().collect(),
             }
         })
         .collect()
@@ -492,6 +497,9 @@ pub fn not_comparable(arms: &[ArmRecord]) -> Vec<String> {
     reasons.extend(differs("limits", &|a| a.limits.clone()));
     reasons.extend(differs("egress", &|a| a.egress.clone().unwrap_or_default()));
     reasons.extend(differs("web tools", &|a| a.web_tools.to_string()));
+    reasons.extend(differs("backend", &|a| {
+        a.backend.clone().unwrap_or_default()
+    }));
     reasons
 }
 

@@ -24,9 +24,18 @@ use multicooker::state::{CookPaths, root_id};
 use crate::common::cells::TestCell;
 use crate::common::{TestCook, block_on, engine};
 
-/// Every backend the suite runs against here.
-async fn backends() -> Vec<(&'static str, SharedRuntime)> {
-    vec![("docker", Arc::new(engine().await))]
+/// The local engine, behind the seam.
+async fn docker() -> SharedRuntime {
+    Arc::new(engine().await)
+}
+
+/// Runs every check of the suite against `runtime` (the swarm test calls this; the local
+/// engine runs each check as a test of its own, in parallel).
+pub(crate) async fn all(backend: &str, runtime: &SharedRuntime) {
+    hardening(backend, runtime).await;
+    hostile_trees(backend, runtime).await;
+    area_cap(backend, runtime).await;
+    lifecycle(backend, runtime).await;
 }
 
 /// The dummy's base image (every backend gets it the same way a cook does).
@@ -47,9 +56,13 @@ async fn leftovers(runtime: &SharedRuntime, cook: &TestCook) -> Vec<ObjectRef> {
 
 #[test]
 fn conformance_the_hardening_baseline_holds_inside_a_cell() {
+    block_on(async { hardening("docker", &docker().await).await });
+}
+
+async fn hardening(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-hardening");
-    block_on(async {
-        for (backend, runtime) in backends().await {
+    {
+        {
             let settings = ProbeSettings {
                 cook: cook.name().to_owned(),
                 root_id: root_id(cook.root()),
@@ -65,24 +78,28 @@ fn conformance_the_hardening_baseline_holds_inside_a_cell() {
                 direct: "203.0.113.1:443".into(),
             };
             let report = probe(
-                &runtime,
+                runtime,
                 &settings,
                 tokio_util::sync::CancellationToken::new(),
             )
             .await
             .unwrap();
             assert!(report.passed, "{backend}: {:?}", report.failures());
-            assert!(leftovers(&runtime, &cook).await.is_empty(), "{backend}");
+            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
         }
-    });
+    }
 }
 
 #[test]
+fn conformance_staging_and_collecting_hostile_trees_copy_only_what_is_safe() {
+    block_on(async { hostile_trees("docker", &docker().await).await });
+}
+
 #[expect(
     clippy::too_many_lines,
     reason = "one scenario, its assertions in order"
 )]
-fn conformance_staging_and_collecting_hostile_trees_copy_only_what_is_safe() {
+async fn hostile_trees(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-trees");
     // A careless user's raw/: odd names, a link to the host's passwd, a FIFO, a nested folder.
     let paths = CookPaths::new(cook.dir());
@@ -98,8 +115,8 @@ fn conformance_staging_and_collecting_hostile_trees_copy_only_what_is_safe() {
     let made = unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) };
     assert_eq!(made, 0);
     let work = tempfile::tempdir().unwrap();
-    block_on(async {
-        for (backend, runtime) in backends().await {
+    {
+        {
             let model = "quality:3,read:/work/raw/nested/deeper/leaf.txt,read:/work/raw/passwd,deep:100,many:100000,odd-names,escape,big:8M";
             let out = work.path().join(format!("{backend}-out"));
             let mut cell = TestCell::new(
@@ -129,8 +146,8 @@ fn conformance_staging_and_collecting_hostile_trees_copy_only_what_is_safe() {
                 "{backend}: never staged"
             );
             cell.spec.init.timeout = Some(Duration::from_secs(240));
-            cell.start(&*runtime).await;
-            let (code, collected) = cell.finish(&*runtime).await;
+            cell.start(&**runtime).await;
+            let (code, collected) = cell.finish(&**runtime).await;
             assert_eq!(code, Some(0), "{backend}");
             let probes = fs_err::read_to_string(out.join("PROBES.txt")).unwrap();
             assert!(
@@ -190,17 +207,21 @@ fn conformance_staging_and_collecting_hostile_trees_copy_only_what_is_safe() {
                     entry.path().display()
                 );
             }
-            assert!(leftovers(&runtime, &cook).await.is_empty(), "{backend}");
+            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
         }
-    });
+    }
 }
 
 #[test]
 fn conformance_an_areas_cap_holds_while_the_cell_runs() {
+    block_on(async { area_cap("docker", &docker().await).await });
+}
+
+async fn area_cap(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-cap");
     let work = tempfile::tempdir().unwrap();
-    block_on(async {
-        for (backend, runtime) in backends().await {
+    {
+        {
             let out = work.path().join(backend);
             let mut cell = TestCell::new(
                 &format!("mc-conf-cap-{}-{backend}", std::process::id()),
@@ -211,8 +232,8 @@ fn conformance_an_areas_cap_holds_while_the_cell_runs() {
                 &out,
             );
             cell.files.writable[0].cap_bytes = 4 << 20;
-            cell.start(&*runtime).await;
-            let (code, collected) = cell.finish(&*runtime).await;
+            cell.start(&**runtime).await;
+            let (code, collected) = cell.finish(&**runtime).await;
             assert_eq!(
                 code,
                 Some(0),
@@ -231,17 +252,21 @@ fn conformance_an_areas_cap_holds_while_the_cell_runs() {
                 .map(|m| m.len())
                 .sum();
             assert!(on_disk <= 4 << 20, "{backend}: {on_disk} bytes on the host");
-            assert!(leftovers(&runtime, &cook).await.is_empty(), "{backend}");
+            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
         }
-    });
+    }
 }
 
 #[test]
 fn conformance_logs_timeout_kill_removal_and_listing_by_labels() {
+    block_on(async { lifecycle("docker", &docker().await).await });
+}
+
+async fn lifecycle(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-life");
     let work = tempfile::tempdir().unwrap();
-    block_on(async {
-        for (backend, runtime) in backends().await {
+    {
+        {
             let name = format!("mc-conf-life-{}-{backend}", std::process::id());
             let mut cell = TestCell::new(
                 &name,
@@ -252,8 +277,8 @@ fn conformance_logs_timeout_kill_removal_and_listing_by_labels() {
                 &work.path().join(backend),
             );
             cell.spec.init.timeout = Some(Duration::from_secs(2));
-            cell.start(&*runtime).await;
-            let found = leftovers(&runtime, &cook).await;
+            cell.start(&**runtime).await;
+            let found = leftovers(runtime, &cook).await;
             assert!(
                 found.contains(&ObjectRef::cell(&name)),
                 "{backend}: {found:?}"
@@ -311,9 +336,9 @@ fn conformance_logs_timeout_kill_removal_and_listing_by_labels() {
             runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
             runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
             assert!(
-                leftovers(&runtime, &cook).await.is_empty(),
+                leftovers(runtime, &cook).await.is_empty(),
                 "{backend}: a cell's removal takes its areas along"
             );
         }
-    });
+    }
 }

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -82,6 +82,10 @@ ALTER TABLE estimates ADD COLUMN length_controlled REAL;
     "
 ALTER TABLE nights ADD COLUMN failures TEXT NOT NULL DEFAULT '[]';
 ",
+    "
+ALTER TABLE arms ADD COLUMN backend TEXT;
+ALTER TABLE arms ADD COLUMN nodes TEXT NOT NULL DEFAULT '[]';
+",
 ];
 
 /// Why the store cannot be used.
@@ -140,6 +144,10 @@ pub struct ArmRecord {
     pub egress: Option<String>,
     /// Server-side web tools on.
     pub web_tools: bool,
+    /// The backend its cells ran on (`docker`, `swarm`); `None` before schema 4.
+    pub backend: Option<String>,
+    /// The nodes its cells ran on, sorted and unique (empty on one engine).
+    pub nodes: Vec<String>,
 }
 
 /// One cell's outcome.
@@ -330,7 +338,7 @@ impl Store {
         let id = tx.last_insert_rowid();
         for a in &night.arms {
             tx.execute(
-                "INSERT INTO arms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO arms (night_id, participant, flavor, model, models_reported, cli_version, image, limits, egress, web_tools, backend, nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     id,
                     a.participant,
@@ -341,7 +349,9 @@ impl Store {
                     a.image,
                     a.limits,
                     a.egress,
-                    a.web_tools
+                    a.web_tools,
+                    a.backend,
+                    serde_json::to_string(&a.nodes).unwrap_or_default()
                 ],
             )
             .map_err(sqlite)?;
@@ -450,10 +460,11 @@ impl Store {
 
     fn fill(&self, night: &mut NightRecord) -> Result<(), StoreError> {
         let sqlite = |e| self.sqlite(e);
-        let mut arms = self.connection.prepare("SELECT participant, flavor, model, models_reported, cli_version, image, limits, egress, web_tools FROM arms WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        let mut arms = self.connection.prepare("SELECT participant, flavor, model, models_reported, cli_version, image, limits, egress, web_tools, backend, nodes FROM arms WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
         night.arms = arms
             .query_map(params![night.id], |r| {
                 let models: String = r.get(3)?;
+                let nodes: String = r.get(10)?;
                 Ok(ArmRecord {
                     participant: r.get(0)?,
                     flavor: r.get(1)?,
@@ -464,6 +475,8 @@ impl Store {
                     limits: r.get(6)?,
                     egress: r.get(7)?,
                     web_tools: r.get(8)?,
+                    backend: r.get(9)?,
+                    nodes: serde_json::from_str(&nodes).unwrap_or_default(),
                 })
             })
             .map_err(sqlite)?

@@ -27,6 +27,8 @@ fn night(name: &str) -> NightRecord {
             limits: "{}".into(),
             egress: Some("allowlist".into()),
             web_tools: false,
+            backend: Some("swarm".into()),
+            nodes: vec!["n1".into(), "n2".into()],
         }],
         briefs: Vec::new(),
         cells: vec![CellRecord {
@@ -73,6 +75,8 @@ fn nights_round_trip_and_a_night_stored_again_replaces_itself() {
     assert_eq!(nights[1].status, "partial");
     assert_eq!(nights[1].seed, u64::MAX);
     assert_eq!(nights[1].arms[0].models_reported, ["m"]);
+    assert_eq!(nights[1].arms[0].backend.as_deref(), Some("swarm"));
+    assert_eq!(nights[1].arms[0].nodes, ["n1", "n2"]);
     assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
     assert_eq!(nights[1].estimates[0].rank, Some(1));
     assert_eq!(nights[1].cells[0].output_bytes, Some(1234));
@@ -85,7 +89,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_nights() {
     let path = dir.path().join("old.sqlite");
     let old = Connection::open(&path).unwrap();
     old.execute_batch(MIGRATIONS[0]).unwrap();
-    old.execute_batch("PRAGMA user_version = 1; INSERT INTO nights (config, night, started_at, status, seed, method, comparable, reasons) VALUES ('n', '2026-11-01', 't', 'ok', 1, 'mean+cluster_bootstrap', 1, '[]'); INSERT INTO estimates VALUES (1, 'a', 50.0, 40.0, 60.0, 2, 2, 2);").unwrap();
+    old.execute_batch("PRAGMA user_version = 1; INSERT INTO nights (config, night, started_at, status, seed, method, comparable, reasons) VALUES ('n', '2026-11-01', 't', 'ok', 1, 'mean+cluster_bootstrap', 1, '[]'); INSERT INTO estimates VALUES (1, 'a', 50.0, 40.0, 60.0, 2, 2, 2); INSERT INTO arms VALUES (1, 'a', 'dummy', NULL, '[]', NULL, NULL, '{}', NULL, 0);").unwrap();
     drop(old);
     let store = Store::open(&path).unwrap();
     assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
@@ -99,6 +103,8 @@ fn a_version_1_store_is_migrated_and_keeps_its_nights() {
         nights[0].failures.is_empty(),
         "an old night has none recorded"
     );
+    let arm = &nights[0].arms[0];
+    assert_eq!((arm.backend.as_deref(), arm.nodes.len()), (None, 0));
 }
 
 #[test]

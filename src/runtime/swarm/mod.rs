@@ -89,6 +89,8 @@ struct Placement {
     node_id: String,
     container: Option<String>,
     terminal: Option<String>,
+    /// Waiting for a node with room: the swarm's scheduler is the queue.
+    queued: bool,
 }
 
 impl SwarmRuntime {
@@ -192,6 +194,7 @@ impl Inner {
                 node_id: task.node_id.unwrap_or_default(),
                 container: status.container_status.and_then(|c| c.container_id),
                 terminal,
+                queued: state == "pending",
             }
         }))
     }
@@ -230,10 +233,16 @@ impl Inner {
     }
 
     /// Waits until the cell's task has a container on its node (Swarm has no task events).
+    /// The node engine and container running `cell`, once placed. A task queued for room
+    /// waits as long as it takes (cells of this run free it); any other stall fails after
+    /// `PLACEMENT_TIMEOUT`.
     async fn container(&self, cell: &str) -> Result<(&DockerRuntime, String), RuntimeError> {
-        let started = std::time::Instant::now();
+        let mut started = std::time::Instant::now();
         loop {
             if let Some(placement) = self.placement(cell).await? {
+                if placement.queued {
+                    started = std::time::Instant::now();
+                }
                 if let Some(container) = placement.container.filter(|c| !c.is_empty()) {
                     let (_, engine) = self.node(&placement.node_id).await?;
                     return Ok((engine, container));
@@ -281,6 +290,29 @@ impl Inner {
         }
     }
 
+    /// Refuses a cell no single node could ever hold (it would wait in the queue forever).
+    async fn fits(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
+        let (cpus, memory) = objects::largest_node(self.docker()).await?;
+        #[expect(clippy::cast_possible_truncation, reason = "a few cores")]
+        let wanted_cpus = (spec.limits.cpus * 1e9).round() as i64;
+        let wanted_memory = i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX);
+        if wanted_cpus <= cpus && wanted_memory <= memory {
+            return Ok(());
+        }
+        Err(RuntimeError::Operation {
+            operation: "place",
+            object: ObjectRef::cell(&spec.name),
+            status: None,
+            message: format!(
+                "it needs {:.1} CPUs and {} MiB, the largest Ready node has {:.1} CPUs and {} MiB: lower `resources.cpus`/`resources.mem_limit` in brief.yaml or add a larger node",
+                spec.limits.cpus,
+                wanted_memory >> 20,
+                cpus as f64 / 1e9,
+                memory >> 20
+            ),
+        })
+    }
+
     /// The image as every node pulls it: pushed to the registry once, run by digest.
     async fn registry_image(&self, tag: &str) -> Result<String, RuntimeError> {
         let mut pushed = self.pushed.lock().await;
@@ -317,6 +349,7 @@ impl Inner {
             self.make_network(&own).await?;
             networks.push(own.name);
         }
+        self.fits(&pending.spec).await?;
         let image = self.registry_image(&pending.spec.image).await?;
         let program = match &pending.spec.program {
             Some(program) => program.clone(),

@@ -68,7 +68,13 @@ pub(super) async fn remove_network(docker: &Docker, name: &str) -> Result<(), Ru
             Ok(()) => {
                 // The manager removes an overlay a moment after saying so: wait until it has.
                 for _ in 0..40 {
-                    match docker.inspect_network(name, None::<bollard::query_parameters::InspectNetworkOptions>).await {
+                    match docker
+                        .inspect_network(
+                            name,
+                            None::<bollard::query_parameters::InspectNetworkOptions>,
+                        )
+                        .await
+                    {
                         Err(e) if status(&e) == Some(404) => break,
                         _ => tokio::time::sleep(Duration::from_millis(250)).await,
                     }
@@ -265,6 +271,32 @@ pub(super) async fn running(
     names.sort();
     names.dedup();
     Ok(names)
+}
+
+/// The largest CPUs (nano) and memory (bytes) one Ready node offers.
+pub(super) async fn largest_node(docker: &Docker) -> Result<(i64, i64), RuntimeError> {
+    let nodes = docker
+        .list_nodes(Some(ListNodesOptionsBuilder::default().build()))
+        .await
+        .map_err(|e| RuntimeError::Unreachable {
+            endpoint: None,
+            message: e.to_string(),
+        })?;
+    Ok(nodes
+        .into_iter()
+        .filter(|n| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.state)
+                .is_some_and(|s| s.to_string() == "ready")
+        })
+        .filter_map(|n| n.description.and_then(|d| d.resources))
+        .fold((0, 0), |(cpus, memory), r| {
+            (
+                cpus.max(r.nano_cpus.unwrap_or(0)),
+                memory.max(r.memory_bytes.unwrap_or(0)),
+            )
+        }))
 }
 
 /// The manager's version and the capacity of the Ready nodes.
