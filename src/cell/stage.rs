@@ -313,6 +313,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
             Input::Text { path, bytes } => inputs.file(path, bytes, false)?,
             Input::Folder { path } => inputs.folder(path)?,
             Input::Copy { path, source } => inputs.tree(path, source.path())?,
+            Input::Hidden(hidden) => inputs.tree(hidden.path(), hidden.source().path())?,
         }
     }
     // No entry for a writable area's folder: the engine makes its mount point, and an entry
