@@ -20,6 +20,7 @@ mod report;
 mod resume;
 mod status;
 mod tail;
+mod verify;
 
 use std::sync::Arc;
 
@@ -37,6 +38,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::New(args) => new::run(&args),
         Command::AddParticipant(args) => add_participant::run(&args),
         Command::Cook(args) => cook::run(&args).await,
+        Command::Verify(args) => verify::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
         Command::Refine(args) => refine::run(&args).await,
         Command::Chef(args) => chef::run(&args).await,
