@@ -19,3 +19,4 @@ mod lifecycle;
 mod logins;
 mod nightly;
 mod refine;
+mod verify;

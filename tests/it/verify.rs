@@ -1,0 +1,92 @@
+//! Hidden verification (issue 14, "Hidden verification: tests the participants never see
+//! decide part of the score"), against the real engine: the happy path, participants that
+//! cheat, loop or ship hostile trees, a verifier image that does not build, hidden material
+//! absent from every other cell, and archives without it.
+
+use crate::common::{TestCook, dummy_brief, show};
+
+/// A canary only the hidden folder holds.
+const CANARY: &str = "HIDDENcanary9d4Kq";
+
+/// The dummy runner's spec: an answer file, a program to run, a file the brief asks for.
+fn spec(report: &str) -> String {
+    format!(
+        r#"{{"report": "{report}", "tests": [
+  {{"name": "answer is right", "file": "answer.txt", "equals_file": "expected/answer.txt"}},
+  {{"name": "program prints the answer", "run": "solution.mcs", "expect": "42"}},
+  {{"name": "result written", "file": "RESULT.md", "exists": true}},
+  {{"name": "canary {CANARY} stays hidden", "skip": "documents the canary"}}
+]}}
+"#
+    )
+}
+
+/// A cook whose participants are `(name, model)`, with `verify:` (`extra` appended inside it)
+/// and a hidden `verify/` folder for the dummy runner.
+fn verify_cook(tag: &str, participants: &[(&str, &str)], verify: &str, report: &str) -> TestCook {
+    let mut brief = dummy_brief(participants, "");
+    brief.push_str(&format!(
+        "verify: {{image: dummy, timeout_s: 30{verify}}}\n"
+    ));
+    let cook = TestCook::new(tag, &brief);
+    let hidden = cook.dir().join("verify");
+    fs_err::create_dir_all(hidden.join("expected")).unwrap();
+    fs_err::write(hidden.join("tests.json"), spec(report)).unwrap();
+    fs_err::write(hidden.join("expected/answer.txt"), "42\n").unwrap();
+    fs_err::write(hidden.join("NOTES.md"), format!("{CANARY}\n")).unwrap();
+    cook
+}
+
+fn totals(result: &serde_json::Value) -> (u64, u64, u64, u64) {
+    let t = &result["totals"];
+    let n = |k: &str| t[k].as_u64().unwrap();
+    (n("passed"), n("failed"), n("errors"), n("skipped"))
+}
+
+#[test]
+fn cook_runs_the_hidden_tests_on_every_sealed_output_and_a_rerun_keeps_the_earlier_results() {
+    let cook = verify_cook(
+        "verify",
+        &[
+            ("right", "quality:4,solve:42"),
+            ("wrong", "quality:4,solve:41"),
+        ],
+        "",
+        "junit",
+    );
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let right = cook.json("verification/right/result.json");
+    assert_eq!(right["outcome"], "completed", "{right}");
+    assert_eq!(right["source"], "junit");
+    assert_eq!(totals(&right), (3, 0, 0, 1));
+    let wrong = cook.json("verification/wrong/result.json");
+    assert_eq!(totals(&wrong), (1, 2, 0, 1), "{wrong}");
+    assert!(
+        cook.dir()
+            .join("verification/wrong/results/junit.xml")
+            .is_file()
+    );
+    let status = cook.json("status.json");
+    assert_eq!(status["state"], "sealed", "the cook's state comes back");
+    assert_eq!(status["cells"]["verify/right"]["role"], "verifier");
+    // Resumable: nothing changed, so nothing runs again.
+    let again = cook.run_args(&["verify", cook.name()]);
+    assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("(kept)"));
+    assert!(!cook.dir().join("verification/_previous").exists());
+    // --all runs again and keeps the earlier results.
+    let all = cook.run_args(&["verify", cook.name(), "--all", "--participants", "wrong"]);
+    assert_eq!(all.status.code(), Some(0), "{}", show(&all));
+    let previous: Vec<_> = fs_err::read_dir(cook.dir().join("verification/_previous"))
+        .unwrap()
+        .collect();
+    assert_eq!(previous.len(), 1);
+    let kept = previous[0]
+        .as_ref()
+        .unwrap()
+        .path()
+        .join("wrong/result.json");
+    assert!(kept.is_file(), "{}", kept.display());
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
