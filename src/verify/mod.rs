@@ -12,6 +12,9 @@ mod hooks;
 pub mod plan;
 pub mod result;
 
+#[cfg(test)]
+mod boundary_tests;
+
 use std::sync::Arc;
 
 use serde_json::json;

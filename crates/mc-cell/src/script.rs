@@ -84,7 +84,7 @@ pub enum Directive {
     /// tests while printing a wrong answer.
     Cheat,
     /// `search:NEEDLE`: lists every readable file of the cell (outside /proc, /sys, /dev) whose
-    /// bytes contain NEEDLE, in SEARCH.txt.
+    /// bytes contain NEEDLE, in SEARCH-<k>.txt (k: the how-manyth search).
     Search(String),
     /// Judge only: every submission gets the top of the scale, whatever it holds.
     Generous,

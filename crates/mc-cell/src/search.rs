@@ -1,7 +1,8 @@
 //! `search:NEEDLE`: the cell searched from inside. Every regular file reachable from `/`
 //! (links never followed; /proc, /sys and /dev left out) is read up to a size cap, and those
 //! whose bytes contain the needle are listed. Tests plant a canary in hidden material and check
-//! that no participant, judge, reviewer or chef cell can find it.
+//! that no participant, judge, reviewer or chef cell can find it, and a visible one (in raw/)
+//! that every such cell does find.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -11,8 +12,15 @@ const READ_CAP: u64 = 8 << 20;
 /// At most this many files are read.
 const MAX_FILES: usize = 200_000;
 
-/// Writes `found <path>` per hit, then `searched <n> files`, to `report`.
-pub fn write_search(needle: &str, report: &Path) -> std::io::Result<()> {
+/// Searches for `needle` and writes `found <path>` per hit, then `searched <n> files`, to the
+/// first free `SEARCH-<k>.txt` of `out` (one per directive, in order; the needle itself is
+/// never written, so a later search cannot find it in a report).
+pub fn write_search(needle: &str, out: &Path) -> std::io::Result<()> {
+    let report = (1..)
+        .map(|k| out.join(format!("SEARCH-{k}.txt")))
+        .find(|p| !p.exists())
+        .expect("some report name is free");
+    let report = report.as_path();
     let mut hits = Vec::new();
     let mut searched = 0;
     let mut stack = vec![std::path::PathBuf::from("/")];
