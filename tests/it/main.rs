@@ -20,3 +20,4 @@ mod logins;
 mod nightly;
 mod refine;
 mod verify;
+mod verify_attacks;

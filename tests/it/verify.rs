@@ -6,7 +6,7 @@
 use crate::common::{TestCook, dummy_brief, show};
 
 /// A canary only the hidden folder holds.
-const CANARY: &str = "HIDDENcanary9d4Kq";
+pub(crate) const CANARY: &str = "HIDDENcanary9d4Kq";
 
 /// The dummy runner's spec: an answer file, a program to run, a file the brief asks for.
 fn spec(report: &str) -> String {
@@ -21,13 +21,21 @@ fn spec(report: &str) -> String {
     )
 }
 
-/// A cook whose participants are `(name, model)`, with `verify:` (`extra` appended inside it)
+/// A cook whose participants are `(name, model)`, with `verify:` (`verify` appended inside it)
 /// and a hidden `verify/` folder for the dummy runner.
-fn verify_cook(tag: &str, participants: &[(&str, &str)], verify: &str, report: &str) -> TestCook {
+pub(crate) fn verify_cook(
+    tag: &str,
+    participants: &[(&str, &str)],
+    verify: &str,
+    report: &str,
+) -> TestCook {
     let mut brief = dummy_brief(participants, "");
-    brief.push_str(&format!(
-        "verify: {{image: dummy, timeout_s: 30{verify}}}\n"
-    ));
+    let timeout = if verify.contains("timeout_s") {
+        ""
+    } else {
+        ", timeout_s: 30"
+    };
+    brief.push_str(&format!("verify: {{image: dummy{timeout}{verify}}}\n"));
     let cook = TestCook::new(tag, &brief);
     let hidden = cook.dir().join("verify");
     fs_err::create_dir_all(hidden.join("expected")).unwrap();
@@ -37,7 +45,7 @@ fn verify_cook(tag: &str, participants: &[(&str, &str)], verify: &str, report: &
     cook
 }
 
-fn totals(result: &serde_json::Value) -> (u64, u64, u64, u64) {
+pub(crate) fn totals(result: &serde_json::Value) -> (u64, u64, u64, u64) {
     let t = &result["totals"];
     let n = |k: &str| t[k].as_u64().unwrap();
     (n("passed"), n("failed"), n("errors"), n("skipped"))
