@@ -21,3 +21,4 @@ mod nightly;
 mod refine;
 mod verify;
 mod verify_attacks;
+mod verify_hidden;

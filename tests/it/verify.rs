@@ -9,7 +9,7 @@ use crate::common::{TestCook, dummy_brief, show};
 pub(crate) const CANARY: &str = "HIDDENcanary9d4Kq";
 
 /// The dummy runner's spec: an answer file, a program to run, a file the brief asks for.
-fn spec(report: &str) -> String {
+pub(crate) fn spec(report: &str) -> String {
     format!(
         r#"{{"report": "{report}", "tests": [
   {{"name": "answer is right", "file": "answer.txt", "equals_file": "expected/answer.txt"}},
