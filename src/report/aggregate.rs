@@ -55,6 +55,15 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             usage: run.usage,
         })
         .collect();
+    let standings = match &pairwise_scores {
+        Some(scores) => pairwise_standings(input, brief, scores, &jury),
+        None => standings(input, brief, &tally.accepted, &jury),
+    };
+    let jury_scores: Vec<(String, Option<f64>)> = standings
+        .iter()
+        .map(|s| (s.participant.clone(), s.score_pct))
+        .collect();
+    let verification = super::verification::build(brief, &input.verifications, &jury_scores);
     Report {
         cook: input.cook.clone(),
         round: input.round,
@@ -72,10 +81,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .map(|s| s.judge.clone())
             .chain(input.verdicts.iter().map(|v| v.judge.clone()))
             .collect(),
-        standings: match &pairwise_scores {
-            Some(scores) => pairwise_standings(input, brief, scores, &jury),
-            None => standings(input, brief, &tally.accepted, &jury),
-        },
+        standings,
         breakdown: tally.breakdown,
         judge_run: judge_result
             .map(|r| r.raw_judges.clone())
@@ -110,6 +116,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .map(|p| p.name.clone())
             .collect(),
         jury,
+        verification,
     }
 }
 

@@ -54,6 +54,9 @@ pub struct ReportInput {
     /// Size of each brief participant's sealed inbox (`judging/_inbox/<participant>/`): total
     /// bytes of its regular files, links never followed; absent when there is no inbox.
     pub output_bytes: IndexMap<String, u64>,
+    /// Each brief participant's hidden-test result (`verification/<p>/result.json`), brief
+    /// order; `None` when never verified.
+    pub verifications: Vec<Option<crate::verify::Verification>>,
 }
 
 /// One pairwise judge's de-anonymized verdicts.
@@ -184,6 +187,11 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
     let mut input = ReportInput {
         cook: paths.name().to_owned(),
         round: 1,
+        verifications: brief
+            .participants
+            .iter()
+            .map(|p| crate::verify::Verification::read(paths, &p.name))
+            .collect(),
         ..ReportInput::default()
     };
     if let Some(run) = read_json(&paths.run_result(), &mut input.warnings)? {

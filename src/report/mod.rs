@@ -22,6 +22,7 @@ mod probes;
 mod ranking;
 mod score;
 mod summary;
+pub mod verification;
 
 use std::path::{Path, PathBuf};
 

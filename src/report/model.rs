@@ -51,6 +51,9 @@ pub struct Report {
     pub injection_flags: Vec<super::injection::InjectionFlag>,
     /// Intervals, tied groups, agreement, coverage and the bias measurements.
     pub jury: super::jury::Jury,
+    /// The hidden tests' pass rates, the combined score and their agreement with the jury, when
+    /// the brief has `verify:`.
+    pub verification: Option<super::verification::VerificationReport>,
 }
 
 impl Report {

@@ -98,3 +98,54 @@ fn cook_runs_the_hidden_tests_on_every_sealed_output_and_a_rerun_keeps_the_earli
     assert!(kept.is_file(), "{}", kept.display());
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+#[test]
+fn the_report_puts_the_pass_rate_beside_the_jury_and_combines_them_with_the_briefs_weights() {
+    let cook = verify_cook(
+        "vreport",
+        &[
+            ("best", "quality:5,solve:42"),
+            ("good", "quality:4,solve:42"),
+            ("poor", "quality:2,solve:1"),
+        ],
+        "",
+        "junit",
+    );
+    let brief = cook.text("brief.yaml") + "scoring: {verify: 60, jury: 40}\n";
+    fs_err::write(cook.dir().join("brief.yaml"), brief).unwrap();
+    cook.cook_judge_report();
+    let summary = cook.json("summary.json");
+    let verification = &summary["verification"];
+    assert_eq!(verification["interval"], "wilson");
+    let rows = verification["participants"].as_array().unwrap();
+    assert_eq!(rows[0]["pass_pct"], 100.0, "{verification}");
+    assert_eq!(rows[2]["passed"], 1, "{verification}");
+    let value = |i: usize, key: &str| rows[i][key].as_f64().unwrap();
+    for i in 0..3 {
+        let expected = (60.0 * value(i, "pass_pct") + 40.0 * value(i, "jury_pct")) / 100.0;
+        assert!(
+            (value(i, "combined_pct") - expected).abs() < 0.02,
+            "{i}: {verification}"
+        );
+    }
+    assert_eq!(verification["agreement"]["n"], 3);
+    let ranking = summary["ranking"].as_array().unwrap();
+    assert!(ranking.iter().all(|r| r["tests_pct"].is_number()));
+    let board = cook.text("leaderboard.md");
+    assert!(
+        board.contains("| Tests % (95 % Wilson) | Combined % |"),
+        "{board}"
+    );
+    assert!(board.contains("## Hidden tests"), "{board}");
+    assert!(
+        board.contains("Jury and tests agree: Spearman ρ"),
+        "{board}"
+    );
+    let html = cook.text("leaderboard.html");
+    assert!(html.contains("id=\"hidden-tests\""));
+    assert!(
+        !board.contains(CANARY) && !html.contains(CANARY),
+        "test names stay out of reports"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
