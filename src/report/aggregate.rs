@@ -117,6 +117,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .collect(),
         jury,
         verification,
+        null_checks: super::calibration::null_checks(input, brief),
     }
 }
 

@@ -14,6 +14,7 @@ pub fn render_leaderboard(report: &Report) -> String {
         super::verification::markdown(verification, &mut lines);
     }
     super::jury_render::markdown(&report.jury, &mut lines);
+    super::calibration::markdown(&report.null_checks, &mut lines);
     left_out(report, &mut lines);
     judge_metrics(report, &mut lines);
     breakdown(report, &mut lines);

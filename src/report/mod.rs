@@ -8,6 +8,7 @@
 //! no hash-map order, no current time. This module never touches the engine or the mapping.
 
 mod aggregate;
+pub mod calibration;
 mod format;
 pub mod html;
 mod html_history;

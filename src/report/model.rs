@@ -54,6 +54,8 @@ pub struct Report {
     /// The hidden tests' pass rates, the combined score and their agreement with the jury, when
     /// the brief has `verify:`.
     pub verification: Option<super::verification::VerificationReport>,
+    /// Each judge's score of the null participant, when the brief asks for one.
+    pub null_checks: Vec<super::calibration::NullCheck>,
 }
 
 impl Report {

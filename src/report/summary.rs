@@ -32,6 +32,12 @@ pub fn render_summary(report: &Report) -> Value {
     });
     if let Value::Object(map) = &mut summary {
         super::jury_render::summary_keys(report, map);
+        if !report.null_checks.is_empty() {
+            map.insert(
+                "null_participant".into(),
+                super::calibration::summary(&report.null_checks),
+            );
+        }
         if let Some(verification) = &report.verification {
             map.insert(
                 "verification".into(),

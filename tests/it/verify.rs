@@ -149,3 +149,74 @@ fn the_report_puts_the_pass_rate_beside_the_jury_and_combines_them_with_the_brie
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+#[test]
+fn judges_may_see_the_test_summary_and_a_judge_that_rewards_an_empty_submission_is_flagged() {
+    let mut brief = String::from(
+        "name: test\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {name: a, flavor: dummy, model: \"quality:4,solve:42\"}\n  - {name: b, flavor: dummy, model: \"quality:2,solve:1\"}\n",
+    );
+    brief.push_str("judges:\n  - {name: fair, flavor: dummy}\n  - {name: lenient, flavor: dummy, model: generous}\n");
+    brief.push_str(
+        "rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 100}\n",
+    );
+    brief.push_str("judging: {policy: allow_self, null_participant: true}\n");
+    brief.push_str("verify: {image: dummy, timeout_s: 30, jury: summary}\n");
+    let cook = TestCook::new("vnull", &brief);
+    let hidden = cook.dir().join("verify");
+    fs_err::create_dir_all(hidden.join("expected")).unwrap();
+    fs_err::write(hidden.join("tests.json"), spec("junit")).unwrap();
+    fs_err::write(hidden.join("expected/answer.txt"), "42\n").unwrap();
+    cook.cook_judge_report();
+    let mapping = cook.json("judging/_mapping.json");
+    let labels = mapping["judges"]["fair"]["labels"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let label_of = |who: &str| {
+        labels
+            .iter()
+            .find(|(_, p)| *p == who)
+            .map(|(l, _)| l.clone())
+            .unwrap_or_else(|| panic!("{who} has no label: {mapping}"))
+    };
+    let tests_line = |who: &str| {
+        cook.text(&format!(
+            "judging/_work-fair/submissions/{}/TESTS.txt",
+            label_of(who)
+        ))
+    };
+    assert_eq!(
+        tests_line("a"),
+        "Hidden tests: 3 of 3 passed (0 did not).\n"
+    );
+    assert_eq!(
+        tests_line("b"),
+        "Hidden tests: 1 of 3 passed (2 did not).\n"
+    );
+    assert_eq!(
+        tests_line("_null"),
+        "Hidden tests: not run on this submission.\n"
+    );
+    assert!(
+        cook.text("judging/_work-fair/PROMPT.txt")
+            .contains("TESTS.txt")
+    );
+    let summary = cook.json("summary.json");
+    let checks = summary["null_participant"]["judges"].as_array().unwrap();
+    let check = |judge: &str| checks.iter().find(|c| c["judge"] == judge).unwrap().clone();
+    assert_eq!(check("fair")["flagged"], false, "{checks:?}");
+    assert_eq!(check("fair")["score_pct"], 0.0);
+    assert_eq!(check("lenient")["flagged"], true, "{checks:?}");
+    let ranked: Vec<&str> = summary["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["participant"].as_str().unwrap())
+        .collect();
+    assert!(!ranked.contains(&"_null"), "{ranked:?}");
+    assert!(
+        cook.text("leaderboard.md")
+            .contains("- lenient: 100.0 % — FLAGGED")
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
