@@ -6,6 +6,7 @@
 //! untouched.
 
 pub mod lint;
+mod lint_verify;
 mod model;
 mod names;
 mod parse;
