@@ -223,6 +223,36 @@ async fn run_cook(
             return Ok(());
         }
     }
+    if brief.verify.is_some() {
+        // Before the judges: they may be shown the tests' summary (`verify.jury`).
+        let everyone: Vec<String> = brief.participants.iter().map(|p| p.name.clone()).collect();
+        let settings = run_settings(&brief, engine, None, everyone.len(), cancel.clone())?;
+        let progress = Arc::new(session.printer.progress("verify"));
+        let verified = crate::verify::verify(
+            runtime,
+            &paths,
+            &brief,
+            (&everyone, crate::verify::Rerun::Pending),
+            &settings.cells,
+            progress,
+        )
+        .await?;
+        report_leftovers(session, &verified.leftovers);
+        let outcomes: Vec<Value> = verified
+            .results
+            .iter()
+            .map(
+                |r| json!({"participant": r.participant, "outcome": r.outcome, "totals": r.totals}),
+            )
+            .collect();
+        log.event(
+            "verify.finished",
+            &json!({"cook": name, "verifications": outcomes}),
+        );
+        if cancel.is_cancelled() {
+            return Ok(());
+        }
+    }
     let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
     let progress = Arc::new(session.printer.progress("judge"));
     let judged = crate::judge::judge(

@@ -66,6 +66,7 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
             })
             .collect(),
         cells,
+        pass_rates: Vec::new(),
     }
 }
 

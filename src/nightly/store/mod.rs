@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
+mod pass_rates;
+
+pub use pass_rates::PassRateRecord;
+
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -79,6 +83,7 @@ ALTER TABLE estimates ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE estimates ADD COLUMN plain REAL;
 ALTER TABLE estimates ADD COLUMN length_controlled REAL;
 ",
+    pass_rates::MIGRATION,
 ];
 
 /// Why the store cannot be used.
@@ -231,6 +236,8 @@ pub struct NightRecord {
     pub cells: Vec<CellRecord>,
     /// Pooled estimates, ranked.
     pub estimates: Vec<EstimateRecord>,
+    /// Hidden-test pass rates pooled across briefs (briefs with `verify:` only).
+    pub pass_rates: Vec<PassRateRecord>,
 }
 
 /// An open store.
@@ -387,6 +394,7 @@ impl Store {
             )
             .map_err(sqlite)?;
         }
+        pass_rates::put(&tx, id, &night.pass_rates).map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
         Ok(id)
     }
@@ -422,6 +430,7 @@ impl Store {
                     briefs: Vec::new(),
                     cells: Vec::new(),
                     estimates: Vec::new(),
+                    pass_rates: Vec::new(),
                 })
             })
             .map_err(|e| self.sqlite(e))?;
@@ -514,6 +523,7 @@ impl Store {
             .map_err(sqlite)?
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
+        night.pass_rates = pass_rates::read(&self.connection, night.id).map_err(sqlite)?;
         Ok(())
     }
 
