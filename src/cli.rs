@@ -113,7 +113,7 @@ pub enum Command {
     /// Each verifier cell gets a read-only copy of one sealed output (/work/output) and of the
     /// hidden folder (/work/verify, where its runner starts), a writable /work/results and
     /// nothing else; no participant, judge, reviewer or chef cell ever gets `verify/`. Results
-    /// (JUnit XML, TAP, else the runner's `N passed, M failed` line) land in
+    /// (`JUnit` XML, TAP, else the runner's `N passed, M failed` line) land in
     /// verification/<participant>/; a failure of the image or the engine is unscored, never 0.
     /// `cook` runs it by itself when brief.yaml has `verify:`. Resumable: outputs with a scored
     /// result for their current content are kept unless --all; earlier results move to

@@ -72,6 +72,10 @@ pub struct Collected {
     pub cut: Option<String>,
 }
 
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
 fn is_zero(value: &u64) -> bool {
     *value == 0
 }
@@ -88,6 +92,10 @@ impl Collected {
 
 /// Unpacks the tar `archive` (entries start with the area's own folder name, which is
 /// dropped) into `dest`, which must not exist yet.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one check per entry, in the order they must run"
+)]
 pub fn unpack(
     archive: impl Read,
     dest: &Path,

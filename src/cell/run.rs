@@ -191,6 +191,10 @@ async fn run_one<H: CellHooks>(
     outcome
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one cell's life in order: network, staging, images, egress, create, start, stage, wait, collect"
+)]
 async fn run_until_exit<H: CellHooks>(
     runtime: &dyn Runtime,
     ledger: &Ledger,

@@ -213,7 +213,10 @@ impl StageTar {
         } = self;
         let archive = match builder.into_inner()? {
             Sink::Memory(bytes) => Archive::from_bytes(bytes),
-            Sink::File(file) => Archive::from_file(file.into_inner().map_err(|e| e.into_error())?)?,
+            Sink::File(file) => Archive::from_file(
+                file.into_inner()
+                    .map_err(std::io::IntoInnerError::into_error)?,
+            )?,
         };
         Ok(Staged {
             archive,

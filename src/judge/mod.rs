@@ -163,6 +163,24 @@ fn pairwise(
 /// participant can take (names start with a letter or a digit).
 pub const NULL_PARTICIPANT: &str = "_null";
 
+/// The sealed outputs to judge, and the null participant's when the brief asks for it.
+fn available_outputs(paths: &CookPaths, brief: &Brief) -> Result<Vec<String>, RunError> {
+    let mut available: Vec<String> = brief
+        .participants
+        .iter()
+        .filter(|p| paths.sealed(&p.name).join("out").is_dir())
+        .map(|p| p.name.clone())
+        .collect();
+    if brief.judging.null_participant && !available.is_empty() {
+        seal_null(paths).map_err(|source| RunError::Prepare {
+            path: paths.sealed(NULL_PARTICIPANT),
+            source,
+        })?;
+        available.push(NULL_PARTICIPANT.to_owned());
+    }
+    Ok(available)
+}
+
 /// Seals the null participant's submission: an empty `out/` and the same `meta.json` every
 /// sealed output has, so nothing but its emptiness tells it apart.
 fn seal_null(paths: &CookPaths) -> std::io::Result<()> {
@@ -192,19 +210,7 @@ pub async fn judge(
     (settings, resume): (&CellSettings, Resume),
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, RunError> {
-    let mut available: Vec<String> = brief
-        .participants
-        .iter()
-        .filter(|p| paths.sealed(&p.name).join("out").is_dir())
-        .map(|p| p.name.clone())
-        .collect();
-    if brief.judging.null_participant && !available.is_empty() {
-        seal_null(paths).map_err(|source| RunError::Prepare {
-            path: paths.sealed(NULL_PARTICIPANT),
-            source,
-        })?;
-        available.push(NULL_PARTICIPANT.to_owned());
-    }
+    let available = available_outputs(paths, brief)?;
     let assignments = assign(brief, judges, &available, seed);
     let running: Vec<&Assignment> = assignments
         .iter()

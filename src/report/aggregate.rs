@@ -59,11 +59,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         Some(scores) => pairwise_standings(input, brief, scores, &jury),
         None => standings(input, brief, &tally.accepted, &jury),
     };
-    let jury_scores: Vec<(String, Option<f64>)> = standings
-        .iter()
-        .map(|s| (s.participant.clone(), s.score_pct))
-        .collect();
-    let verification = super::verification::build(brief, &input.verifications, &jury_scores);
+    let verification = verification_of(input, brief, &standings);
     Report {
         cook: input.cook.clone(),
         round: input.round,
@@ -119,6 +115,19 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         verification,
         null_checks: super::calibration::null_checks(input, brief),
     }
+}
+
+/// The hidden tests beside the jury's scores.
+fn verification_of(
+    input: &ReportInput,
+    brief: &Brief,
+    standings: &[Standing],
+) -> Option<super::verification::VerificationReport> {
+    let jury: Vec<(String, Option<f64>)> = standings
+        .iter()
+        .map(|s| (s.participant.clone(), s.score_pct))
+        .collect();
+    super::verification::build(brief, &input.verifications, &jury)
 }
 
 /// What the judges' scores add up to, collected judge by judge.

@@ -180,6 +180,17 @@ pub struct SkippedJudge {
 /// Reads everything the report needs. Fails only when `judging/` is missing or a file that
 /// exists cannot be read at all.
 pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
+    let mut input = load_runs(paths, brief)?;
+    input.verifications = brief
+        .participants
+        .iter()
+        .map(|p| crate::verify::Verification::read(paths, &p.name))
+        .collect();
+    Ok(input)
+}
+
+/// Everything but the hidden tests' results.
+fn load_runs(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
     let judging = paths.judging();
     if !judging.is_dir() {
         return Err(ReportError::NoJudging { path: judging });
@@ -187,11 +198,6 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
     let mut input = ReportInput {
         cook: paths.name().to_owned(),
         round: 1,
-        verifications: brief
-            .participants
-            .iter()
-            .map(|p| crate::verify::Verification::read(paths, &p.name))
-            .collect(),
         ..ReportInput::default()
     };
     if let Some(run) = read_json(&paths.run_result(), &mut input.warnings)? {

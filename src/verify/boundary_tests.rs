@@ -23,10 +23,8 @@ fn staged_bytes(files: &CellFiles) -> Vec<u8> {
     all
 }
 
-#[test]
-fn no_other_role_can_be_given_the_hidden_folder() {
-    let tmp = tempfile::tempdir().unwrap();
-    let paths = CookPaths::new(tmp.path().join("251122-t"));
+/// A cook folder with every file the roles' plans name, and a canary in `verify/`.
+fn cook_folder(paths: &CookPaths) {
     for (file, text) in [
         ("BRIEF.md", "brief".as_bytes()),
         ("JUDGE_BRIEF.md", b"judge"),
@@ -44,6 +42,13 @@ fn no_other_role_can_be_given_the_hidden_folder() {
         fs_err::create_dir_all(path.parent().unwrap()).unwrap();
         fs_err::write(path, text).unwrap();
     }
+}
+
+#[test]
+fn no_other_role_can_be_given_the_hidden_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = CookPaths::new(tmp.path().join("251122-t"));
+    cook_folder(&paths);
     let brief = crate::brief::parse(
         Path::new("b.yaml"),
         b"name: t\nparticipants:\n  - {name: a, flavor: dummy}\n  - {name: c, flavor: dummy}\njudges:\n  - {name: j, flavor: dummy}\nrubric: {dimensions: [{id: x, weight: 100}]}\nverify: {image: dummy}\n",

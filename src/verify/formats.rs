@@ -1,4 +1,4 @@
-//! Reading what a runner reported: JUnit XML (`results/junit.xml`), TAP (`results/results.tap`),
+//! Reading what a runner reported: `JUnit` XML (`results/junit.xml`), TAP (`results/results.tap`),
 //! else the last `N passed, M failed` line of its standard output. Every reader is given
 //! bytes the host already collected through the cell engine (bounded, no links); it never
 //! opens a file itself and never trusts a count over the cases it lists.
@@ -27,7 +27,7 @@ pub enum TestOutcome {
 /// One test as the runner reported it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestCase {
-    /// Its name (`classname.name` for JUnit).
+    /// Its name (`classname.name` for `JUnit`).
     pub name: String,
     /// Its outcome.
     pub outcome: TestOutcome,
@@ -87,7 +87,7 @@ fn short(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.chars().take(MAX_MESSAGE_CHARS).collect())
 }
 
-/// Every `<testcase>` of a JUnit XML document (`<testsuites>` or a lone `<testsuite>`, nested
+/// Every `<testcase>` of a `JUnit` XML document (`<testsuites>` or a lone `<testsuite>`, nested
 /// suites too). A case with `<failure>` failed, with `<error>` errored, with `<skipped>` was
 /// skipped; otherwise it passed.
 pub fn junit(text: &str) -> Result<Vec<TestCase>, String> {

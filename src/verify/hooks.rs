@@ -15,6 +15,9 @@ use crate::cell::run::{CellHooks, CellOutcome};
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore, now_iso};
 
+/// A report format's reader.
+type Reader = fn(&str) -> Result<Vec<TestCase>, String>;
+
 /// How much of the runner's standard output the summary line is looked for in.
 const SUMMARY_TAIL_BYTES: u64 = 64 << 10;
 
@@ -201,14 +204,14 @@ impl CellHooks for VerifyHooks {
     }
 }
 
-/// The tests' outcomes: JUnit XML, else TAP, else the summary line; a report that cannot be
+/// The tests' outcomes: `JUnit` XML, else TAP, else the summary line; a report that cannot be
 /// read is named in the last element.
 fn read_results(
     results: &Path,
     stdout_log: &Path,
 ) -> (Option<Source>, Vec<TestCase>, Totals, Option<String>) {
     let mut problems = Vec::new();
-    let readers: [(&str, Source, fn(&str) -> Result<Vec<TestCase>, String>); 2] = [
+    let readers: [(&str, Source, Reader); 2] = [
         ("junit.xml", Source::Junit, formats::junit),
         ("results.tap", Source::Tap, formats::tap),
     ];

@@ -107,19 +107,7 @@ pub async fn verify(
     // Checked before anything is written: an image that cannot be assembled changes nothing.
     let (images, image) = plan::verifier_images(paths, &names, verify, &settings.run_id)
         .map_err(|e| VerifyError::Run(e.into()))?;
-    let digests: Vec<(String, Option<String>)> = selected
-        .iter()
-        .map(|p| {
-            let out = paths.sealed(p).join("out");
-            (
-                p.clone(),
-                out.is_dir()
-                    .then(|| plan::output_digest(&out).ok())
-                    .flatten(),
-            )
-        })
-        .collect();
-    let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
+    let digests = digests(paths, selected);
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
     let hooks = Arc::new(hooks::VerifyHooks {
@@ -130,28 +118,7 @@ pub async fn verify(
         image: verify.image.as_str().to_owned(),
         digests: digests.clone(),
     });
-    let mut to_run = Vec::new();
-    for (participant, digest) in &digests {
-        let earlier = Verification::read(paths, participant);
-        let done = earlier
-            .as_ref()
-            .is_some_and(|r| r.outcome.scored() && r.output_sha256 == *digest);
-        if done && rerun == Rerun::Pending {
-            continue;
-        }
-        if earlier.is_some() || paths.verification_of(participant).exists() {
-            keep_previous(paths, participant)
-                .map_err(prepare(paths.verification_of(participant)))?;
-        }
-        fs_err::create_dir_all(paths.verification_of(participant).join("logs"))
-            .map_err(prepare(paths.verification_of(participant)))?;
-        if digest.is_none() {
-            let reason = "the participant has no sealed output (see `multicooker status`)";
-            hooks.record(&hooks.unscored(participant, Outcome::NoOutput, reason.into()));
-        } else {
-            to_run.push(participant.clone());
-        }
-    }
+    let to_run = select_runs(paths, &hooks, &digests, rerun)?;
     let before = crate::state::read_status(paths)
         .map(|s| s.state)
         .filter(|s| *s != CookState::Verifying)
@@ -161,25 +128,7 @@ pub async fn verify(
         .iter()
         .map(|p| plan::verifier_plan(&context, verify, p, &image))
         .collect();
-    status
-        .update(|s| {
-            s.phase = Phase::Verify;
-            s.state = CookState::Verifying;
-            for p in &to_run {
-                s.cells.insert(
-                    status_key(p),
-                    Cell::pending(Role::Verifier, plan::VERIFY_FLAVOR),
-                );
-            }
-        })
-        .map_err(RunError::from)?;
-    events
-        .cook(
-            "phase.started",
-            Phase::Verify,
-            Some(json!({"targets": to_run})),
-        )
-        .map_err(RunError::from)?;
+    open_phase(&status, &events, &to_run)?;
     let cells = Cells {
         role: Role::Verifier,
         images,
@@ -236,6 +185,72 @@ pub async fn verify(
         leftovers: run.leftovers,
         cancelled: settings.cancel.is_cancelled(),
     })
+}
+
+/// Each participant's sealed output digest; `None` without a sealed output.
+fn digests(paths: &CookPaths, selected: &[String]) -> Vec<(String, Option<String>)> {
+    selected
+        .iter()
+        .map(|p| {
+            let out = paths.sealed(p).join("out");
+            let digest = out.is_dir().then(|| plan::output_digest(&out).ok());
+            (p.clone(), digest.flatten())
+        })
+        .collect()
+}
+
+/// status.json says `verifying`, with a pending cell per verifier; the phase's first event.
+fn open_phase(status: &StatusStore, events: &EventLog, to_run: &[String]) -> Result<(), RunError> {
+    status.update(|s| {
+        s.phase = Phase::Verify;
+        s.state = CookState::Verifying;
+        for p in to_run {
+            s.cells.insert(
+                status_key(p),
+                Cell::pending(Role::Verifier, plan::VERIFY_FLAVOR),
+            );
+        }
+    })?;
+    events.cook(
+        "phase.started",
+        Phase::Verify,
+        Some(json!({"targets": to_run})),
+    )?;
+    Ok(())
+}
+
+/// The participants whose verifier runs now; earlier results of those move to `_previous/`,
+/// and an output that was never sealed gets its unscored result at once.
+fn select_runs(
+    paths: &CookPaths,
+    hooks: &hooks::VerifyHooks,
+    digests: &[(String, Option<String>)],
+    rerun: Rerun,
+) -> Result<Vec<String>, RunError> {
+    let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
+    let mut to_run = Vec::new();
+    for (participant, digest) in digests {
+        let earlier = Verification::read(paths, participant);
+        let done = earlier
+            .as_ref()
+            .is_some_and(|r| r.outcome.scored() && r.output_sha256 == *digest);
+        if done && rerun == Rerun::Pending {
+            continue;
+        }
+        if earlier.is_some() || paths.verification_of(participant).exists() {
+            keep_previous(paths, participant)
+                .map_err(prepare(paths.verification_of(participant)))?;
+        }
+        fs_err::create_dir_all(paths.verification_of(participant).join("logs"))
+            .map_err(prepare(paths.verification_of(participant)))?;
+        if digest.is_none() {
+            let reason = "the participant has no sealed output (see `multicooker status`)";
+            hooks.record(&hooks.unscored(participant, Outcome::NoOutput, reason.into()));
+        } else {
+            to_run.push(participant.clone());
+        }
+    }
+    Ok(to_run)
 }
 
 /// The hidden folder (and, for `dockerfile`, its Dockerfile) must exist.

@@ -62,7 +62,7 @@ pub fn verifier_plan(
     };
     let dir = paths.verification_of(participant);
     let mut plan = context.base(&actor, Role::Verifier, &dir.join("logs"));
-    plan.spec.image = image.to_owned();
+    image.clone_into(&mut plan.spec.image);
     plan.spec.workdir = format!("{INPUT_AREA}/{VERIFY_HIDDEN}");
     plan.spec.program = Some(
         verify

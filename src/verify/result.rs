@@ -79,7 +79,7 @@ pub struct Verification {
     pub source: Option<Source>,
     /// Counts per outcome, as reported.
     pub totals: Totals,
-    /// Each test, when the report lists them (JUnit, TAP).
+    /// Each test, when the report lists them (`JUnit`, TAP).
     #[serde(default)]
     pub tests: Vec<TestCase>,
     /// The runner's exit code, if it ended by itself.

@@ -199,7 +199,7 @@ fn tail_and_the_logs_show_escape_sequences_never_obey_them() {
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
-/// Low finding: after multicooker was SIGKILLed its cells ran on with no deadline and `status`
+/// Low finding: after multicooker was `SIGKILL`ed its cells ran on with no deadline and `status`
 /// said they "were stopped".
 #[test]
 fn a_killed_runs_cells_end_at_their_deadline_and_status_says_they_still_run() {

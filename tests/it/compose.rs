@@ -10,6 +10,10 @@ use serde_json::Value;
 use crate::common::{TestCook, block_on, cell_name, dummy_brief, show};
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one export compared field by field with the real cell"
+)]
 fn the_compose_export_matches_a_real_cell_and_docker_compose_accepts_it() {
     let cook = TestCook::new("compose", &dummy_brief(&[("ada", "quality:3")], ""));
     let cooked = cook

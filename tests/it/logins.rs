@@ -627,7 +627,7 @@ fn limit_messages_are_classified_per_vendor() {
 }
 
 /// Regression (issue "The cell boundary", high finding): a cell copied its login into `out/`,
-/// then multicooker was SIGKILLed; the live token stayed in `out/` after `clean`, plain
+/// then multicooker was `SIGKILL`ed; the live token stayed in `out/` after `clean`, plain
 /// `archive` copied it and `resume` moved it unredacted to `attempts/`. Now a cell's bytes
 /// reach the host only through collect, which redacts: a killed run leaves nothing of it.
 #[test]

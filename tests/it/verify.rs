@@ -173,11 +173,10 @@ fn judges_may_see_the_test_summary_and_a_judge_that_rewards_an_empty_submission_
         .unwrap()
         .clone();
     let label_of = |who: &str| {
-        labels
-            .iter()
-            .find(|(_, p)| *p == who)
-            .map(|(l, _)| l.clone())
-            .unwrap_or_else(|| panic!("{who} has no label: {mapping}"))
+        labels.iter().find(|(_, p)| *p == who).map_or_else(
+            || panic!("{who} has no label: {mapping}"),
+            |(l, _)| l.clone(),
+        )
     };
     let tests_line = |who: &str| {
         cook.text(&format!(

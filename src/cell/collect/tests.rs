@@ -171,7 +171,7 @@ fn a_deep_tree_is_cut_once_at_the_limit_and_the_rest_is_kept() {
     assert_eq!(
         skips(&report),
         [(
-            (0..MAX_DEPTH + 1)
+            (0..=MAX_DEPTH)
                 .map(|l| format!("d{l}"))
                 .collect::<Vec<_>>()
                 .join("/"),
