@@ -5,6 +5,10 @@
 //! exit record awaited, their `out/` collected, killed and removed; the networks removed).
 //! Prints numbers, including what staging and collecting cost per cell; asserts nothing about
 //! time. Target: cook ≤ 1.3 × floor at N = 12.
+//!
+//! The verify phase (issue 14) is measured the same way: `multicooker verify --all` on the
+//! cooked outputs against its own floor, N bare verifier cells (the sealed output and the
+//! hidden spec staged, `mc-cell verify` run, `results/` collected). Target: ≤ 1.3 × its floor.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its numbers")]
 
@@ -34,7 +38,7 @@ fn main() {
         .expect("a running Docker engine");
     println!("multicooker cook benchmark ({RUNS} runs each, median shown; seconds; RSS in MiB)");
     println!(
-        "{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}  {:>8}  {:>8}",
+        "{:>3}  {:>8} {:>8} {:>8} {:>8}  {:>7}  {:>9}  {:>9}  {:>8}  {:>8}  {:>8} {:>8} {:>7}",
         "N",
         "floor",
         "cook",
@@ -44,12 +48,21 @@ fn main() {
         "cook RSS",
         "judge RSS",
         "stage ms",
-        "collect ms"
+        "collect ms",
+        "v floor",
+        "verify",
+        "v ratio"
     );
     for n in [3, 12] {
         let floors: Vec<Floor> = (0..RUNS)
-            .map(|_| tokio.block_on(floor(&runtime, n)))
+            .map(|_| tokio.block_on(floor(&runtime, n, Phase::Cook)))
             .collect();
+        let verify_floor = median(
+            (0..RUNS)
+                .map(|_| tokio.block_on(floor(&runtime, n, Phase::Verify)).seconds)
+                .collect(),
+        );
+        let mut verifies = Vec::new();
         let stage_ms = median(floors.iter().map(|f| f.stage_ms).collect());
         let collect_ms = median(floors.iter().map(|f| f.collect_ms).collect());
         let floor = median(floors.iter().map(|f| f.seconds).collect());
@@ -60,22 +73,26 @@ fn main() {
         for _ in 0..RUNS {
             let root = tempfile::tempdir().expect("temp dir");
             write_cook(root.path(), n);
-            let (seconds, rss) = timed(root.path(), "cook");
+            let (seconds, rss) = timed(root.path(), &["cook"]);
             cooks.push(seconds);
             cook_rss = cook_rss.max(rss);
-            let (seconds, rss) = timed(root.path(), "judge");
+            add_verify(root.path());
+            verifies.push(timed(root.path(), &["verify", "--all"]).0);
+            let (seconds, rss) = timed(root.path(), &["judge"]);
             judges.push(seconds);
             judge_rss = judge_rss.max(rss);
-            reports.push(timed(root.path(), "report").0);
+            reports.push(timed(root.path(), &["report"]).0);
         }
         let cook = median(cooks);
+        let verify = median(verifies);
         println!(
-            "{n:>3}  {floor:>8.2} {cook:>8.2} {:>8.2} {:>8.3}  {:>6.2}x  {:>9.1}  {:>9.1}  {stage_ms:>8.1}  {collect_ms:>10.1}",
+            "{n:>3}  {floor:>8.2} {cook:>8.2} {:>8.2} {:>8.3}  {:>6.2}x  {:>9.1}  {:>9.1}  {stage_ms:>8.1}  {collect_ms:>10.1}  {verify_floor:>8.2} {verify:>8.2} {:>6.2}x",
             median(judges),
             median(reports),
             cook / floor,
             mib(cook_rss),
-            mib(judge_rss)
+            mib(judge_rss),
+            verify / verify_floor
         );
     }
 }
@@ -98,8 +115,9 @@ fn write_cook(root: &Path, n: usize) {
     let mut yaml = String::from("name: bench\ntimeout_s: 120\nparticipants:\n");
     for i in 0..n {
         yaml.push_str(&format!(
-            "  - {{name: p{i}, flavor: dummy, model: \"quality:{}\"}}\n",
-            i % 6
+            "  - {{name: p{i}, flavor: dummy, model: \"quality:{},solve:{}\"}}\n",
+            i % 6,
+            40 + i % 3
         ));
     }
     yaml.push_str("judges:\n  - {name: judge, flavor: dummy}\nrubric:\n  dimensions:\n    - {id: correctness, weight: 100}\njudging: {policy: allow_self}\n");
@@ -108,12 +126,28 @@ fn write_cook(root: &Path, n: usize) {
     std::fs::write(dir.join("JUDGE_BRIEF.md"), "Score correctness 0-5.\n").expect("JUDGE_BRIEF.md");
 }
 
+/// The hidden tests of the dummy runner, and `verify:` (added after `cook`, so that `cook` is
+/// timed without it).
+const SPEC: &str = r#"{"tests": [{"name": "answer", "file": "answer.txt", "equals": "42"}, {"name": "runs", "run": "solution.mcs", "expect": "42"}, {"name": "result", "file": "RESULT.md", "exists": true}]}"#;
+
+fn add_verify(root: &Path) {
+    let dir = root.join("990101-bench");
+    std::fs::create_dir_all(dir.join("verify")).expect("verify/");
+    std::fs::write(dir.join("verify/tests.json"), SPEC).expect("tests.json");
+    let mut yaml = std::fs::read_to_string(dir.join("brief.yaml")).expect("brief.yaml");
+    yaml.push_str("verify: {image: dummy, timeout_s: 120}\n");
+    std::fs::write(dir.join("brief.yaml"), yaml).expect("brief.yaml");
+}
+
 /// Runs one command of the real binary; returns seconds and the child's peak RSS (KiB).
-fn timed(root: &Path, command: &str) -> (f64, i64) {
+fn timed(root: &Path, command: &[&str]) -> (f64, i64) {
     let binary = env!("CARGO_BIN_EXE_multicooker");
     let start = Instant::now();
     let mut child = Command::new(binary)
-        .args([command, "990101-bench", "--root"])
+        .arg(command[0])
+        .arg("990101-bench")
+        .args(&command[1..])
+        .arg("--root")
         .arg(root)
         .args(["--no-progress", "-q"])
         .stdout(Stdio::null())
@@ -132,7 +166,8 @@ fn timed(root: &Path, command: &str) -> (f64, i64) {
     drop(child.try_wait());
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "`{command}` failed"
+        "`{}` failed",
+        command.join(" ")
     );
     (seconds, rss)
 }
@@ -145,8 +180,18 @@ struct Floor {
     collect_ms: f64,
 }
 
-/// The same engine work as a cook, bare and in parallel, with the same hardened cell spec.
-async fn floor(runtime: &DockerRuntime, n: usize) -> Floor {
+/// Which phase a floor stands beside.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Participant cells: the prompt in, `out/` back.
+    Cook,
+    /// Verifier cells: an output and the hidden spec in, `mc-cell verify` run, `results/` back.
+    Verify,
+}
+
+/// The same engine work as a cook (or a verification), bare and in parallel, with the same
+/// hardened cell spec.
+async fn floor(runtime: &DockerRuntime, n: usize, phase: Phase) -> Floor {
     let names = Names::for_cook("990101-floor", "bench");
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
@@ -172,10 +217,10 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> Floor {
         .await
         .expect("image");
     let specs: Vec<CellSpec> = (0..n)
-        .map(|i| floor_cell(&names, &labels, &image, i))
+        .map(|i| floor_cell(&names, &labels, &image, (i, phase)))
         .collect();
     let start = Instant::now();
-    let timings = join_all(specs.iter().map(|spec| floor_one(runtime, spec))).await;
+    let timings = join_all(specs.iter().map(|spec| floor_one(runtime, spec, phase))).await;
     let seconds = start.elapsed().as_secs_f64();
     runtime
         .remove(&ObjectRef::image(&image))
@@ -194,7 +239,7 @@ async fn floor(runtime: &DockerRuntime, n: usize) -> Floor {
 
 /// One bare cell: network, create, start, stage, await the exit record, collect, kill, remove.
 /// Returns the seconds spent staging and collecting.
-async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec) -> (f64, f64) {
+async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec, phase: Phase) -> (f64, f64) {
     let network = spec.network.clone().expect("floor cells have a network");
     runtime
         .create_network(&NetworkSpec {
@@ -209,12 +254,20 @@ async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec) -> (f64, f64) {
     runtime.start_cell(&spec.name).await.expect("start");
     let mut logs = runtime.cell_logs(&spec.name);
     let staged = Instant::now();
+    let inputs = match phase {
+        Phase::Cook => tar_of(&[("PROMPT.txt", b"Say hello.\n")], 0),
+        Phase::Verify => tar_of(
+            &[
+                ("output/answer.txt", b"42\n"),
+                ("output/solution.mcs", b"print 42\n"),
+                ("output/RESULT.md", b"Say hello.\n"),
+                ("verify/tests.json", SPEC.as_bytes()),
+            ],
+            0,
+        ),
+    };
     runtime
-        .stage(
-            &spec.name,
-            "/work",
-            tar_of(&[("PROMPT.txt", b"Say hello.\n")], 0),
-        )
+        .stage(&spec.name, "/work", inputs)
         .await
         .expect("stage inputs");
     runtime
@@ -230,12 +283,16 @@ async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec) -> (f64, f64) {
         }
     }
     let collected = Instant::now();
-    let mut stream = runtime.collect(&spec.name, "/work/out");
+    let area = match phase {
+        Phase::Cook => "/work/out",
+        Phase::Verify => "/work/results",
+    };
+    let mut stream = runtime.collect(&spec.name, area);
     let mut bytes = 0;
     while let Some(chunk) = stream.next().await {
         bytes += chunk.expect("collect").len();
     }
-    assert!(bytes > 0, "out/ came back");
+    assert!(bytes > 0, "{area} came back");
     let collect = collected.elapsed().as_secs_f64();
     runtime.kill_cell(&spec.name).await.expect("kill");
     runtime
@@ -263,8 +320,23 @@ fn tar_of(files: &[(&str, &[u8])], uid: u64) -> Archive {
     Archive::from_bytes(builder.into_inner().expect("tar in memory"))
 }
 
-fn floor_cell(names: &Names, labels: &Labels, image: &str, i: usize) -> CellSpec {
-    let name = names.cell(multicooker::state::Role::Participant, &format!("p{i}"));
+fn floor_cell(names: &Names, labels: &Labels, image: &str, (i, phase): (usize, Phase)) -> CellSpec {
+    let role = match phase {
+        Phase::Cook => multicooker::state::Role::Participant,
+        Phase::Verify => multicooker::state::Role::Verifier,
+    };
+    let name = names.cell(role, &format!("p{i}"));
+    let (writable, workdir, program) = match phase {
+        Phase::Cook => ("/work/out", "/work", None),
+        Phase::Verify => (
+            "/work/results",
+            "/work/verify",
+            Some(vec![
+                "/usr/local/bin/mc-cell".to_owned(),
+                "verify".to_owned(),
+            ]),
+        ),
+    };
     let area = |target: &str, size_bytes: u64, owner: (u32, u32), mode: u32| Area {
         target: target.into(),
         size_bytes,
@@ -280,7 +352,7 @@ fn floor_cell(names: &Names, labels: &Labels, image: &str, i: usize) -> CellSpec
         env: vec![("HOME".into(), "/home/mc".into())],
         areas: vec![
             area("/work", 2 << 20, (0, 0), 0o755),
-            area("/work/out", 1 << 30, (1000, 1000), 0o700),
+            area(writable, 1 << 30, (1000, 1000), 0o700),
             area("/run/mc-cell", 1 << 20, (0, 0), 0o755),
         ],
         tmpfs: vec![Tmpfs {
@@ -295,8 +367,8 @@ fn floor_cell(names: &Names, labels: &Labels, image: &str, i: usize) -> CellSpec
             cpus: 1.0,
             pids: 512,
         },
-        workdir: "/work".into(),
-        program: None,
+        workdir: workdir.into(),
+        program,
         init: Init {
             wait_for_go: true,
             hold: true,

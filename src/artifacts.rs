@@ -6,10 +6,13 @@
 //!   judges' inboxes and every other `judging/_*` file except judge logs and earlier judgings;
 //! - `public`: the participants' outputs (`work/<participant>/out/**` of brief participants),
 //!   `leaderboard.md`, `leaderboard.html`, `summary.json`, and judges' `review.md`;
+//! - `hidden`: the hidden tests (`verify/**`) and what the verifiers reported about them
+//!   (`verification/**`: test names and failure messages echo the tests);
 //! - `operator`: everything else, including any file nobody anticipated (never public).
 //!
-//! An archive copies `public` (and `operator` with `--include-operator`) regular files only,
-//! opened without following links, and never a `secret` or `host_only` file.
+//! An archive copies `public` (and `operator` with `--include-operator`, `hidden` with
+//! `--include-hidden`) regular files only, opened without following links, and never a
+//! `secret` or `host_only` file.
 
 use std::io::{self, Read as _};
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -37,6 +40,8 @@ pub enum Visibility {
     Secret,
     /// Unblinds the jury: never leaves the machine.
     HostOnly,
+    /// The hidden tests and their reports: archived only when asked.
+    Hidden,
 }
 
 impl Visibility {
@@ -47,6 +52,7 @@ impl Visibility {
             Self::Operator => "operator",
             Self::Secret => "secret",
             Self::HostOnly => "host_only",
+            Self::Hidden => "hidden",
         }
     }
 }
@@ -81,6 +87,7 @@ pub fn classify(relative: &str, brief: &Brief) -> Visibility {
         return Visibility::Secret;
     }
     match parts.as_slice() {
+        [crate::state::VERIFY_DIR | "verification", ..] => Visibility::Hidden,
         ["judging", "_logs" | "_previous", ..] => Visibility::Operator,
         ["judging", dir, ..] if dir.starts_with('_') => Visibility::HostOnly,
         ["judging", "_mapping.json" | "_normalized.json"] | ["chef", _, "_mapping.json"] => {
@@ -234,18 +241,20 @@ pub struct Archived {
     pub skipped: usize,
 }
 
-/// Archives the public (and with `include_operator`, the operator) files of a cook.
+/// Archives the public files of a cook, and those of the `also` classes (`operator`,
+/// `hidden`); `secret` and `host_only` files never, whatever `also` says.
 pub fn archive(
     paths: &CookPaths,
     brief: &Brief,
-    include_operator: bool,
+    also: &[Visibility],
     format: Format,
     out: Option<&Path>,
 ) -> io::Result<Archived> {
     let artifacts = write_manifest(paths, brief)?;
-    let allowed = |a: &Artifact| {
-        a.visibility == Visibility::Public
-            || (include_operator && a.visibility == Visibility::Operator)
+    let allowed = |a: &Artifact| match a.visibility {
+        Visibility::Public => true,
+        Visibility::Operator | Visibility::Hidden => also.contains(&a.visibility),
+        Visibility::Secret | Visibility::HostOnly => false,
     };
     let chosen: Vec<&Artifact> = artifacts.iter().filter(|a| allowed(a)).collect();
     let mut files: Vec<(&Artifact, std::fs::File)> = Vec::new();
@@ -363,6 +372,14 @@ mod tests {
             ("summary.json", Visibility::Public),
             ("notes/anything.txt", Visibility::Operator),
             ("status.json", Visibility::Operator),
+            ("verify/tests/test_cli.py", Visibility::Hidden),
+            ("verify/Dockerfile", Visibility::Hidden),
+            ("verification/ada/results/junit.xml", Visibility::Hidden),
+            (
+                "verification/_previous/x/ada/result.json",
+                Visibility::Hidden,
+            ),
+            ("work/ada/out/verify/tests.json", Visibility::Public),
         ];
         for (path, class) in cases {
             assert_eq!(classify(path, &brief), class, "{path}");

@@ -215,6 +215,17 @@ pub enum Command {
     /// `start_failed`, `artifact_missing`, `rate_limited` or cancelled. Outputs are then sealed into
     /// judging/_inbox/ for `judge`. Ctrl-C stops every cell and removes every container.
     Cook(CookArgs),
+    /// Run the cook's hidden tests (`verify/`) against every sealed output, one verifier cell each.
+    ///
+    /// Each verifier cell gets a read-only copy of one sealed output (/work/output) and of the
+    /// hidden folder (/work/verify, where its runner starts), a writable /work/results and
+    /// nothing else; no participant, judge, reviewer or chef cell ever gets `verify/`. Results
+    /// (`JUnit` XML, TAP, else the runner's `N passed, M failed` line) land in
+    /// verification/<participant>/; a failure of the image or the engine is unscored, never 0.
+    /// `cook` runs it by itself when brief.yaml has `verify:`. Resumable: outputs with a scored
+    /// result for their current content are kept unless --all; earlier results move to
+    /// verification/_previous/<time>/.
+    Verify(VerifyArgs),
     /// Let the judges score the sealed outputs blind, under shuffled labels.
     ///
     /// Each judge gets its own shuffle of labels A, B, C …; the mapping stays on the host. Under
@@ -585,6 +596,10 @@ pub struct ArchiveArgs {
     /// Also copy operator files (logs, results, briefs, traces).
     #[arg(long)]
     pub include_operator: bool,
+    /// Also copy the hidden tests (`verify/`) and what the verifiers reported
+    /// (`verification/`); left out by default, so a published archive never reveals them.
+    #[arg(long)]
+    pub include_hidden: bool,
     /// Folder or tarball.
     #[arg(long, value_enum, default_value_t = ArchiveFormat::Dir)]
     pub format: ArchiveFormat,
@@ -658,6 +673,23 @@ pub struct CookArgs {
     /// Do not run the sandbox probe beside the cells (see `doctor --sandbox`).
     #[arg(long)]
     pub skip_sandbox_check: bool,
+}
+
+/// `verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Global flags.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Verify only these participants' outputs (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Vec<String>,
+    /// Run again even outputs that already have a scored result (earlier ones are kept).
+    #[arg(long)]
+    pub all: bool,
+    /// Verifier cells running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<usize>,
 }
 
 /// `judge`.
@@ -735,6 +767,7 @@ impl Command {
             Self::New(a) => &mut a.global,
             Self::AddParticipant(a) => &mut a.global,
             Self::Cook(a) => &mut a.task.global,
+            Self::Verify(a) => &mut a.task.global,
             Self::Judge(a) | Self::Rejudge(a) => &mut a.task.global,
             Self::Report(a)
             | Self::Status(a)

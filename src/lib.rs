@@ -26,3 +26,4 @@ pub mod runtime;
 pub mod sanitize;
 pub mod settings;
 pub mod state;
+pub mod verify;

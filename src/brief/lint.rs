@@ -51,6 +51,7 @@ pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
         }),
         Ok(text) => placeholder("BRIEF.md", &text, &mut findings),
     }
+    super::lint_verify::lint_hidden(cook, brief, &mut findings);
     if brief.judges.is_empty() {
         return findings;
     }

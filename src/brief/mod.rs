@@ -6,16 +6,19 @@
 //! untouched.
 
 pub mod lint;
+mod lint_verify;
 mod model;
 mod names;
 mod parse;
+mod verify;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use model::{
-    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode,
-    JudgingPolicy, Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
+    Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
+    Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,
+    RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
 pub use names::{check_actor_name, suggest};
 pub use parse::{normalize_target, parse_bytes};

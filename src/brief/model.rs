@@ -9,6 +9,8 @@ use serde::Serialize;
 pub const DEFAULT_TIMEOUT_S: u64 = 1800;
 /// Default judge timeout (seconds), as in the reference.
 pub const DEFAULT_JUDGE_TIMEOUT_S: u64 = 900;
+/// Default verifier timeout (seconds).
+pub const DEFAULT_VERIFY_TIMEOUT_S: u64 = 600;
 
 /// A checked `brief.yaml`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +37,10 @@ pub struct Brief {
     pub network: Network,
     /// The `consult` section, kept for the `consult` command.
     pub consult: Option<serde_json::Value>,
+    /// Hidden verification of every sealed output (`verify:`).
+    pub verify: Option<Verify>,
+    /// How the tests' pass rate and the jury's score combine (`scoring:`).
+    pub scoring: Option<Scoring>,
 }
 
 impl Brief {
@@ -58,6 +64,10 @@ impl Brief {
         actor.timeout_s.unwrap_or(match role {
             crate::state::Role::Participant => self.timeout_s,
             crate::state::Role::Judge | crate::state::Role::Reviewer => self.judge_timeout_s,
+            crate::state::Role::Verifier => self
+                .verify
+                .as_ref()
+                .map_or(DEFAULT_VERIFY_TIMEOUT_S, |v| v.timeout_s),
         })
     }
 }
@@ -207,6 +217,9 @@ pub struct Judging {
     /// Pairwise mode: leave out the verdicts of a judge whose position consistency is below
     /// the report's floor (it is flagged either way).
     pub exclude_inconsistent_judges: bool,
+    /// Judge an empty submission under a label like any other, as a calibration check: a judge
+    /// that scores it above the report's threshold is flagged.
+    pub null_participant: bool,
 }
 
 /// `judging.mode`.
@@ -302,4 +315,94 @@ pub struct Resources {
     pub pids_limit: Option<u64>,
     /// Cap on a participant's `out/` while it runs (in-memory, so it counts against memory).
     pub out_limit: Option<u64>,
+}
+
+/// `verify:`: hidden material in the cook's `verify/` folder, run by one verifier cell per
+/// sealed output after `cook` (and by `multicooker verify`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verify {
+    /// The image the verifier runs.
+    pub image: VerifierImage,
+    /// The runner's command line; `None` runs the image's own entrypoint (`dockerfile`) or the
+    /// dummy flavor's spec runner (`dummy`).
+    pub command: Option<Vec<String>>,
+    /// Killed after this long (seconds); what it had not reported by then counts as errors.
+    pub timeout_s: u64,
+    /// The verifier cell's resources (unset: the brief's, then the host profile's).
+    pub resources: Resources,
+    /// The verifier cell's network: `none` unless set here (never the brief's).
+    pub network: Network,
+    /// How many tests the runner runs; a run that reports fewer counts the rest as errors
+    /// (unset: the most any output's run reported).
+    pub tests: Option<u64>,
+    /// What judges are told about the tests.
+    pub jury: JuryView,
+}
+
+/// Which image runs the hidden tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifierImage {
+    /// The cook's `verify/Dockerfile`, built with `verify/` as its context (real languages).
+    #[default]
+    Dockerfile,
+    /// The dummy flavor's image, whose `mc-cell verify` runs `verify/tests.json` (tests and
+    /// offline trials).
+    Dummy,
+}
+
+impl VerifierImage {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 2] = ["dockerfile", "dummy"];
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "dockerfile" => Some(Self::Dockerfile),
+            "dummy" => Some(Self::Dummy),
+            _ => None,
+        }
+    }
+
+    /// The name in brief.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dockerfile => "dockerfile",
+            Self::Dummy => "dummy",
+        }
+    }
+}
+
+/// What judges are told about the hidden tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JuryView {
+    /// Nothing: the jury stays independent of the tests (the default).
+    #[default]
+    Blind,
+    /// Each submission carries the verifier's one-line summary (counts only, never the tests).
+    Summary,
+}
+
+impl JuryView {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 2] = ["blind", "summary"];
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "blind" => Some(Self::Blind),
+            "summary" => Some(Self::Summary),
+            _ => None,
+        }
+    }
+}
+
+/// `scoring:`: the combined score's weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Scoring {
+    /// Weight of the hidden tests' pass rate.
+    pub verify: u32,
+    /// Weight of the jury's score.
+    pub jury: u32,
 }

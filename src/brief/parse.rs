@@ -23,6 +23,8 @@ const TOP_KEYS: &[&str] = &[
     "resources",
     "network",
     "consult",
+    "verify",
+    "scoring",
 ];
 const ACTOR_KEYS: &[&str] = &[
     "name",
@@ -42,6 +44,7 @@ const JUDGING_KEYS: &[&str] = &[
     "self_preference",
     "blinding_probe",
     "exclude_inconsistent_judges",
+    "null_participant",
 ];
 const OUTPUTS_KEYS: &[&str] = &["required"];
 const REQUIRED_KEYS: &[&str] = &["path", "kind"];
@@ -64,7 +67,7 @@ pub(super) struct Checker {
 }
 
 impl Checker {
-    fn problem(
+    pub(super) fn problem(
         &mut self,
         field: impl Into<String>,
         problem: impl Into<String>,
@@ -78,7 +81,12 @@ impl Checker {
     }
 
     /// Reports keys of `map` that are not in `allowed`.
-    fn unknown_keys(&mut self, prefix: &str, map: &Map<String, Value>, allowed: &[&str]) {
+    pub(super) fn unknown_keys(
+        &mut self,
+        prefix: &str,
+        map: &Map<String, Value>,
+        allowed: &[&str],
+    ) {
         for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
             let hint = suggest(key, allowed.iter().copied()).map_or_else(
                 || format!("remove `{key}`"),
@@ -89,7 +97,11 @@ impl Checker {
         }
     }
 
-    fn mapping<'v>(&mut self, field: &str, value: &'v Value) -> Option<&'v Map<String, Value>> {
+    pub(super) fn mapping<'v>(
+        &mut self,
+        field: &str,
+        value: &'v Value,
+    ) -> Option<&'v Map<String, Value>> {
         let map = value.as_object();
         if map.is_none() {
             self.problem(
@@ -101,7 +113,7 @@ impl Checker {
         map
     }
 
-    fn positive_int(&mut self, field: &str, value: Option<&Value>) -> Option<u64> {
+    pub(super) fn positive_int(&mut self, field: &str, value: Option<&Value>) -> Option<u64> {
         let value = value.filter(|v| !v.is_null())?;
         if let Some(n) = value.as_u64().filter(|n| *n > 0) {
             Some(n)
@@ -115,7 +127,7 @@ impl Checker {
         }
     }
 
-    fn string(&mut self, field: &str, value: Option<&Value>) -> Option<String> {
+    pub(super) fn string(&mut self, field: &str, value: Option<&Value>) -> Option<String> {
         let value = value.filter(|v| !v.is_null())?;
         if let Some(text) = value.as_str() {
             Some(text.to_owned())
@@ -179,6 +191,14 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         .filter(|v| !v.is_null())
         .and_then(|v| check_network("network", v, checker))
         .unwrap_or_default();
+    let verify = map
+        .get("verify")
+        .filter(|v| !v.is_null())
+        .and_then(|v| super::verify::check_verify(v, checker));
+    let scoring = map
+        .get("scoring")
+        .filter(|v| !v.is_null())
+        .and_then(|v| super::verify::check_scoring(v, map.contains_key("verify"), checker));
     if !checker.problems.is_empty() {
         return None;
     }
@@ -194,6 +214,8 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         resources,
         network,
         consult: map.get("consult").cloned(),
+        verify,
+        scoring,
     };
     warn_about_self_judging(&brief, checker);
     Some(brief)
@@ -390,7 +412,7 @@ fn check_judge_network(list: &str, index: usize, actor: &Actor, checker: &mut Ch
 }
 
 /// `network: none|allowlist|open` or `network: {mode, allow: [host:port], allow_private}`.
-fn check_network(field: &str, value: &Value, checker: &mut Checker) -> Option<Network> {
+pub(super) fn check_network(field: &str, value: &Value, checker: &mut Checker) -> Option<Network> {
     let mode_of = |text: &str, checker: &mut Checker, field: &str| {
         let mode = NetworkMode::parse(text);
         if mode.is_none() {
@@ -587,6 +609,7 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     judging.self_preference = flag(checker, map, "self_preference");
     judging.blinding_probe = flag(checker, map, "blinding_probe");
     judging.exclude_inconsistent_judges = flag(checker, map, "exclude_inconsistent_judges");
+    judging.null_participant = flag(checker, map, "null_participant");
     if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
         match JudgingMode::parse(&mode) {
             Some(parsed) => judging.mode = parsed,
@@ -614,6 +637,13 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
             Some("remove `judging.policy` (the default is `require_distinct_flavor`) or set `self_preference: false`".into()),
         );
     }
+    if judging.null_participant && judging.mode == JudgingMode::Pairwise {
+        checker.problem(
+            "judging.null_participant",
+            "is a calibration check on rubric scores, not pairwise verdicts".to_owned(),
+            Some("use `mode: rubric`, or remove `null_participant`".into()),
+        );
+    }
     if judging.self_preference && judging.mode == JudgingMode::Pairwise {
         checker.problem(
             "judging.self_preference",
@@ -625,7 +655,7 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
 }
 
 /// A `true`/`false` option of `judging:`.
-fn flag(checker: &mut Checker, map: &Map<String, Value>, key: &str) -> bool {
+pub(super) fn flag(checker: &mut Checker, map: &Map<String, Value>, key: &str) -> bool {
     match map.get(key) {
         None | Some(Value::Null) => false,
         Some(Value::Bool(value)) => *value,
@@ -685,7 +715,11 @@ fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {
     outputs
 }
 
-fn check_resources(field: &str, value: Option<&Value>, checker: &mut Checker) -> Resources {
+pub(super) fn check_resources(
+    field: &str,
+    value: Option<&Value>,
+    checker: &mut Checker,
+) -> Resources {
     let mut resources = Resources::default();
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return resources;
@@ -811,7 +845,7 @@ fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
     }
 }
 
-fn join(prefix: &str, key: &str) -> String {
+pub(super) fn join(prefix: &str, key: &str) -> String {
     if prefix.is_empty() {
         key.to_owned()
     } else {
@@ -819,7 +853,7 @@ fn join(prefix: &str, key: &str) -> String {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "empty",
         Value::Bool(_) => "a boolean",
@@ -830,7 +864,7 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn show(value: &Value) -> String {
+pub(super) fn show(value: &Value) -> String {
     let text = value.to_string();
     if text.chars().count() > 40 {
         format!("`{}…`", text.chars().take(40).collect::<String>())

@@ -68,7 +68,8 @@ fn unknown_fields_name_the_field_and_the_allowed_ones() {
     assert_eq!(
         error.to_string(),
         "`cooks/x/brief.yaml`: field `timeuot`: unknown field (allowed: name, timeout_s, \
-         judge_timeout_s, participants, judges, rubric, judging, outputs, resources, network, consult)"
+         judge_timeout_s, participants, judges, rubric, judging, outputs, resources, network, consult, \
+         verify, scoring)"
     );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");

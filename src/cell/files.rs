@@ -2,8 +2,10 @@
 //!
 //! A cell reads only [`Input`]s, which are texts multicooker wrote or [`Shareable`] cook
 //! files; a `Shareable` is made only by [`CookPaths`] methods for material a cell may see, so
-//! the label mapping, logins of other cells and anything under `judging/_*` cannot be named
-//! here at all. A cell writes only its [`Writable`] areas, which reach the host through
+//! the label mapping, logins of other cells, anything under `judging/_*` and the hidden
+//! `verify/` folder cannot be named here at all. Hidden material is a [`Hidden`], which only
+//! [`VerifierFiles`] accepts and turns into an input ([`HiddenCopy`] has no other maker), so no
+//! participant's, judge's, reviewer's or chef's files can hold it. A cell writes only its [`Writable`] areas, which reach the host through
 //! [`super::collect`]. Its login, if its flavor needs one, is a [`CellLogin`] held in memory.
 //!
 //! Inputs land in the cell's input area (`/work`, read-only for the cell); writable areas are
@@ -12,7 +14,7 @@
 use std::path::PathBuf;
 
 use crate::creds::CellLogin;
-use crate::state::{CookPaths, Shareable};
+use crate::state::{CookPaths, Hidden, Shareable};
 
 /// The cell's input area: root's, read-only for the cell, its working directory.
 pub const INPUT_AREA: &str = "/work";
@@ -39,6 +41,47 @@ pub enum Input {
         /// The host file or folder.
         source: Shareable,
     },
+    /// The cook's hidden material, copied (never linked): a verifier's only.
+    Hidden(HiddenCopy),
+}
+
+impl Input {
+    /// Its path in the input area.
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Text { path, .. } | Self::Folder { path } | Self::Copy { path, .. } => path,
+            Self::Hidden(hidden) => hidden.path(),
+        }
+    }
+
+    /// The host file or folder it copies, if it copies one.
+    pub fn host_source(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::Text { .. } | Self::Folder { .. } => None,
+            Self::Copy { source, .. } => Some(source.path()),
+            Self::Hidden(hidden) => Some(hidden.source().path()),
+        }
+    }
+}
+
+/// The hidden material staged into a verifier cell. Its fields are private and only
+/// [`VerifierFiles::files`] makes one: the type keeps hidden material out of every other role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenCopy {
+    path: String,
+    source: Hidden,
+}
+
+impl HiddenCopy {
+    /// Path in the input area.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The host folder.
+    pub fn source(&self) -> &Hidden {
+        &self.source
+    }
 }
 
 /// An area the cell writes, collected to the host when its program ends.
@@ -169,6 +212,46 @@ impl ReviewerFiles {
             writable: vec![Writable {
                 path: "outbox".into(),
                 cap_bytes: self.outbox_cap,
+                seed: None,
+                collect_to,
+            }],
+            login: None,
+        }
+    }
+}
+
+/// Where a verifier cell finds the output under test (read-only).
+pub const VERIFY_OUTPUT: &str = "output";
+/// Where a verifier cell finds the hidden material (read-only): its working directory.
+pub const VERIFY_HIDDEN: &str = "verify";
+/// The verifier's writable results area.
+pub const VERIFY_RESULTS: &str = "results";
+
+/// A verifier: a read-only copy of one sealed output (`output/`) and of the hidden material
+/// (`verify/`); writes `results/`. Nothing else: no brief, no raw/, no prompt.
+#[derive(Debug, Clone)]
+pub struct VerifierFiles {
+    /// The hidden material.
+    pub hidden: Hidden,
+    /// Cap on `results/`.
+    pub results_cap: u64,
+}
+
+impl VerifierFiles {
+    /// The files of the verifier of `participant`'s sealed output; its results are collected
+    /// to `collect_to`.
+    pub fn files(self, paths: &CookPaths, participant: &str, collect_to: PathBuf) -> CellFiles {
+        CellFiles {
+            inputs: vec![
+                copy(VERIFY_OUTPUT, paths.share_sealed_out(participant)),
+                Input::Hidden(HiddenCopy {
+                    path: VERIFY_HIDDEN.to_owned(),
+                    source: self.hidden,
+                }),
+            ],
+            writable: vec![Writable {
+                path: VERIFY_RESULTS.into(),
+                cap_bytes: self.results_cap,
                 seed: None,
                 collect_to,
             }],

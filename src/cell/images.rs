@@ -27,10 +27,22 @@ pub const LABEL_CONTEXT: &str = "io.multicooker.context";
 /// The two images behind one flavor of one cook.
 #[derive(Debug, Clone)]
 pub struct FlavorImages {
-    /// The shared base (built only when missing; never torn down).
+    /// The base (built only when missing).
     pub base: ImageSpec,
     /// The cook's own image.
     pub cook: ImageSpec,
+    /// Whether the base outlives the run.
+    pub lifetime: BaseLifetime,
+}
+
+/// How long a base image lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseLifetime {
+    /// Shared by every cook, content-addressed, never torn down (a flavor's packaged image).
+    Shared,
+    /// The cook's own, removed at teardown: built from the cook's hidden `verify/` folder, it
+    /// holds hidden material and must not outlive the run.
+    Cook,
 }
 
 /// The base specs of `flavors`, or the first flavor that has no image.
@@ -90,9 +102,50 @@ pub fn image_specs(
                 labels,
                 context,
             };
-            Ok(FlavorImages { base, cook })
+            Ok(FlavorImages {
+                base,
+                cook,
+                lifetime: BaseLifetime::Shared,
+            })
         })
         .collect()
+}
+
+/// The verifier's images from the cook's `verify/Dockerfile` (context: the `verify/` folder):
+/// a base labelled and named for this cook alone, and the thin image with the cell's init.
+pub fn verifier_images(
+    paths: &CookPaths,
+    names: &Names,
+    run_id: &str,
+) -> Result<FlavorImages, FlavorError> {
+    const FLAVOR: &str = "verify";
+    let context = crate::flavor::folder_context(FLAVOR, &paths.verify_dir())?;
+    let labels = |digest: &str| {
+        Labels::new(paths.name(), "image")
+            .with(LABEL_ROOT, &paths.root_id())
+            .with(LABEL_FLAVOR, FLAVOR)
+            .with(LABEL_RUN, run_id)
+            .with(LABEL_CONTEXT, digest)
+    };
+    let base = ImageSpec {
+        tag: format!("{}-verify-base:{}", names.project(), context.digest),
+        labels: labels(&context.digest),
+        context: context.tar,
+    };
+    let thin = thin_context(&base.tag).map_err(|source| FlavorError::Context {
+        flavor: FLAVOR.to_owned(),
+        source,
+    })?;
+    let cook = ImageSpec {
+        tag: names.image(FLAVOR),
+        labels: labels(&context.digest),
+        context: thin,
+    };
+    Ok(FlavorImages {
+        base,
+        cook,
+        lifetime: BaseLifetime::Cook,
+    })
 }
 
 /// Label with the version of the CLI an image runs (see `images/<flavor>/Dockerfile`).
@@ -148,6 +201,10 @@ pub fn start_builds(
     images: Vec<FlavorImages>,
 ) -> ImagesReady {
     for image in &images {
+        // A cook's own base holds hidden material: it goes at teardown like the thin image.
+        if image.lifetime == BaseLifetime::Cook {
+            ledger.record(ObjectRef::image(&image.base.tag));
+        }
         ledger.record(ObjectRef::image(&image.cook.tag));
     }
     let runtime = runtime.clone();

@@ -59,12 +59,14 @@ impl Names {
         &self.project
     }
 
-    /// The container of a participant (`<project>-p-<name>`) or judge (`<project>-j-<name>`).
+    /// The container of a participant (`<project>-p-<name>`), judge (`-j-`), reviewer (`-r-`)
+    /// or a participant's verifier (`-v-`).
     pub fn cell(&self, role: Role, actor: &str) -> String {
         let tag = match role {
             Role::Participant => "p",
             Role::Judge => "j",
             Role::Reviewer => "r",
+            Role::Verifier => "v",
         };
         format!("{}-{tag}-{}", self.project, actor.to_ascii_lowercase())
     }

@@ -172,7 +172,7 @@ pub enum Egress {
 
 impl Egress {
     /// The egress of one cell: judges get only their vendor's API, participants also the
-    /// brief's `allow` list.
+    /// brief's `allow` list, verifiers only `verify.network`'s.
     pub fn of(brief: &Brief, actor: &Actor, role: Role) -> Self {
         let network = brief.network_for(actor);
         match network.mode {
@@ -183,7 +183,9 @@ impl Egress {
                     .iter()
                     .map(|h| (*h).to_owned())
                     .collect();
-                if role == Role::Participant {
+                // A verifier's network comes from `verify.network`; judges and reviewers never
+                // get more than their vendor's API.
+                if matches!(role, Role::Participant | Role::Verifier) {
                     allow.extend(network.allow.iter().cloned());
                 }
                 allow.dedup();

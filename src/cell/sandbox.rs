@@ -80,6 +80,7 @@ impl SandboxReport {
     }
 
     /// Marks the properties `unenforced` names as not enforced by the backend, as reported.
+    #[must_use]
     pub fn with_unenforced(mut self, unenforced: &[crate::runtime::Unenforced]) -> Self {
         for item in unenforced {
             if let Some(check) = self

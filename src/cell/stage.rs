@@ -64,6 +64,7 @@ pub struct StageTar {
     folders: BTreeSet<String>,
     skipped: Vec<Skipped>,
     bytes: u64,
+    entries: u64,
 }
 
 impl std::fmt::Debug for StageTar {
@@ -84,6 +85,8 @@ pub struct Staged {
     pub bytes: u64,
     /// Host entries left out.
     pub skipped: Vec<Skipped>,
+    /// Files and folders in it.
+    pub entries: u64,
 }
 
 impl StageTar {
@@ -110,6 +113,7 @@ impl StageTar {
             folders: BTreeSet::new(),
             skipped: Vec::new(),
             bytes: 0,
+            entries: 0,
         }
     }
 
@@ -120,6 +124,7 @@ impl StageTar {
         header.set_size(bytes.len() as u64);
         self.builder.append_data(&mut header, path, bytes)?;
         self.bytes += bytes.len() as u64;
+        self.entries += 1;
         Ok(())
     }
 
@@ -192,6 +197,7 @@ impl StageTar {
             let mut header = self.header(tar::EntryType::Directory, true);
             header.set_size(0);
             self.builder.append_data(&mut header, path, io::empty())?;
+            self.entries += 1;
         }
         Ok(())
     }
@@ -202,6 +208,7 @@ impl StageTar {
             builder,
             skipped,
             bytes,
+            entries,
             ..
         } = self;
         let archive = match builder.into_inner()? {
@@ -214,6 +221,7 @@ impl StageTar {
             archive,
             bytes,
             skipped,
+            entries,
         })
     }
 
@@ -246,6 +254,7 @@ impl StageTar {
         );
         self.builder.append_data(&mut header, path, reader)?;
         self.bytes += meta.len();
+        self.entries += 1;
         Ok(())
     }
 
@@ -299,9 +308,16 @@ pub struct CellStaging {
 /// Slack above what is staged into an area, so the tar's own folders fit.
 const AREA_SLACK: u64 = 1 << 20;
 
-/// The size of an area holding `staged` bytes: whole MiB, plus slack.
-fn area_size(staged: u64) -> u64 {
-    staged.div_ceil(AREA_SLACK) * AREA_SLACK + AREA_SLACK
+/// What one staged entry may take in an area beyond its bytes: the engine's in-memory file
+/// system gives every file at least one page, so 5,000 one-line files take 20 MiB, not the
+/// 5 MiB of their tar.
+const ENTRY_SLACK: u64 = 4 << 10;
+
+/// The size of an area holding `staged`: its tar's length, a page per entry, whole MiB, plus
+/// slack.
+fn area_size(staged: &Staged) -> u64 {
+    let needed = staged.archive.len + staged.entries * ENTRY_SLACK;
+    needed.div_ceil(AREA_SLACK) * AREA_SLACK + AREA_SLACK
 }
 
 /// Builds the tars of `files` for a cell running as `user` (blocking: reads host files).
@@ -315,6 +331,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
             Input::Text { path, bytes } => inputs.file(path, bytes, false)?,
             Input::Folder { path } => inputs.folder(path)?,
             Input::Copy { path, source } => inputs.tree(path, source.path())?,
+            Input::Hidden(hidden) => inputs.tree(hidden.path(), hidden.source().path())?,
         }
     }
     // No entry for a writable area's folder: the engine makes its mount point, and an entry
@@ -322,7 +339,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
     let staged = inputs.finish()?;
     areas.push(Area {
         target: INPUT_AREA.to_owned(),
-        size_bytes: area_size(staged.archive.len),
+        size_bytes: area_size(&staged),
         owner: (0, 0),
         mode: 0o755,
     });
@@ -358,7 +375,7 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
         let staged = tar.finish()?;
         areas.push(Area {
             target: crate::creds::STAGING_TARGET.to_owned(),
-            size_bytes: area_size(staged.archive.len),
+            size_bytes: area_size(&staged),
             owner: (user.uid, user.gid),
             mode: 0o500,
         });

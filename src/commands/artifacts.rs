@@ -44,18 +44,18 @@ pub(super) fn archive(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
         ArchiveFormat::Dir => Format::Dir,
         ArchiveFormat::Tar => Format::Tar,
     };
-    let archived = artifacts::archive(
-        &paths,
-        &loaded.brief,
-        args.include_operator,
-        format,
-        args.out.as_deref(),
-    )?;
-    let classes = if args.include_operator {
-        "public + operator"
-    } else {
-        "public"
-    };
+    let mut also = Vec::new();
+    if args.include_operator {
+        also.push(artifacts::Visibility::Operator);
+    }
+    if args.include_hidden {
+        also.push(artifacts::Visibility::Hidden);
+    }
+    let archived = artifacts::archive(&paths, &loaded.brief, &also, format, args.out.as_deref())?;
+    let classes = std::iter::once("public")
+        .chain(also.iter().map(|v| v.as_str()))
+        .collect::<Vec<_>>()
+        .join(" + ");
     session.printer.json(&json!({"cook": paths.name(), "dest": archived.dest, "files": archived.files, "skipped": archived.skipped, "classes": classes}));
     session.printer.data(&format!(
         "{}: {} file(s) ({classes}) → {}",
@@ -70,7 +70,7 @@ pub(super) fn archive(args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     session.printer.info(
-        "secret (logins) and host_only (label mapping, sealed inboxes) files are never archived",
+        "secret (logins) and host_only (label mapping, sealed inboxes) files are never archived; hidden ones (verify/, verification/) only with --include-hidden",
     );
     Ok(ExitCode::Success)
 }

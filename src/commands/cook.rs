@@ -37,11 +37,21 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let progress = Arc::new(session.printer.progress("cook", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
+    let verified = if outcome.state == CookState::Cancelled {
+        None
+    } else {
+        super::verify::after_cook(
+            &session,
+            &runtime,
+            (&paths, brief),
+            &selected,
+            &settings.cells,
+        )
+        .await?
+    };
 
     let printer = session.printer;
-    printer.json(
-        &json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results}),
-    );
+    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results, "verifications": verified.as_ref().map(|v| &v.results)}));
     for result in &outcome.results {
         let exit = result
             .exit_code
@@ -54,7 +64,7 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let any_ok = outcome.results.iter().any(|r| r.status == CellState::Ok);
-    if outcome.state == CookState::Cancelled {
+    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
         printer.info(&format!(
             "cancelled; partial outputs are kept in `{}`",
             paths.dir().join("work").display()

@@ -21,6 +21,7 @@ mod resume;
 mod shell;
 mod status;
 mod tail;
+mod verify;
 
 use std::sync::Arc;
 
@@ -38,6 +39,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::New(args) => new::run(&args),
         Command::AddParticipant(args) => add_participant::run(&args),
         Command::Cook(args) => cook::run(&args).await,
+        Command::Verify(args) => verify::run(&args).await,
         Command::Judge(args) => judge::run(&args).await,
         Command::Refine(args) => refine::run(&args).await,
         Command::Chef(args) => chef::run(&args).await,
@@ -137,7 +139,8 @@ fn overview(
     use crate::state::Role;
     let actors = match role {
         Role::Judge | Role::Reviewer => &brief.judges,
-        Role::Participant => &brief.participants,
+        // One verifier per participant, named after it.
+        Role::Participant | Role::Verifier => &brief.participants,
     };
     let mut overview = crate::output::Overview {
         cells: names.len(),
@@ -145,14 +148,25 @@ fn overview(
         ..Default::default()
     };
     for actor in actors.iter().filter(|a| names.contains(&a.name)) {
-        overview.timeout_s = overview.timeout_s.max(brief.timeout_for(actor, role));
-        let dir = match role {
-            Role::Judge | Role::Reviewer => paths.judge_logs(&actor.name),
-            Role::Participant => paths.logs(&actor.name),
+        let (dir, flavor) = match role {
+            Role::Judge | Role::Reviewer => (paths.judge_logs(&actor.name), actor.flavor.as_str()),
+            Role::Participant => (paths.logs(&actor.name), actor.flavor.as_str()),
+            Role::Verifier => (
+                paths.verification_of(&actor.name).join("logs"),
+                crate::verify::plan::VERIFY_FLAVOR,
+            ),
         };
+        let timeout = match role {
+            Role::Verifier => brief
+                .verify
+                .as_ref()
+                .map_or(brief.timeout_for(actor, role), |v| v.timeout_s),
+            _ => brief.timeout_for(actor, role),
+        };
+        overview.timeout_s = overview.timeout_s.max(timeout);
         overview.logs.insert(
             (role, actor.name.clone()),
-            dir.join(format!("{}.stderr.log", actor.flavor)),
+            dir.join(format!("{flavor}.stderr.log")),
         );
     }
     overview

@@ -228,6 +228,27 @@ async fn run_cook(
             return Ok(());
         }
     }
+    // Before the judges: they may be shown the tests' summary (`verify.jury`).
+    if brief.verify.is_some() {
+        let settings = run_settings(
+            &brief,
+            engine,
+            None,
+            brief.participants.len(),
+            cancel.clone(),
+        )?;
+        verify_night_cook(
+            runtime,
+            (&paths, &brief, name),
+            &settings.cells,
+            session,
+            log,
+        )
+        .await?;
+        if cancel.is_cancelled() {
+            return Ok(());
+        }
+    }
     let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
     let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
@@ -255,6 +276,41 @@ async fn run_cook(
     log.event(
         "report.finished",
         &json!({"cook": name, "scored": !written.no_scores}),
+    );
+    Ok(())
+}
+
+/// Verifies every sealed output of a night's cook that has no scored result yet.
+async fn verify_night_cook(
+    runtime: &crate::runtime::SharedRuntime,
+    (paths, brief, name): (&CookPaths, &crate::brief::Brief, &str),
+    settings: &crate::cell::CellSettings,
+    session: &crate::settings::Session,
+    log: &Log,
+) -> anyhow::Result<()> {
+    let everyone: Vec<String> = brief.participants.iter().map(|p| p.name.clone()).collect();
+    let progress = Arc::new(session.printer.progress(
+        "verify",
+        super::overview(paths, brief, crate::state::Role::Verifier, &everyone),
+    ));
+    let verified = crate::verify::verify(
+        runtime,
+        paths,
+        brief,
+        (&everyone, crate::verify::Rerun::Pending),
+        settings,
+        progress,
+    )
+    .await?;
+    report_leftovers(session, &verified.leftovers);
+    let outcomes: Vec<Value> = verified
+        .results
+        .iter()
+        .map(|r| json!({"participant": r.participant, "outcome": r.outcome, "totals": r.totals}))
+        .collect();
+    log.event(
+        "verify.finished",
+        &json!({"cook": name, "verifications": outcomes}),
     );
     Ok(())
 }

@@ -175,10 +175,22 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
     let progress = Arc::new(session.printer.progress("refine", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
+    let verified = if outcome.state == CookState::Cancelled {
+        None
+    } else {
+        super::verify::after_cook(
+            &session,
+            &runtime,
+            (&paths, brief),
+            &selected,
+            &settings.cells,
+        )
+        .await?
+    };
     let printer = session.printer;
     printer.json(&json!({"cook": paths.name(), "round": round, "state": outcome.state, "participants": outcome.results}));
     super::print_results(printer, &outcome.results);
-    if outcome.state == CookState::Cancelled {
+    if outcome.state == CookState::Cancelled || verified.is_some_and(|v| v.cancelled) {
         return Ok(ExitCode::Cancelled);
     }
     if outcome.results.iter().any(|r| r.status == CellState::Ok) {

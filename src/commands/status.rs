@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::cli::{CancelArgs, TaskArgs};
 use crate::error::{ExitCode, UserError};
 use crate::settings;
-use crate::state::{CellState, CookState, Status, find_cook, holder, read_status};
+use crate::state::{CellState, CookState, Role, Status, find_cook, holder, read_status};
 
 /// States in which some process must be running.
 fn in_progress(state: CookState) -> bool {
@@ -26,6 +26,7 @@ fn in_progress(state: CookState) -> bool {
             | CookState::Preflighting
             | CookState::Building
             | CookState::Cooking
+            | CookState::Verifying
             | CookState::Judging
     )
 }
@@ -190,15 +191,19 @@ fn cells(status: &Status, interrupted: bool, printer: crate::output::Printer) {
 /// The command to run next. After a failure that is `resume`, which re-runs exactly the cells
 /// that did not end ok and keeps the rest (issue 17: it used to suggest `cook --participants`).
 fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
+    // A verifier's outcome belongs to the output it tested: `resume` re-runs participants.
     let retryable = status.cells.values().any(|c| {
-        matches!(
-            c.state,
-            CellState::RateLimited
-                | CellState::TimedOut
-                | CellState::StartFailed
-                | CellState::NonZeroExit
-                | CellState::Cancelled
-        ) || (interrupted && !c.state.is_final())
+        c.role != Role::Verifier
+            && matches!(
+                c.state,
+                CellState::RateLimited
+                    | CellState::TimedOut
+                    | CellState::StartFailed
+                    | CellState::NonZeroExit
+                    | CellState::Cancelled
+                    | CellState::NodeLost
+            )
+            || (interrupted && !c.state.is_final())
     });
     let for_good = status
         .cells

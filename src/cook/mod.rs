@@ -24,7 +24,7 @@ use crate::cell::{CellSettings, images, phase, sandbox};
 use crate::creds::Credentials;
 use crate::fsx;
 use crate::progress::Progress;
-use crate::runtime::{RuntimeError, SharedRuntime, TeardownFailure};
+use crate::runtime::{Runtime, RuntimeError, SharedRuntime, TeardownFailure};
 use crate::state::results::{self, Entry, RoundResult};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
@@ -129,6 +129,24 @@ pub struct CookOutcome {
     pub leftovers: Vec<TeardownFailure>,
 }
 
+/// What each result ran: CLI version, backend, image (tag and the id the engine built).
+async fn provenance(
+    runtime: &dyn Runtime,
+    results: &mut [ParticipantResult],
+    versions: &std::collections::BTreeMap<String, String>,
+    bases: &[(String, String)],
+) {
+    for result in results {
+        result.cli_version = versions.get(&result.flavor).cloned();
+        result.backend = Some(runtime.backend().to_owned());
+        if let Some((_, tag)) = bases.iter().find(|(flavor, _)| *flavor == result.flavor) {
+            // The tag names the build context's digest; the id names what the engine built.
+            let id = runtime.image_id(tag).await.ok().flatten();
+            result.image = Some(id.map_or_else(|| tag.clone(), |id| format!("{tag}@{id}")));
+        }
+    }
+}
+
 /// Runs the selected participants of a checked brief.
 pub async fn cook(
     runtime: &SharedRuntime,
@@ -217,15 +235,7 @@ pub async fn cook(
         return Err(RunError::Build(message.to_string()));
     }
     let versions = images::cli_versions(&**runtime, &bases).await;
-    for result in &mut results {
-        result.cli_version = versions.get(&result.flavor).cloned();
-        result.backend = Some(runtime.backend().to_owned());
-        if let Some((_, tag)) = bases.iter().find(|(flavor, _)| *flavor == result.flavor) {
-            // The tag names the build context's digest; the id names what the engine built.
-            let id = runtime.image_id(tag).await.ok().flatten();
-            result.image = Some(id.map_or_else(|| tag.clone(), |id| format!("{tag}@{id}")));
-        }
-    }
+    provenance(&**runtime, &mut results, &versions, &bases).await;
     write_round_result(
         paths,
         brief,

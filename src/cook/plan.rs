@@ -96,6 +96,7 @@ mod tests {
                     format!("{path} = {}", String::from_utf8_lossy(bytes))
                 }
                 Input::Folder { path } => format!("{path}/"),
+                Input::Hidden(hidden) => format!("HIDDEN {}", hidden.path()),
             })
             .collect();
         assert_eq!(

@@ -258,6 +258,27 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             });
         }
     };
+    context_of(flavor, &files)
+}
+
+/// The build context of a cook's own folder with a Dockerfile (the verifier's `verify/`), its
+/// files read without following links; `mc-cell` is added when the Dockerfile copies it.
+pub fn folder_context(name: &str, dir: &Path) -> Result<BuildContext, FlavorError> {
+    let files = read_folder(dir).map_err(|source| FlavorError::Context {
+        flavor: name.to_owned(),
+        source,
+    })?;
+    context_of(name, &files)
+}
+
+fn context_of(
+    flavor: &str,
+    files: &[(String, Vec<u8>, bool)],
+) -> Result<BuildContext, FlavorError> {
+    let context_error = |source| FlavorError::Context {
+        flavor: flavor.to_owned(),
+        source,
+    };
     if MC_CELL.is_empty() {
         return Err(FlavorError::NoCell {
             flavor: flavor.to_owned(),
@@ -265,7 +286,7 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
     }
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
-    for (name, bytes, executable) in &files {
+    for (name, bytes, executable) in files {
         if name == "Dockerfile" {
             needs_cell = String::from_utf8_lossy(bytes)
                 .lines()

@@ -47,7 +47,13 @@ pub struct Asks<'a> {
     pub pairwise: bool,
     /// The vendors to guess from (blinding probe), if the probe is on.
     pub vendors: Option<&'a [String]>,
+    /// Each participant's one-line hidden-test summary (`verify.jury: summary`), written as
+    /// `TESTS.txt` beside its submission; counts only, never a test.
+    pub tests: Option<&'a [(String, String)]>,
 }
+
+/// The file a submission's hidden-test summary is written to.
+pub const TESTS_FILE: &str = "TESTS.txt";
 
 /// Moves earlier outputs of these judges to `judging/_previous/<stamp>/` so a new run never
 /// reuses them under a new mapping (BEHAVIOR.md §10.2), and nothing is lost.
@@ -121,6 +127,18 @@ pub fn build_work(
             &submissions.join(label),
             &options,
         )?;
+        if let Some(tests) = asks.tests {
+            let line = tests
+                .iter()
+                .find(|(p, _)| p == participant)
+                .map_or("Hidden tests: not run on this submission.", |(_, l)| {
+                    l.as_str()
+                });
+            fsx::write_synced(
+                &submissions.join(label).join(TESTS_FILE),
+                format!("{line}\n").as_bytes(),
+            )?;
+        }
     }
     let prompt = if asks.pairwise {
         let ids: Vec<&str> = assignment
@@ -136,6 +154,12 @@ pub fn build_work(
     let prompt = match asks.vendors {
         Some(vendors) => prompt + &probe_prompt(vendors, asks.pairwise),
         None => prompt,
+    };
+    let prompt = if asks.tests.is_some() {
+        prompt
+            + "\nEach submission folder also holds TESTS.txt: how it did on hidden tests run against it (counts only). Weigh it as one piece of evidence; judge what the tests cannot see yourself.\n"
+    } else {
+        prompt
     };
     fsx::write_synced(&work.join("PROMPT.txt"), prompt.as_bytes())?;
     let rubric = brief.rubric.as_ref().map_or(

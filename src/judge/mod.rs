@@ -10,6 +10,7 @@ pub mod inbox;
 pub mod labels;
 pub mod normalize;
 pub mod scores;
+mod submissions;
 pub mod verdicts;
 
 use std::sync::Arc;
@@ -35,6 +36,8 @@ use crate::state::{
 use inbox::Assignment;
 use labels::Shuffler;
 use scores::Rejected;
+pub use submissions::NULL_PARTICIPANT;
+use submissions::{available_outputs, test_summaries};
 
 /// One judge's entry in `JUDGE_RESULT.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -185,12 +188,7 @@ pub async fn judge(
     (settings, resume): (&CellSettings, Resume),
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, RunError> {
-    let available: Vec<String> = brief
-        .participants
-        .iter()
-        .filter(|p| paths.sealed(&p.name).join("out").is_dir())
-        .map(|p| p.name.clone())
-        .collect();
+    let available = available_outputs(paths, brief)?;
     let assignments = assign(brief, judges, &available, seed);
     let running: Vec<&Assignment> = assignments
         .iter()
@@ -367,9 +365,11 @@ fn prepare_inboxes(
     fsx::write_json_atomic(&paths.judging().join("_normalized.json"), &stripped)
         .map_err(prepare)?;
     let vendors = probe_vendors(brief);
+    let tests = test_summaries(paths, brief);
     let asks = inbox::Asks {
         pairwise: brief.judging.mode == JudgingMode::Pairwise,
         vendors: brief.judging.blinding_probe.then_some(vendors.as_slice()),
+        tests: tests.as_deref(),
     };
     for assignment in assignments.iter().filter(|a| !a.mapping.is_empty()) {
         inbox::build_work(paths, brief, assignment, &normalized, asks).map_err(prepare)?;

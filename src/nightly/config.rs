@@ -13,6 +13,7 @@
 //! history: ~/.local/share/multicooker/models-nightly.sqlite   # default
 //! cooks_root: cooks                                          # default, next to this file
 //! judging: {mode: pairwise}                                  # optional, merged into every brief
+//! verify: {timeout_s: 900}                                   # optional, defaults of briefs with verify/
 //! webhook: {url: "https://hooks.example/nightly"}            # optional
 //! seed: 7                                                    # optional
 //! ```
@@ -57,6 +58,8 @@ pub struct Nightly {
     pub cooks_root: PathBuf,
     /// `judging:` keys merged into every brief.
     pub judging: Map<String, Value>,
+    /// `verify:` defaults of every brief that has hidden tests (its own keys win).
+    pub verify: Map<String, Value>,
     /// Where to POST the night's summary.
     pub webhook: Option<String>,
     /// Seed of the label shuffles and the blinding probe's permutations (default: derived from
@@ -75,6 +78,7 @@ const KEYS: &[&str] = &[
     "history",
     "cooks_root",
     "judging",
+    "verify",
     "webhook",
     "seed",
     "backend",
@@ -202,6 +206,14 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
             Map::new()
         }
     };
+    let verify = match map.get("verify") {
+        None => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => {
+            problems.push("`verify`: must be a mapping of brief.yaml `verify:` defaults, e.g. `{timeout_s: 900}`".into());
+            Map::new()
+        }
+    };
     let webhook = match map.get("webhook") {
         None => None,
         Some(w) => match w.get("url").and_then(Value::as_str) {
@@ -263,6 +275,7 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         history,
         cooks_root,
         judging,
+        verify,
         webhook,
         seed,
         backend,

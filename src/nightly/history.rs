@@ -58,6 +58,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "caveat": crate::report::few_clusters_caveat(briefs(night).len(), night.estimates.iter().any(|e| e.estimate.is_some()), "briefs"),
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
             "change_design": design,
+            "pass_rates": night.pass_rates,
         }));
     }
     json!({"nightly": name, "store": store, "nights": out})
@@ -329,6 +330,26 @@ pub fn history_text(document: &Value) -> Vec<String> {
         }
         if let Some(caveat) = night["caveat"].as_str() {
             lines.push(format!("    caveat: {caveat}"));
+        }
+        let rates: Vec<String> = night["pass_rates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{} {:.1} % [{:.1}, {:.1}] ({}/{} over {} brief(s))",
+                    r["participant"].as_str().unwrap_or("?"),
+                    r["estimate"].as_f64().unwrap_or(f64::NAN),
+                    r["lo"].as_f64().unwrap_or(f64::NAN),
+                    r["hi"].as_f64().unwrap_or(f64::NAN),
+                    r["passed"],
+                    r["counted"],
+                    r["briefs"]
+                )
+            })
+            .collect();
+        if !rates.is_empty() {
+            lines.push(format!("    hidden tests: {}", rates.join(", ")));
         }
         for change in night["changes"].as_array().into_iter().flatten() {
             lines.push(change_line(change));

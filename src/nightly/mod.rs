@@ -6,6 +6,7 @@
 
 pub mod config;
 mod history;
+pub mod pass_rates;
 pub mod pool;
 pub mod store;
 
@@ -57,9 +58,11 @@ pub fn write_cook(
     for entry in fs_err::read_dir(template)? {
         let entry = entry?;
         let file = entry.file_name().to_string_lossy().into_owned();
+        // `verify/`: the hidden tests go with the brief (into the cook, never into a cell but a
+        // verifier's).
         let keep = matches!(
             file.as_str(),
-            "BRIEF.md" | "JUDGE_BRIEF.md" | "raw" | "flavors"
+            "BRIEF.md" | "JUDGE_BRIEF.md" | "raw" | "flavors" | crate::state::VERIFY_DIR
         ) || (file.starts_with("FEEDBACK")
             && Path::new(&file)
                 .extension()
@@ -117,6 +120,12 @@ pub fn write_brief_yaml(
         let mut judging = brief["judging"].as_object().cloned().unwrap_or_default();
         judging.extend(nightly.judging.clone());
         brief["judging"] = Value::Object(judging);
+    }
+    // The config's `verify:` are defaults for briefs with hidden tests: the brief's own win.
+    if !nightly.verify.is_empty() && template.join(crate::state::VERIFY_DIR).is_dir() {
+        let mut verify = nightly.verify.clone();
+        verify.extend(brief["verify"].as_object().cloned().unwrap_or_default());
+        brief["verify"] = Value::Object(verify);
     }
     let yaml = format!(
         "# Written by `multicooker nightly` ({}) from {}; JSON is YAML.\n{}\n",
@@ -190,8 +199,10 @@ pub fn fold(
     let mut scores = Vec::new();
     let mut comparisons = Vec::new();
     let mut run_results = Vec::new();
+    let mut pass_counts = Vec::new();
     for cook in cooks {
         let summary = read(&cook.dir.join("summary.json"));
+        pass_counts.extend(pass_rates::cook_pass_counts(cook.brief, &summary, &names));
         let run = read(&cook.dir.join("RUN_RESULT.json"));
         cells.extend(cook_cells(nightly, cook, &summary, &run, &names));
         if pairwise {
@@ -245,6 +256,7 @@ pub fn fold(
         briefs: nightly.briefs.iter().map(|b| brief_record(b)).collect(),
         cells,
         estimates: pooled.estimates,
+        pass_rates: pass_rates::pool_pass_rates(&names, &pass_counts, nightly.briefs.len()),
     }
 }
 

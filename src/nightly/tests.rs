@@ -67,6 +67,7 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
             })
             .collect(),
         cells,
+        pass_rates: Vec::new(),
     }
 }
 

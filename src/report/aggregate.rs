@@ -55,6 +55,11 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             usage: run.usage,
         })
         .collect();
+    let standings = match &pairwise_scores {
+        Some(scores) => pairwise_standings(input, brief, scores, &jury),
+        None => standings(input, brief, &tally.accepted, &jury),
+    };
+    let verification = verification_of(input, brief, &standings);
     Report {
         cook: input.cook.clone(),
         round: input.round,
@@ -72,10 +77,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .map(|s| s.judge.clone())
             .chain(input.verdicts.iter().map(|v| v.judge.clone()))
             .collect(),
-        standings: match &pairwise_scores {
-            Some(scores) => pairwise_standings(input, brief, scores, &jury),
-            None => standings(input, brief, &tally.accepted, &jury),
-        },
+        standings,
         breakdown: tally.breakdown,
         judge_run: judge_result
             .map(|r| r.raw_judges.clone())
@@ -110,7 +112,22 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .map(|p| p.name.clone())
             .collect(),
         jury,
+        verification,
+        null_checks: super::calibration::null_checks(input, brief),
     }
+}
+
+/// The hidden tests beside the jury's scores.
+fn verification_of(
+    input: &ReportInput,
+    brief: &Brief,
+    standings: &[Standing],
+) -> Option<super::verification::VerificationReport> {
+    let jury: Vec<(String, Option<f64>)> = standings
+        .iter()
+        .map(|s| (s.participant.clone(), s.score_pct))
+        .collect();
+    super::verification::build(brief, &input.verifications, &jury)
 }
 
 /// What the judges' scores add up to, collected judge by judge.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 pub use super::html_history::render_history_html;
-use super::html_sections::{bias, pairwise, per_judge, provenance};
+use super::html_sections::{bias, hidden_tests, pairwise, per_judge, provenance};
 
 use serde_json::Value;
 
@@ -121,6 +121,7 @@ pub fn render_leaderboard_html(summary: &Value) -> String {
         out.push_str("<p class=\"badge warn\" id=\"no-scores\">No scores: no judge produced a usable score, so there is no ranking.</p>\n");
     }
     ranking(summary, &mut out);
+    hidden_tests(summary, &mut out);
     agreement(summary, &mut out);
     coverage(summary, &mut out);
     per_judge(summary, &mut out);

@@ -201,3 +201,51 @@ pub(super) fn provenance(summary: &Value, out: &mut String) {
     }
     out.push_str("</ul>\n");
 }
+
+/// The hidden tests: pass rate, Wilson interval, combined score, outcome; then the agreement
+/// between jury and tests. Nothing when the brief has no `verify:`.
+pub(super) fn hidden_tests(summary: &Value, out: &mut String) {
+    let verification = &summary["verification"];
+    let Some(rows) = verification["participants"].as_array() else {
+        return;
+    };
+    out.push_str("<h2>Hidden tests</h2>\n<table id=\"hidden-tests\"><tr><th>Participant</th><th>Passed</th><th>Pass %</th><th>95 % Wilson</th><th>Combined %</th><th>Outcome</th></tr>\n");
+    for row in rows {
+        let passed = match (row["passed"].as_u64(), row["counted"].as_u64()) {
+            (Some(p), Some(n)) => format!("{p}/{n}"),
+            _ => "–".to_owned(),
+        };
+        let interval = if row["lo"].is_null() {
+            "–".to_owned()
+        } else {
+            format!("{} – {}", num(&row["lo"], 1), num(&row["hi"], 1))
+        };
+        let pct = if row["pass_pct"].is_null() {
+            "unscored".to_owned()
+        } else {
+            num(&row["pass_pct"], 1)
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{passed}</td><td>{pct}</td><td>{interval}</td><td>{}</td><td>{}</td></tr>",
+            text(&row["participant"]),
+            if row["combined_pct"].is_null() {
+                "–".to_owned()
+            } else {
+                num(&row["combined_pct"], 1)
+            },
+            text(&row["outcome"]),
+        );
+    }
+    out.push_str("</table>\n");
+    let agreement = &verification["agreement"];
+    if agreement.is_object() {
+        let _ = writeln!(
+            out,
+            "<p id=\"jury-tests-agreement\">Jury and tests: Spearman ρ {}, Kendall τ-b {} over {} participants.</p>",
+            num(&agreement["spearman"], 2),
+            num(&agreement["kendall_tau_b"], 2),
+            text(&agreement["n"])
+        );
+    }
+}

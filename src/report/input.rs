@@ -55,6 +55,9 @@ pub struct ReportInput {
     /// Size of each brief participant's sealed inbox (`judging/_inbox/<participant>/`): total
     /// bytes of its regular files, links never followed; absent when there is no inbox.
     pub output_bytes: IndexMap<String, u64>,
+    /// Each brief participant's hidden-test result (`verification/<p>/result.json`), brief
+    /// order; `None` when never verified.
+    pub verifications: Vec<Option<crate::verify::Verification>>,
 }
 
 /// One pairwise judge's de-anonymized verdicts.
@@ -178,6 +181,17 @@ pub struct SkippedJudge {
 /// Reads everything the report needs. Fails only when `judging/` is missing or a file that
 /// exists cannot be read at all.
 pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
+    let mut input = load_runs(paths, brief)?;
+    input.verifications = brief
+        .participants
+        .iter()
+        .map(|p| crate::verify::Verification::read(paths, &p.name))
+        .collect();
+    Ok(input)
+}
+
+/// Everything but the hidden tests' results.
+fn load_runs(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
     let judging = paths.judging();
     if !judging.is_dir() {
         return Err(ReportError::NoJudging { path: judging });

@@ -10,7 +10,11 @@ use crate::brief::JudgingPolicy;
 pub fn render_leaderboard(report: &Report) -> String {
     let mut lines = header(report);
     ranking_table(report, &mut lines);
+    if let Some(verification) = &report.verification {
+        super::verification::markdown(verification, &mut lines);
+    }
     super::jury_render::markdown(&report.jury, &mut lines);
+    super::calibration::markdown(&report.null_checks, &mut lines);
     left_out(report, &mut lines);
     judge_metrics(report, &mut lines);
     breakdown(report, &mut lines);
@@ -93,20 +97,31 @@ fn egress_line(report: &Report) -> String {
 }
 
 fn ranking_table(report: &Report, lines: &mut Vec<String>) {
+    // With hidden tests: their pass rate (Wilson interval) and the combined score beside the
+    // jury's.
+    let (tests_head, tests_rule, tests_gap) = if report.verification.is_some() {
+        (
+            " Tests % (95 % Wilson) | Combined % |",
+            "------------------------|------------|",
+            " | |",
+        )
+    } else {
+        ("", "", "")
+    };
     lines.push(format!(
-        "| Rank | Participant | Score % | {:.0} % interval | Rank range | Mean % | Size | # judges | Run status | Duration | Tokens | Cost |",
+        "| Rank | Participant | Score % | {:.0} % interval |{tests_head} Rank range | Mean % | Size | # judges | Run status | Duration | Tokens | Cost |",
         report.jury.statistics.level * 100.0
     ));
-    lines.push(
-        "|------|-------------|---------|-------------|------------|--------|------|----------|------------|----------|--------|------|".into(),
-    );
+    lines.push(format!(
+        "|------|-------------|---------|-------------|{tests_rule}------------|--------|------|----------|------------|----------|--------|------|"
+    ));
     for standing in &report.standings {
         lines.push(standing_row(report, standing));
     }
     if let Some(total) = report.run_totals {
         let (tokens, cost) = bold_totals(total);
         lines.push(format!(
-            "| | **Total** | | | | | | | | | {tokens} | {cost} |"
+            "| | **Total** | | |{tests_gap} | | | | | | {tokens} | {cost} |"
         ));
     }
 }
@@ -160,8 +175,12 @@ fn standing_row(report: &Report, standing: &Standing) -> String {
         .and_then(|r| r.status.as_deref())
         .map_or_else(|| "?".to_owned(), cell);
     let usage = run.and_then(|r| r.usage).unwrap_or_default();
+    let tests = report.verification.as_ref().map_or_else(String::new, |v| {
+        let (tests, combined) = super::verification::ranking_cells(v, &standing.participant);
+        format!(" {tests} | {combined} |")
+    });
     format!(
-        "| {rank} | {} | {score} | {interval} | {range} | {mean} | {size} | {} | {status} | {} | {} | {} |",
+        "| {rank} | {} | {score} | {interval} |{tests} {range} | {mean} | {size} | {} | {status} | {} | {} | {} |",
         standing.participant,
         standing.num_judges,
         duration(run.and_then(|r| r.duration_s)),

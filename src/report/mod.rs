@@ -8,6 +8,7 @@
 //! no hash-map order, no current time. This module never touches the engine or the mapping.
 
 mod aggregate;
+pub mod calibration;
 mod format;
 pub mod html;
 mod html_history;
@@ -22,6 +23,7 @@ mod probes;
 mod ranking;
 mod score;
 mod summary;
+pub mod verification;
 
 use std::path::{Path, PathBuf};
 

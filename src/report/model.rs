@@ -51,6 +51,11 @@ pub struct Report {
     pub injection_flags: Vec<super::injection::InjectionFlag>,
     /// Intervals, tied groups, agreement, coverage and the bias measurements.
     pub jury: super::jury::Jury,
+    /// The hidden tests' pass rates, the combined score and their agreement with the jury, when
+    /// the brief has `verify:`.
+    pub verification: Option<super::verification::VerificationReport>,
+    /// Each judge's score of the null participant, when the brief asks for one.
+    pub null_checks: Vec<super::calibration::NullCheck>,
 }
 
 impl Report {

@@ -32,6 +32,18 @@ pub fn render_summary(report: &Report) -> Value {
     });
     if let Value::Object(map) = &mut summary {
         super::jury_render::summary_keys(report, map);
+        if !report.null_checks.is_empty() {
+            map.insert(
+                "null_participant".into(),
+                super::calibration::summary(&report.null_checks),
+            );
+        }
+        if let Some(verification) = &report.verification {
+            map.insert(
+                "verification".into(),
+                super::verification::summary(verification),
+            );
+        }
         if let Some(usage_totals) = &report.usage_totals {
             map.insert("usage_totals".into(), usage_totals.clone());
         }
@@ -77,6 +89,20 @@ fn standing(report: &Report, standing: &Standing) -> Value {
         "tokens": usage.tokens,
         "cost_usd": usage.cost_usd,
     });
+    if let (Some(verification), Value::Object(map)) = (&report.verification, &mut entry) {
+        let row = verification.row(&standing.participant);
+        let rate = row.and_then(|r| r.rate);
+        map.insert(
+            "tests_pct".into(),
+            json!(rate.map(|r| round2(r.estimate * 100.0))),
+        );
+        map.insert("tests_lo".into(), json!(rate.map(|r| round2(r.lo * 100.0))));
+        map.insert("tests_hi".into(), json!(rate.map(|r| round2(r.hi * 100.0))));
+        map.insert(
+            "combined_pct".into(),
+            json!(row.and_then(|r| r.combined_pct).map(round2)),
+        );
+    }
     if standing.rank.is_none()
         && let Value::Object(map) = &mut entry
     {

@@ -19,6 +19,20 @@ impl Shareable {
     }
 }
 
+/// The cook's hidden material (`verify/`: tests, fixtures, expected outputs, the runner). Only
+/// [`CookPaths::hidden`] makes one, and only a verifier's files
+/// ([`VerifierFiles`](crate::cell::files::VerifierFiles)) accept it: no other role's cell can be
+/// given it, and no [`Shareable`] names anything under `verify/` (a type, not a comment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden(PathBuf);
+
+impl Hidden {
+    /// The host folder.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// The paths of one cook folder. The folder name is the cook's identity: it names the cook in
 /// status.json, events, summary.json and every engine object's label.
 #[derive(Debug, Clone)]
@@ -67,6 +81,28 @@ impl CookPaths {
     /// `raw/`: reference material, mounted read-only.
     pub fn raw(&self) -> PathBuf {
         self.dir.join("raw")
+    }
+    /// `verify/`: the hidden material, next to brief.yaml. Never staged into a participant,
+    /// judge, reviewer or chef cell, never archived unless asked.
+    pub fn verify_dir(&self) -> PathBuf {
+        self.dir.join(VERIFY_DIR)
+    }
+    /// The hidden material, for a verifier cell only.
+    pub fn hidden(&self) -> Hidden {
+        Hidden(self.verify_dir())
+    }
+    /// `verification/`: what the verifier cells gave back, per participant (a name that cannot
+    /// be taken for the hidden `verify/` folder).
+    pub fn verification(&self) -> PathBuf {
+        self.dir.join("verification")
+    }
+    /// `verification/<participant>/`: its result file, its results area and its logs.
+    pub fn verification_of(&self, participant: &str) -> PathBuf {
+        self.verification().join(participant)
+    }
+    /// `verification/_previous/`: earlier results, kept when a verification runs again.
+    pub fn verification_previous(&self) -> PathBuf {
+        self.verification().join("_previous")
     }
     /// `work/<participant>/`.
     pub fn work(&self, participant: &str) -> PathBuf {
@@ -123,6 +159,11 @@ impl CookPaths {
     /// raw/, reference material for every role.
     pub fn share_raw(&self) -> Shareable {
         Shareable(self.raw())
+    }
+    /// A participant's sealed output (`judging/_inbox/<participant>/out/`), for its own
+    /// verifier cell.
+    pub fn share_sealed_out(&self, participant: &str) -> Shareable {
+        Shareable(self.sealed(participant).join("out"))
     }
     /// A participant's own previous output (a refine round edits it).
     pub fn share_out(&self, participant: &str) -> Shareable {
@@ -211,6 +252,9 @@ impl CookPaths {
         self.dir.join(".gitignore")
     }
 }
+
+/// The hidden material's folder name in a cook.
+pub const VERIFY_DIR: &str = "verify";
 
 /// This process's namespace (`--namespace`, else `MULTICOOKER_NAMESPACE`), set once.
 static NAMESPACE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();

@@ -22,6 +22,8 @@ pub enum Phase {
     Refine,
     /// `resume`.
     Resume,
+    /// `verify` (or the verification after `cook`).
+    Verify,
     /// `report`.
     Report,
 }
@@ -41,6 +43,8 @@ pub enum CookState {
     Cooking,
     /// Outputs are sealed; ready to judge.
     Sealed,
+    /// Verifier cells are running (the state before them comes back when they end).
+    Verifying,
     /// Judge cells are running.
     Judging,
     /// Judging finished; ready to report. (The reference stays in `judging`, §10.7.)
@@ -63,6 +67,8 @@ pub enum Role {
     Judge,
     /// A `consult` reviewer of one candidate.
     Reviewer,
+    /// Runs the hidden tests against one sealed output.
+    Verifier,
 }
 
 impl Role {
@@ -72,6 +78,7 @@ impl Role {
             Self::Participant => "participant",
             Self::Judge => "judge",
             Self::Reviewer => "reviewer",
+            Self::Verifier => "verifier",
         }
     }
 }

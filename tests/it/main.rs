@@ -22,3 +22,6 @@ mod nightly;
 mod readme;
 mod reference;
 mod refine;
+mod verify;
+mod verify_attacks;
+mod verify_hidden;

@@ -290,3 +290,62 @@ fn a_failed_night_says_so_and_why_everywhere() {
     assert!(text.contains("because cook `"), "{text}");
     assert!(setup.cook.leftovers_under_root().is_empty());
 }
+
+/// Issue 14: a brief with hidden tests is verified in every cook of the night (the config's
+/// `verify:` defaults apply), and the night keeps each participant's pass rate, pooled across
+/// briefs, with its interval.
+#[test]
+fn a_night_verifies_briefs_with_hidden_tests_and_keeps_pooled_pass_rates() {
+    let participants = "  - {name: a, flavor: dummy, model: \"quality:4,solve:42\"}\n  - {name: b, flavor: dummy, model: \"quality:2,solve:7\"}\n";
+    let setup = setup(
+        "nverify",
+        participants,
+        "verify: {image: dummy, timeout_s: 30}\n",
+    );
+    let hidden = setup.cook.root().join("brief-a/verify");
+    fs_err::create_dir_all(&hidden).unwrap();
+    fs_err::write(
+        hidden.join("tests.json"),
+        r#"{"tests": [{"name": "answer", "file": "answer.txt", "equals": "42"}, {"name": "result", "file": "RESULT.md", "exists": true}]}"#,
+    )
+    .unwrap();
+    let output = setup.nightly("2026-11-20");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let history = setup.history();
+    let rates = history["nights"][0]["pass_rates"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let rate = |who: &str| {
+        rates
+            .iter()
+            .find(|r| r["participant"] == who)
+            .unwrap()
+            .clone()
+    };
+    // Brief a, two repeats, two tests each: a passes 4 of 4, b 2 of 4; brief b has no tests.
+    assert_eq!(
+        (rate("a")["passed"].as_u64(), rate("a")["counted"].as_u64()),
+        (Some(4), Some(4)),
+        "{rates:?}"
+    );
+    assert_eq!(rate("b")["estimate"], 50.0, "{rates:?}");
+    assert_eq!(
+        (rate("b")["briefs"].as_u64(), rate("b")["method"].as_str()),
+        (Some(1), Some("wilson"))
+    );
+    assert!(rate("b")["lo"].as_f64().unwrap() < 50.0 && rate("b")["hi"].as_f64().unwrap() > 50.0);
+    let text = setup
+        .cook
+        .run_args(&["history", setup.config.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("hidden tests: a 100.0 %"),
+        "{}",
+        show(&text)
+    );
+    assert!(
+        setup.cook.leftovers_under_root().is_empty(),
+        "{:?}",
+        setup.cook.leftovers_under_root()
+    );
+}

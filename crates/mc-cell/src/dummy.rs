@@ -87,6 +87,9 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
     for directive in script {
         match directive {
             Directive::Note(note) => text.push_str(&format!("\n{note}\n")),
+            Directive::Solve(_) | Directive::LoopForever | Directive::Cheat => {
+                crate::solution::write(directive, out)?;
+            }
             Directive::Plant(path) => {
                 let path = out.join(path);
                 if let Some(parent) = path.parent() {
@@ -174,8 +177,11 @@ fn read_rubric(path: &Path) -> Result<Rubric, String> {
     Ok(Rubric { scale, dimensions })
 }
 
-/// The value every dimension of a submission gets.
+/// The value every dimension of a submission gets (`generous`: the top of the scale).
 fn quality_of(submission: &Path, scale: (i64, i64)) -> i64 {
+    if GENEROUS.load(std::sync::atomic::Ordering::Relaxed) {
+        return scale.1;
+    }
     let Ok(text) = std::fs::read_to_string(submission.join("out/RESULT.md")) else {
         return scale.0;
     };
@@ -285,7 +291,13 @@ fn guesses(script: &[Directive]) -> Result<Option<Json>, String> {
     )))
 }
 
+/// Set once by a `generous` judge before it scores anything.
+static GENEROUS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub(crate) fn judge_outputs(script: &[Directive]) -> Result<(), String> {
+    if script.contains(&Directive::Generous) {
+        GENEROUS.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let rubric = read_rubric(Path::new("/work/RUBRIC.json")).map_err(|e| {
         eprintln!("mc-cell: {e}");
         e

@@ -51,6 +51,7 @@ pub fn perform(directive: &Directive, out: &Path) {
             report("fifo-as", make_fifo(&path));
         }
         Directive::Env => report("env", probe::write_env(&out.join("ENV.txt"))),
+        Directive::Search(needle) => report("search", crate::search::write_search(needle, out)),
         _ => {}
     }
 }

@@ -1,7 +1,8 @@
 //! mc-cell: the program multicooker runs inside its own images. std only, no dependencies,
 //! compiled statically by multicooker's build.rs so it runs in a `FROM scratch` image with no
-//! registry. It is the `dummy` flavor (a scriptable stand-in for an LLM coding CLI), the egress
-//! proxy that stands beside allowlisted cells, and the canary that checks it.
+//! registry. It is the `dummy` flavor (a scriptable stand-in for an LLM coding CLI), its test
+//! runner for verifier cells (`verify`), the egress proxy that stands beside allowlisted cells,
+//! and the canary that checks it.
 
 mod canary;
 mod dummy;
@@ -14,6 +15,9 @@ mod probe;
 mod proxy;
 mod run;
 mod script;
+mod search;
+mod solution;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
         Some("proxy") => proxy::run(&args[2..]),
         Some("canary") => canary::run(&args[2..]),
         Some("run") => run::run(args.get(2).map_or("", String::as_str)),
+        Some("verify") => verify::run(&args[2..]),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -43,7 +48,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: mc-cell dummy | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+                "usage: mc-cell dummy | verify [--spec P] | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
             );
             ExitCode::from(2)
         }

@@ -74,6 +74,20 @@ pub enum Directive {
     Link { name: String, target: String },
     /// Replaces out/<name> by a FIFO.
     FifoAs(String),
+    /// Participant: `solve:ANSWER` writes out/answer.txt and a program printing ANSWER
+    /// (out/solution.mcs), for the hidden tests to check.
+    Solve(String),
+    /// Participant: out/solution.mcs loops forever (the verifier's timeout must end it).
+    LoopForever,
+    /// Participant: every known way to game the tests: its own conftest.py, runner, spec and
+    /// forged reports in out/, and a program that forges the verifier's results and edits its
+    /// tests while printing a wrong answer.
+    Cheat,
+    /// `search:NEEDLE`: lists every readable file of the cell (outside /proc, /sys, /dev) whose
+    /// bytes contain NEEDLE, in SEARCH-<k>.txt (k: the how-manyth search).
+    Search(String),
+    /// Judge only: every submission gets the top of the scale, whatever it holds.
+    Generous,
 }
 
 /// A script that could not be parsed.
@@ -184,6 +198,11 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             }
         }
         "fifo-as" => Directive::FifoAs(need("a name")?.to_owned()),
+        "solve" => Directive::Solve(need("an answer")?.replace('_', " ")),
+        "loop-forever" => Directive::LoopForever,
+        "cheat" => Directive::Cheat,
+        "search" => Directive::Search(need("a needle")?.to_owned()),
+        "generous" => Directive::Generous,
         _ => {
             return Err(ScriptError(format!(
                 "mc-cell: unknown dummy directive `{token}`"

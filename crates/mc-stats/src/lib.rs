@@ -17,6 +17,8 @@
 //! - [`krippendorff_alpha_interval`]: agreement between judges.
 //! - [`permutation_p_value`]: the blinding probe against a judge that knows only the vendors'
 //!   counts.
+//! - [`wilson_interval`]: the share of hidden tests an output passed; [`spearman`] and
+//!   [`kendall_tau_b`]: how far the jury's ordering and the tests' agree.
 //!
 //! Kept for comparison and benchmarks (`tests/it/coverage.rs` shows why the report left
 //! them): [`cluster_means`] and [`bradley_terry_bootstrap`] (percentile cluster bootstrap,
@@ -50,11 +52,13 @@ mod additive;
 mod binomial;
 mod bootstrap;
 mod bradley_terry;
+mod correlation;
 mod groups;
 mod jackknife;
 mod krippendorff;
 mod means;
 mod permutation;
+mod proportion;
 mod ranking;
 mod rng;
 mod separation;
@@ -63,11 +67,13 @@ mod student_t;
 pub use additive::{AdditiveFit, Cell, Shape, additive_fit};
 pub use binomial::binomial_upper_tail;
 pub use bradley_terry::{bradley_terry, bradley_terry_bootstrap};
+pub use correlation::{RankCorrelation, kendall_tau_b, spearman};
 pub use groups::tied_groups;
 pub use jackknife::{TInterval, difference_interval, mean_interval};
 pub use krippendorff::krippendorff_alpha_interval;
 pub use means::cluster_means;
 pub use permutation::permutation_p_value;
+pub use proportion::{Proportion, wilson_interval};
 pub use ranking::{Ranking, additive_ranking, bradley_terry_ranking};
 pub use separation::{PairTest, RankRange, holm, rank_ranges};
 pub use student_t::{minimum_detectable_difference, t_critical, t_quantile, t_two_sided_p};

@@ -367,3 +367,17 @@ values = np.array([l[0] - l[2] for l in leave])
 se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
 diff = logit(full[0]) - logit(full[2])
 print("pair 0-2", repr(diff), repr(float(se)), repr(float(2 * stats.t.sf(abs(diff / se), k - 1))))
+
+section("wilson_interval (tests/it/reference_proportions.rs: wilson_matches_statsmodels)")
+from statsmodels.stats.proportion import proportion_confint
+for (k, n, level) in [(7, 10, 0.95), (0, 5, 0.95), (5, 5, 0.95), (1, 1, 0.95), (37, 120, 0.90), (0, 1, 0.95)]:
+    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    print(k, n, level, repr(float(lo)), repr(float(hi)))
+
+section("rank correlation (tests/it/reference_proportions.rs: rank_correlations_match_scipy)")
+JURY = [62.5, 71.0, 48.0, 80.0, 71.0, 55.5]
+TESTS = [0.6, 0.9, 0.3, 0.8, 0.7, 0.7]
+rho = stats.spearmanr(JURY, TESTS)
+tau = stats.kendalltau(JURY, TESTS, variant="b")
+print("spearman", repr(float(rho.statistic)), repr(float(rho.pvalue)))
+print("kendall_b", repr(float(tau.statistic)))

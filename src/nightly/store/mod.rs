@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
+mod pass_rates;
+
+pub use pass_rates::PassRateRecord;
+
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -86,6 +90,7 @@ ALTER TABLE nights ADD COLUMN failures TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE arms ADD COLUMN backend TEXT;
 ALTER TABLE arms ADD COLUMN nodes TEXT NOT NULL DEFAULT '[]';
 ",
+    pass_rates::MIGRATION,
 ];
 
 /// Why the store cannot be used.
@@ -247,6 +252,8 @@ pub struct NightRecord {
     pub cells: Vec<CellRecord>,
     /// Pooled estimates, ranked.
     pub estimates: Vec<EstimateRecord>,
+    /// Hidden-test pass rates pooled across briefs (briefs with `verify:` only).
+    pub pass_rates: Vec<PassRateRecord>,
 }
 
 /// An open store.
@@ -336,26 +343,7 @@ impl Store {
         )
         .map_err(sqlite)?;
         let id = tx.last_insert_rowid();
-        for a in &night.arms {
-            tx.execute(
-                "INSERT INTO arms (night_id, participant, flavor, model, models_reported, cli_version, image, limits, egress, web_tools, backend, nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    id,
-                    a.participant,
-                    a.flavor,
-                    a.model,
-                    serde_json::to_string(&a.models_reported).unwrap_or_default(),
-                    a.cli_version,
-                    a.image,
-                    a.limits,
-                    a.egress,
-                    a.web_tools,
-                    a.backend,
-                    serde_json::to_string(&a.nodes).unwrap_or_default()
-                ],
-            )
-            .map_err(sqlite)?;
-        }
+        put_arms(&tx, id, &night.arms).map_err(sqlite)?;
         for b in &night.briefs {
             tx.execute(
                 "INSERT INTO briefs VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -406,6 +394,7 @@ impl Store {
             )
             .map_err(sqlite)?;
         }
+        pass_rates::put(&tx, id, &night.pass_rates).map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
         Ok(id)
     }
@@ -443,6 +432,7 @@ impl Store {
                     briefs: Vec::new(),
                     cells: Vec::new(),
                     estimates: Vec::new(),
+                    pass_rates: Vec::new(),
                 })
             })
             .map_err(|e| self.sqlite(e))?;
@@ -538,6 +528,7 @@ impl Store {
             .map_err(sqlite)?
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
+        night.pass_rates = pass_rates::read(&self.connection, night.id).map_err(sqlite)?;
         Ok(())
     }
 
@@ -549,6 +540,30 @@ impl Store {
             .map(Option::unwrap_or_default)
             .map_err(|e| self.sqlite(e))
     }
+}
+
+/// The arms of night `id`.
+fn put_arms(tx: &rusqlite::Transaction<'_>, id: i64, arms: &[ArmRecord]) -> rusqlite::Result<()> {
+    for a in arms {
+        tx.execute(
+            "INSERT INTO arms (night_id, participant, flavor, model, models_reported, cli_version, image, limits, egress, web_tools, backend, nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                id,
+                a.participant,
+                a.flavor,
+                a.model,
+                serde_json::to_string(&a.models_reported).unwrap_or_default(),
+                a.cli_version,
+                a.image,
+                a.limits,
+                a.egress,
+                a.web_tools,
+                a.backend,
+                serde_json::to_string(&a.nodes).unwrap_or_default()
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -54,6 +54,16 @@ fn night(name: &str) -> NightRecord {
             plain: Some(61.0),
             length_controlled: None,
         }],
+        pass_rates: vec![PassRateRecord {
+            participant: "a".into(),
+            estimate: 75.0,
+            lo: 40.0,
+            hi: 93.0,
+            passed: 6,
+            counted: 8,
+            briefs: 1,
+            method: "wilson".into(),
+        }],
     }
 }
 
@@ -80,6 +90,11 @@ fn nights_round_trip_and_a_night_stored_again_replaces_itself() {
     assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
     assert_eq!(nights[1].estimates[0].rank, Some(1));
     assert_eq!(nights[1].cells[0].output_bytes, Some(1234));
+    assert_eq!(
+        nights[1].pass_rates,
+        night("x").pass_rates,
+        "pass rates round-trip"
+    );
     assert_eq!(store.nights("n", Some(1)).unwrap()[0].night, "2026-11-22");
 }
 

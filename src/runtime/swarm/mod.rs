@@ -207,9 +207,10 @@ impl Inner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(node_id)
             .cloned();
-        let hostname = match known {
-            Some(hostname) => hostname,
-            None => {
+        let hostname = if let Some(hostname) = known {
+            hostname
+        } else {
+            {
                 let node = self
                     .docker()
                     .inspect_node(node_id)
@@ -307,7 +308,7 @@ impl Inner {
                 "it needs {:.1} CPUs and {} MiB, the largest Ready node has {:.1} CPUs and {} MiB: lower `resources.cpus`/`resources.mem_limit` in brief.yaml or add a larger node",
                 spec.limits.cpus,
                 wanted_memory >> 20,
-                cpus as f64 / 1e9,
+                f64::from(u32::try_from(cpus / 1_000_000).unwrap_or(u32::MAX)) / 1e3,
                 memory >> 20
             ),
         })

@@ -33,6 +33,10 @@ pub(super) fn alone_network(cell: &str) -> String {
 }
 
 /// The service of one cell.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the whole spec in one literal, field by field"
+)]
 pub(super) fn service_spec(
     spec: &CellSpec,
     image: &str,

@@ -9,3 +9,4 @@ mod properties;
 mod reference;
 mod reference_intervals;
 mod reference_model;
+mod reference_proportions;

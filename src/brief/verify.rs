@@ -1,0 +1,276 @@
+//! Strict checking of `verify:` (hidden tests run against every sealed output) and `scoring:`
+//! (how their pass rate and the jury's score combine). Problems name the field and the fix,
+//! like every other part of brief.yaml.
+
+use serde_json::{Map, Value};
+
+use super::model::{
+    DEFAULT_VERIFY_TIMEOUT_S, JuryView, Network, NetworkMode, Scoring, VerifierImage, Verify,
+};
+use super::parse::{Checker, check_network, check_resources, join, kind, show};
+
+const VERIFY_KEYS: &[&str] = &[
+    "image",
+    "command",
+    "timeout_s",
+    "resources",
+    "network",
+    "tests",
+    "jury",
+];
+const SCORING_KEYS: &[&str] = &["verify", "jury"];
+
+/// Folders of the verifier cell the runner may not come from: the output under test and the
+/// results area are the participant's and the runner's writing, never a runner.
+const NOT_A_RUNNER: &[&str] = &["/work/output", "/work/results"];
+
+/// Checks `verify:`.
+pub(super) fn check_verify(value: &Value, checker: &mut Checker) -> Option<Verify> {
+    let map = checker.mapping("verify", value)?;
+    checker.unknown_keys("verify", map, VERIFY_KEYS);
+    let image = match checker.string("verify.image", map.get("image")) {
+        None => VerifierImage::default(),
+        Some(text) => parse_choice(
+            checker,
+            "verify.image",
+            &text,
+            VerifierImage::parse,
+            &VerifierImage::NAMES,
+        )
+        .unwrap_or_default(),
+    };
+    let command = map
+        .get("command")
+        .filter(|v| !v.is_null())
+        .and_then(|v| check_command(v, checker));
+    let timeout_s = checker
+        .positive_int("verify.timeout_s", map.get("timeout_s"))
+        .unwrap_or(DEFAULT_VERIFY_TIMEOUT_S);
+    let resources = check_resources("verify.resources", map.get("resources"), checker);
+    // The verifier runs the participant's code: it gets no network unless the brief says so.
+    let network = map
+        .get("network")
+        .filter(|v| !v.is_null())
+        .and_then(|v| check_network("verify.network", v, checker))
+        .unwrap_or(Network {
+            mode: NetworkMode::None,
+            ..Network::default()
+        });
+    let tests = checker.positive_int("verify.tests", map.get("tests"));
+    let jury = match checker.string("verify.jury", map.get("jury")) {
+        None => JuryView::default(),
+        Some(text) => parse_choice(
+            checker,
+            "verify.jury",
+            &text,
+            JuryView::parse,
+            &JuryView::NAMES,
+        )
+        .unwrap_or_default(),
+    };
+    Some(Verify {
+        image,
+        command,
+        timeout_s,
+        resources,
+        network,
+        tests,
+        jury,
+    })
+}
+
+fn parse_choice<T>(
+    checker: &mut Checker,
+    field: &str,
+    text: &str,
+    parse: fn(&str) -> Option<T>,
+    names: &[&str],
+) -> Option<T> {
+    let parsed = parse(text);
+    if parsed.is_none() {
+        checker.problem(
+            field,
+            format!("unknown value `{text}`"),
+            Some(format!("use one of: {}", names.join(", "))),
+        );
+    }
+    parsed
+}
+
+/// `command: [program, arg, …]`: the runner, from the image or the hidden folder.
+fn check_command(value: &Value, checker: &mut Checker) -> Option<Vec<String>> {
+    let items = match value.as_array() {
+        Some(items) if !items.is_empty() => items,
+        _ => {
+            checker.problem(
+                "verify.command",
+                format!("must be a non-empty list of strings, not {}", kind(value)),
+                Some("for example `command: [sh, run-tests.sh]` (run in `/work/verify`)".into()),
+            );
+            return None;
+        }
+    };
+    let mut command = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(text) if !text.is_empty() && !text.contains('\0') => command.push(text.to_owned()),
+            _ => checker.problem(
+                format!("verify.command[{i}]"),
+                format!("must be a non-empty string, not {}", show(item)),
+                None,
+            ),
+        }
+    }
+    let program = command.first()?;
+    if let Some(place) = NOT_A_RUNNER
+        .iter()
+        .find(|p| program == *p || program.starts_with(&format!("{p}/")))
+    {
+        checker.problem(
+            "verify.command[0]",
+            format!("`{program}` runs a program from `{place}`, which the participant wrote"),
+            Some("run the runner from the image or from `/work/verify` (the hidden folder)".into()),
+        );
+        return None;
+    }
+    (command.len() == items.len()).then_some(command)
+}
+
+/// Checks `scoring:`; `has_verify` says whether the brief has `verify:` to weigh.
+pub(super) fn check_scoring(
+    value: &Value,
+    has_verify: bool,
+    checker: &mut Checker,
+) -> Option<Scoring> {
+    let map = checker.mapping("scoring", value)?;
+    checker.unknown_keys("scoring", map, SCORING_KEYS);
+    let verify = weight(map, "verify", checker)?;
+    let jury = weight(map, "jury", checker)?;
+    if verify + jury == 0 {
+        checker.problem(
+            "scoring",
+            "weights sum to 0",
+            Some("for example `scoring: {verify: 50, jury: 50}`".into()),
+        );
+        return None;
+    }
+    if !has_verify {
+        checker.problem(
+            "scoring",
+            "weighs the hidden tests, but the brief has no `verify:`",
+            Some("add `verify:` (and a `verify/` folder), or remove `scoring:`".into()),
+        );
+        return None;
+    }
+    Some(Scoring { verify, jury })
+}
+
+fn weight(map: &Map<String, Value>, key: &str, checker: &mut Checker) -> Option<u32> {
+    let field = join("scoring", key);
+    let Some(value) = map.get(key).filter(|v| !v.is_null()) else {
+        checker.problem(
+            &field,
+            "is required",
+            Some("give both weights, e.g. `scoring: {verify: 50, jury: 50}`".into()),
+        );
+        return None;
+    };
+    let parsed = value.as_u64().and_then(|w| u32::try_from(w).ok());
+    if parsed.is_none() {
+        checker.problem(
+            &field,
+            format!("must be a whole number from 0, not {}", show(value)),
+            None,
+        );
+    }
+    parsed
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn parse(extra: &str) -> Result<crate::brief::Brief, String> {
+        let yaml = format!("name: t\nparticipants:\n  - {{name: a, flavor: dummy}}\n{extra}");
+        crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes())
+            .map(|l| l.brief)
+            .map_err(|e| {
+                use crate::error::Hint;
+                format!("{e} / {}", e.hint().unwrap_or_default())
+            })
+    }
+
+    #[test]
+    fn verify_defaults_to_a_dockerfile_with_no_network_and_a_blind_jury() {
+        let brief = parse("verify: {}\n").unwrap();
+        let verify = brief.verify.unwrap();
+        assert_eq!(verify.image, VerifierImage::Dockerfile);
+        assert_eq!(verify.network.mode, NetworkMode::None);
+        assert_eq!(verify.jury, JuryView::Blind);
+        assert_eq!(
+            (verify.timeout_s, verify.command, verify.tests),
+            (DEFAULT_VERIFY_TIMEOUT_S, None, None)
+        );
+        assert_eq!(brief.scoring, None);
+    }
+
+    #[test]
+    fn a_full_verify_and_scoring_section_is_read() {
+        let brief = parse(
+            "verify: {image: dummy, command: [sh, run.sh], timeout_s: 30, tests: 4, jury: summary, network: {mode: allowlist, allow: [\"pypi.org:443\"]}, resources: {cpus: 0.5}}\nscoring: {verify: 70, jury: 30}\n",
+        )
+        .unwrap();
+        let verify = brief.verify.unwrap();
+        assert_eq!(verify.command.unwrap(), ["sh", "run.sh"]);
+        assert_eq!((verify.timeout_s, verify.tests), (30, Some(4)));
+        assert_eq!(verify.jury, JuryView::Summary);
+        assert_eq!(verify.network.allow, ["pypi.org:443"]);
+        assert_eq!(verify.resources.cpus, Some(0.5));
+        assert_eq!(
+            brief.scoring,
+            Some(Scoring {
+                verify: 70,
+                jury: 30
+            })
+        );
+    }
+
+    #[test]
+    fn a_runner_from_the_output_under_test_is_refused_with_the_fix() {
+        let error = parse("verify: {command: [/work/output/run-tests.sh]}\n").unwrap_err();
+        assert!(
+            error.contains("field `verify.command[0]`: `/work/output/run-tests.sh` runs a program from `/work/output`, which the participant wrote"),
+            "{error}"
+        );
+        assert!(error.contains("run the runner from the image or from `/work/verify`"));
+    }
+
+    #[test]
+    fn mistakes_in_verify_and_scoring_name_their_field() {
+        let error = parse(
+            "verify: {image: python, jury: open, timeout_s: 0, command: []}\nscoring: {verify: 1}\n",
+        )
+        .unwrap_err();
+        for field in [
+            "verify.image",
+            "verify.jury",
+            "verify.timeout_s",
+            "verify.command",
+            "scoring.jury",
+        ] {
+            assert!(
+                error.contains(&format!("field `{field}`")),
+                "{field}: {error}"
+            );
+        }
+        let error = parse("scoring: {verify: 1, jury: 1}\n").unwrap_err();
+        assert!(error.contains("the brief has no `verify:`"), "{error}");
+        let error = parse("judging: {mode: pairwise, null_participant: true}\n").unwrap_err();
+        assert!(
+            error.contains("field `judging.null_participant`"),
+            "{error}"
+        );
+    }
+}
