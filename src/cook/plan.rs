@@ -21,6 +21,20 @@ pub fn participant_plan(
     plan.spec
         .env
         .push(("MULTICOOKER_PARTICIPANT".to_owned(), actor.name.clone()));
+    let required: Vec<&str> = context
+        .brief
+        .outputs
+        .required
+        .iter()
+        .map(|r| r.path.as_str())
+        .collect();
+    if !required.is_empty() {
+        // For a custom flavor's program (and the dummy, which writes a placeholder for each).
+        plan.spec.env.push((
+            "MULTICOOKER_REQUIRED_OUTPUTS".to_owned(),
+            required.join(","),
+        ));
+    }
     let out_cap = actor
         .resources
         .out_limit

@@ -61,33 +61,29 @@ fn conformance_the_hardening_baseline_holds_inside_a_cell() {
 
 async fn hardening(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-hardening");
-    {
-        {
-            let settings = ProbeSettings {
-                cook: cook.name().to_owned(),
-                root_id: root_id(cook.root()),
-                project: format!("mc-conf-{}", std::process::id()),
-                user: CellUser::resolve(Some("1000:1000")).unwrap(),
-                limits: Limits {
-                    memory_bytes: 512 << 20,
-                    memory_swap_bytes: 512 << 20,
-                    cpus: 0.5,
-                    pids: 128,
-                },
-                network: NetworkMode::Allowlist,
-                direct: "203.0.113.1:443".into(),
-            };
-            let report = probe(
-                runtime,
-                &settings,
-                tokio_util::sync::CancellationToken::new(),
-            )
-            .await
-            .unwrap();
-            assert!(report.passed, "{backend}: {:?}", report.failures());
-            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
-        }
-    }
+    let settings = ProbeSettings {
+        cook: cook.name().to_owned(),
+        root_id: root_id(cook.root()),
+        project: format!("mc-conf-{}", std::process::id()),
+        user: CellUser::resolve(Some("1000:1000")).unwrap(),
+        limits: Limits {
+            memory_bytes: 512 << 20,
+            memory_swap_bytes: 512 << 20,
+            cpus: 0.5,
+            pids: 128,
+        },
+        network: NetworkMode::Allowlist,
+        direct: "203.0.113.1:443".into(),
+    };
+    let report = probe(
+        runtime,
+        &settings,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(report.passed, "{backend}: {:?}", report.failures());
+    assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
 }
 
 #[test]
@@ -115,101 +111,97 @@ async fn hostile_trees(backend: &str, runtime: &SharedRuntime) {
     let made = unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) };
     assert_eq!(made, 0);
     let work = tempfile::tempdir().unwrap();
-    {
-        {
-            let model = "quality:3,read:/work/raw/nested/deeper/leaf.txt,read:/work/raw/passwd,deep:100,many:100000,odd-names,escape,big:8M";
-            let out = work.path().join(format!("{backend}-out"));
-            let mut cell = TestCell::new(
-                &format!("mc-conf-trees-{}-{backend}", std::process::id()),
-                &image(),
-                None,
-                labels(&cook),
-                model,
-                &out,
-            );
-            cell.spec.limits.memory_bytes = 1 << 30;
-            cell.spec.limits.memory_swap_bytes = 1 << 30;
-            cell.files.writable[0].cap_bytes = 512 << 20;
-            cell.files.inputs.push(Input::Copy {
-                path: "raw".into(),
-                source: paths.share_raw(),
-            });
-            let staged = multicooker::cell::stage::prepare(
-                &cell.files,
-                CellUser::resolve(Some("1000:1000")).unwrap(),
-            )
-            .unwrap();
-            let refused: Vec<&str> = staged.skipped.iter().map(|s| s.path.as_str()).collect();
-            assert_eq!(
-                refused,
-                ["raw/fifo", "raw/passwd"],
-                "{backend}: never staged"
-            );
-            cell.spec.init.timeout = Some(Duration::from_secs(240));
-            cell.start(&**runtime).await;
-            let (code, collected) = cell.finish(&**runtime).await;
-            assert_eq!(code, Some(0), "{backend}");
-            let probes = fs_err::read_to_string(out.join("PROBES.txt")).unwrap();
-            assert!(
-                probes.contains("read /work/raw/nested/deeper/leaf.txt ok")
-                    && probes.contains("read /work/raw/passwd error"),
-                "{backend}: staged copies are there, links are not: {probes}"
-            );
-            let many = fs_err::read_dir(out.join("many")).unwrap().count();
-            assert_eq!(many, 100_000, "{backend}: every one of 100,000 files");
-            let mut odd: Vec<String> = fs_err::read_dir(out.join("odd"))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            odd.sort();
-            assert_eq!(
-                odd.len(),
-                7,
-                "{backend}: odd names kept as they are: {odd:?}"
-            );
-            assert!(odd.contains(&"new\nline".to_owned()) && odd.contains(&"n".repeat(255)));
-            let big = fs_err::read(out.join("big.bin")).unwrap();
-            assert!(
-                big.len() == 8 << 20 && big.iter().all(|b| *b == b'x'),
-                "{backend}"
-            );
-            let reasons: Vec<(String, String)> = collected
-                .copy
-                .skipped
-                .iter()
-                .map(|s| {
-                    let value = serde_json::to_value(&s.skip).unwrap();
-                    (s.path.clone(), value["reason"].as_str().unwrap().to_owned())
-                })
-                .collect();
-            let reason_of = |path: &str| {
-                reasons
-                    .iter()
-                    .find(|(p, _)| p == path)
-                    .map(|(_, r)| r.clone())
-            };
-            assert_eq!(
-                reason_of("passwd").as_deref(),
-                Some("symlink"),
-                "{reasons:?}"
-            );
-            assert_eq!(reason_of("rootdir").as_deref(), Some("symlink"));
-            assert_eq!(reason_of("fifo").as_deref(), Some("special"));
-            assert!(
-                reasons.iter().filter(|(_, r)| r == "too_deep").count() == 1,
-                "{backend}: one record for the cut subtree: {reasons:?}"
-            );
-            for entry in walkdir::WalkDir::new(&out).follow_links(false) {
-                let entry = entry.unwrap();
-                assert!(
-                    entry.file_type().is_dir() || entry.file_type().is_file(),
-                    "{backend}: only folders and files reach the host: {}",
-                    entry.path().display()
-                );
-            }
-            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
-        }
+    let model = "quality:3,read:/work/raw/nested/deeper/leaf.txt,read:/work/raw/passwd,deep:100,many:100000,odd-names,escape,big:8M";
+    let out = work.path().join(format!("{backend}-out"));
+    let mut cell = TestCell::new(
+        &format!("mc-conf-trees-{}-{backend}", std::process::id()),
+        &image(),
+        None,
+        labels(&cook),
+        model,
+        &out,
+    );
+    cell.spec.limits.memory_bytes = 1 << 30;
+    cell.spec.limits.memory_swap_bytes = 1 << 30;
+    cell.files.writable[0].cap_bytes = 512 << 20;
+    cell.files.inputs.push(Input::Copy {
+        path: "raw".into(),
+        source: paths.share_raw(),
+    });
+    let staged = multicooker::cell::stage::prepare(
+        &cell.files,
+        CellUser::resolve(Some("1000:1000")).unwrap(),
+    )
+    .unwrap();
+    let refused: Vec<&str> = staged.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(
+        refused,
+        ["raw/fifo", "raw/passwd"],
+        "{backend}: never staged"
+    );
+    cell.spec.init.timeout = Some(Duration::from_secs(240));
+    cell.start(&**runtime).await;
+    let (code, collected) = cell.finish(&**runtime).await;
+    assert_eq!(code, Some(0), "{backend}");
+    let probes = fs_err::read_to_string(out.join("PROBES.txt")).unwrap();
+    assert!(
+        probes.contains("read /work/raw/nested/deeper/leaf.txt ok")
+            && probes.contains("read /work/raw/passwd error"),
+        "{backend}: staged copies are there, links are not: {probes}"
+    );
+    let many = fs_err::read_dir(out.join("many")).unwrap().count();
+    assert_eq!(many, 100_000, "{backend}: every one of 100,000 files");
+    let mut odd: Vec<String> = fs_err::read_dir(out.join("odd"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    odd.sort();
+    assert_eq!(
+        odd.len(),
+        7,
+        "{backend}: odd names kept as they are: {odd:?}"
+    );
+    assert!(odd.contains(&"new\nline".to_owned()) && odd.contains(&"n".repeat(255)));
+    let big = fs_err::read(out.join("big.bin")).unwrap();
+    assert!(
+        big.len() == 8 << 20 && big.iter().all(|b| *b == b'x'),
+        "{backend}"
+    );
+    let reasons: Vec<(String, String)> = collected
+        .copy
+        .skipped
+        .iter()
+        .map(|s| {
+            let value = serde_json::to_value(&s.skip).unwrap();
+            (s.path.clone(), value["reason"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let reason_of = |path: &str| {
+        reasons
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, r)| r.clone())
+    };
+    assert_eq!(
+        reason_of("passwd").as_deref(),
+        Some("symlink"),
+        "{reasons:?}"
+    );
+    assert_eq!(reason_of("rootdir").as_deref(), Some("symlink"));
+    assert_eq!(reason_of("fifo").as_deref(), Some("special"));
+    assert!(
+        reasons.iter().filter(|(_, r)| r == "too_deep").count() == 1,
+        "{backend}: one record for the cut subtree: {reasons:?}"
+    );
+    for entry in walkdir::WalkDir::new(&out).follow_links(false) {
+        let entry = entry.unwrap();
+        assert!(
+            entry.file_type().is_dir() || entry.file_type().is_file(),
+            "{backend}: only folders and files reach the host: {}",
+            entry.path().display()
+        );
     }
+    assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
 }
 
 #[test]
@@ -220,41 +212,37 @@ fn conformance_an_areas_cap_holds_while_the_cell_runs() {
 async fn area_cap(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-cap");
     let work = tempfile::tempdir().unwrap();
-    {
-        {
-            let out = work.path().join(backend);
-            let mut cell = TestCell::new(
-                &format!("mc-conf-cap-{}-{backend}", std::process::id()),
-                &image(),
-                None,
-                labels(&cook),
-                "quality:3,big:64M,sparse:10G",
-                &out,
-            );
-            cell.files.writable[0].cap_bytes = 4 << 20;
-            cell.start(&**runtime).await;
-            let (code, collected) = cell.finish(&**runtime).await;
-            assert_eq!(
-                code,
-                Some(0),
-                "{backend}: the dummy reports failures and goes on"
-            );
-            assert!(
-                collected.copy.bytes <= 4 << 20,
-                "{backend}: {} bytes",
-                collected.copy.bytes
-            );
-            let on_disk: u64 = walkdir::WalkDir::new(&out)
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.metadata().ok())
-                .filter(std::fs::Metadata::is_file)
-                .map(|m| m.len())
-                .sum();
-            assert!(on_disk <= 4 << 20, "{backend}: {on_disk} bytes on the host");
-            assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
-        }
-    }
+    let out = work.path().join(backend);
+    let mut cell = TestCell::new(
+        &format!("mc-conf-cap-{}-{backend}", std::process::id()),
+        &image(),
+        None,
+        labels(&cook),
+        "quality:3,big:64M,sparse:10G",
+        &out,
+    );
+    cell.files.writable[0].cap_bytes = 4 << 20;
+    cell.start(&**runtime).await;
+    let (code, collected) = cell.finish(&**runtime).await;
+    assert_eq!(
+        code,
+        Some(0),
+        "{backend}: the dummy reports failures and goes on"
+    );
+    assert!(
+        collected.copy.bytes <= 4 << 20,
+        "{backend}: {} bytes",
+        collected.copy.bytes
+    );
+    let on_disk: u64 = walkdir::WalkDir::new(&out)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+        .sum();
+    assert!(on_disk <= 4 << 20, "{backend}: {on_disk} bytes on the host");
+    assert!(leftovers(runtime, &cook).await.is_empty(), "{backend}");
 }
 
 #[test]
@@ -265,80 +253,74 @@ fn conformance_logs_timeout_kill_removal_and_listing_by_labels() {
 async fn lifecycle(backend: &str, runtime: &SharedRuntime) {
     let cook = TestCook::empty("conf-life");
     let work = tempfile::tempdir().unwrap();
-    {
-        {
-            let name = format!("mc-conf-life-{}-{backend}", std::process::id());
-            let mut cell = TestCell::new(
-                &name,
-                &image(),
-                None,
-                labels(&cook),
-                "say:hello_from_the_cell,warn:on_stderr,sleep:600",
-                &work.path().join(backend),
-            );
-            cell.spec.init.timeout = Some(Duration::from_secs(2));
-            cell.start(&**runtime).await;
-            let found = leftovers(runtime, &cook).await;
-            assert!(
-                found.contains(&ObjectRef::cell(&name)),
-                "{backend}: {found:?}"
-            );
-            assert!(
-                found
-                    .iter()
-                    .filter(|o| o.kind == ObjectKind::Volume)
-                    .count()
-                    >= 3,
-                "{backend}: its areas carry its labels: {found:?}"
-            );
-            let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
-            assert_eq!(
-                runtime.running(&selector).await.unwrap(),
-                std::slice::from_ref(&name)
-            );
-            let mut logs = runtime.cell_logs(&name);
-            let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-            let record = tokio::time::timeout(Duration::from_secs(60), async {
-                while let Some(chunk) = futures_util::StreamExt::next(&mut logs).await {
-                    match chunk.unwrap() {
-                        LogChunk::Stdout(bytes) => stdout.extend_from_slice(&bytes),
-                        LogChunk::Stderr(bytes) => stderr.extend_from_slice(&bytes),
-                    }
-                    let text = String::from_utf8_lossy(&stdout).into_owned();
-                    if let Some(rest) = text.split(multicooker::cell::EXIT_RECORD).nth(1)
-                        && rest.contains('\n')
-                    {
-                        return serde_json::from_str::<serde_json::Value>(
-                            rest.lines().next().unwrap(),
-                        )
-                        .unwrap();
-                    }
-                }
-                panic!("{backend}: the log ended without an exit record");
-            })
-            .await
-            .expect("init kills the program at its timeout and says so");
-            assert_eq!(record["timed_out"], true, "{backend}: {record}");
-            assert!(String::from_utf8_lossy(&stdout).contains("hello from the cell"));
-            assert!(String::from_utf8_lossy(&stderr).contains("on stderr"));
-            // The cell holds (its areas with it) until the host is done, then dies when killed.
-            assert_eq!(
-                runtime.running(&selector).await.unwrap(),
-                std::slice::from_ref(&name)
-            );
-            runtime.kill_cell(&name).await.unwrap();
-            let exit = tokio::time::timeout(Duration::from_secs(30), runtime.wait_cell(&name))
-                .await
-                .expect("wait returns once the cell is killed")
-                .unwrap();
-            assert_ne!(exit.code, 0, "{backend}");
-            runtime.kill_cell(&name).await.unwrap();
-            runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
-            runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
-            assert!(
-                leftovers(runtime, &cook).await.is_empty(),
-                "{backend}: a cell's removal takes its areas along"
-            );
+    let name = format!("mc-conf-life-{}-{backend}", std::process::id());
+    let mut cell = TestCell::new(
+        &name,
+        &image(),
+        None,
+        labels(&cook),
+        "say:hello_from_the_cell,warn:on_stderr,sleep:600",
+        &work.path().join(backend),
+    );
+    cell.spec.init.timeout = Some(Duration::from_secs(2));
+    cell.start(&**runtime).await;
+    let found = leftovers(runtime, &cook).await;
+    assert!(
+        found.contains(&ObjectRef::cell(&name)),
+        "{backend}: {found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Volume)
+            .count()
+            >= 3,
+        "{backend}: its areas carry its labels: {found:?}"
+    );
+    let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
+    assert_eq!(
+        runtime.running(&selector).await.unwrap(),
+        std::slice::from_ref(&name)
+    );
+    let mut logs = runtime.cell_logs(&name);
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let record = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(chunk) = futures_util::StreamExt::next(&mut logs).await {
+            match chunk.unwrap() {
+                LogChunk::Stdout(bytes) => stdout.extend_from_slice(&bytes),
+                LogChunk::Stderr(bytes) => stderr.extend_from_slice(&bytes),
+            }
+            let text = String::from_utf8_lossy(&stdout).into_owned();
+            if let Some(rest) = text.split(multicooker::cell::EXIT_RECORD).nth(1)
+                && rest.contains('\n')
+            {
+                return serde_json::from_str::<serde_json::Value>(rest.lines().next().unwrap())
+                    .unwrap();
+            }
         }
-    }
+        panic!("{backend}: the log ended without an exit record");
+    })
+    .await
+    .expect("init kills the program at its timeout and says so");
+    assert_eq!(record["timed_out"], true, "{backend}: {record}");
+    assert!(String::from_utf8_lossy(&stdout).contains("hello from the cell"));
+    assert!(String::from_utf8_lossy(&stderr).contains("on stderr"));
+    // The cell holds (its areas with it) until the host is done, then dies when killed.
+    assert_eq!(
+        runtime.running(&selector).await.unwrap(),
+        std::slice::from_ref(&name)
+    );
+    runtime.kill_cell(&name).await.unwrap();
+    let exit = tokio::time::timeout(Duration::from_secs(30), runtime.wait_cell(&name))
+        .await
+        .expect("wait returns once the cell is killed")
+        .unwrap();
+    assert_ne!(exit.code, 0, "{backend}");
+    runtime.kill_cell(&name).await.unwrap();
+    runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
+    runtime.remove(&ObjectRef::cell(&name)).await.unwrap();
+    assert!(
+        leftovers(runtime, &cook).await.is_empty(),
+        "{backend}: a cell's removal takes its areas along"
+    );
 }

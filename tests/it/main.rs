@@ -22,6 +22,7 @@ mod nightly;
 mod readme;
 mod reference;
 mod refine;
+mod swarm;
 mod verify;
 mod verify_attacks;
 mod verify_hidden;

@@ -1,31 +1,20 @@
 //! Reference cooks work unchanged (issue 17): each bundled example cook, in the reference's
-//! exact brief.yaml format, with every flavor set to `dummy`, cooks, is judged under the
+//! exact brief.yaml format, with every flavor set to `dummy` (and its hidden tests, whose image
+//! needs a registry, left out), cooks, is judged under the
 //! default policy `require_distinct_flavor` and reports a leaderboard with every participant
 //! ranked. The dummy is no vendor, so a dummy judge may score dummy participants; a real
 //! vendor's judge still never sees its own vendor's work (unit tests in `src/judge/`).
 
 use std::path::Path;
 
-use crate::common::{TestCook, show};
+use crate::common::{TestCook, copy_example_as_dummy, show};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
 
-/// Copies an example into the cook folder with every `flavor:` set to `dummy`, nothing else
-/// changed.
+/// Copies an example into the cook folder as the dummy runs it (see
+/// [`copy_example_as_dummy`]).
 fn copy_as_dummy(example: &Path, cook: &TestCook) {
-    let flavor = regex::Regex::new(r"flavor: [a-z]+").unwrap();
-    for entry in walkdir::WalkDir::new(example).into_iter().flatten() {
-        let relative = entry.path().strip_prefix(example).unwrap();
-        let target = cook.dir().join(relative);
-        if entry.file_type().is_dir() {
-            fs_err::create_dir_all(&target).unwrap();
-        } else if relative == Path::new("brief.yaml") {
-            let yaml = fs_err::read_to_string(entry.path()).unwrap();
-            fs_err::write(&target, flavor.replace_all(&yaml, "flavor: dummy").as_ref()).unwrap();
-        } else {
-            fs_err::copy(entry.path(), &target).unwrap();
-        }
-    }
+    copy_example_as_dummy(example, &cook.dir());
 }
 
 fn ranked_rows(leaderboard: &str) -> usize {

@@ -156,7 +156,7 @@ down() {
   done
   [ -f "$dir/registry.pid" ] && kill -KILL "$(cat "$dir/registry.pid")" 2>/dev/null || true
   # Leftover mounts under the state dir (overlay layers, netns bind mounts of the nodes).
-  grep " $dir/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep " $dir/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for node in hub "${nodes[@]}"; do ip netns del "$(ns "$node")" 2>/dev/null || true; done
   for node in "${nodes[@]}"; do
     rmdir "/sys/fs/cgroup"/*/"mcs$tag-$node" 2>/dev/null || true

@@ -1,4 +1,5 @@
-//! The dummy flavor. As a participant it copies /work/PROMPT.txt to /work/out/RESULT.md; as a
+//! The dummy flavor. As a participant it copies /work/PROMPT.txt to /work/out/RESULT.md (and
+//! writes a placeholder for each other required output); as a
 //! judge (MULTICOOKER_JUDGE set) it scores every /work/submissions/<label>/ from the
 //! `dummy-quality: N` line the participant wrote. Everything else is scripted (`script.rs`).
 
@@ -105,6 +106,42 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
     std::fs::write(out.join("RESULT.md"), &text)
         .map_err(|e| format!("cannot write RESULT.md: {e}"))?;
     println!("dummy: wrote out/RESULT.md ({} bytes)", text.len());
+    placeholders(out)
+}
+
+/// A placeholder for each required output (`MULTICOOKER_REQUIRED_OUTPUTS`) not written yet, so
+/// a brief swapped to the dummy runs as it is. Paths that leave `out/` are ignored.
+fn placeholders(out: &Path) -> Result<(), String> {
+    let required = std::env::var("MULTICOOKER_REQUIRED_OUTPUTS").unwrap_or_default();
+    for relative in required.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let relative = Path::new(relative);
+        if relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            continue;
+        }
+        let path = out.join(relative);
+        if path.exists() {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        let comment = match relative.extension().and_then(|e| e.to_str()) {
+            Some("py" | "sh" | "rb" | "yaml" | "yml" | "toml") => "# ",
+            Some("rs" | "js" | "ts" | "go" | "c" | "java") => "// ",
+            _ => "",
+        };
+        std::fs::write(
+            &path,
+            format!("{comment}placeholder written by the dummy flavor\n"),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("dummy: wrote out/{} (placeholder)", relative.display());
+    }
     Ok(())
 }
 

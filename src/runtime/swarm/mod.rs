@@ -180,11 +180,7 @@ impl Inner {
         Ok(newest.map(|task| {
             let status = task.status.unwrap_or_default();
             let state = status.state.map(|s| s.to_string()).unwrap_or_default();
-            let terminal = [
-                "complete", "shutdown", "failed", "rejected", "orphaned", "remove",
-            ]
-            .contains(&state.as_str())
-            .then(|| {
+            let terminal = objects::ENDED.contains(&state.as_str()).then(|| {
                 format!(
                     "{state}: {}",
                     status.err.or(status.message).unwrap_or_default()

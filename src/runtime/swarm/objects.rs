@@ -238,12 +238,36 @@ pub(super) async fn list(
 }
 
 /// Services whose labels match and whose task still runs.
+/// Task states a task never leaves.
+pub(super) const ENDED: &[&str] = &[
+    "complete", "shutdown", "failed", "rejected", "orphaned", "remove",
+];
+
 pub(super) async fn running(
     inner: &Inner,
     selector: &Selector,
 ) -> Result<Vec<String>, RuntimeError> {
+    // Tasks do not carry the service's labels: select the services, then their running tasks.
     let mut filters = HashMap::new();
     filters.insert("label".to_owned(), selector.engine_filters());
+    let services = inner
+        .docker()
+        .list_services(Some(
+            ListServicesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| operation("list", ObjectRef::cell("services"), &e))?;
+    let by_id: HashMap<String, String> = services
+        .into_iter()
+        .filter_map(|s| Some((s.id?, s.spec?.name?)))
+        .collect();
+    if by_id.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut filters = HashMap::new();
+    filters.insert("service".to_owned(), by_id.keys().cloned().collect());
     filters.insert("desired-state".to_owned(), vec!["running".to_owned()]);
     let tasks = inner
         .docker()
@@ -252,22 +276,17 @@ pub(super) async fn running(
         ))
         .await
         .map_err(|e| operation("list", ObjectRef::cell("tasks"), &e))?;
-    let mut names = Vec::new();
-    for task in tasks {
-        let running = task
-            .status
-            .and_then(|s| s.state)
-            .is_some_and(|s| s.to_string() == "running");
-        if !running {
-            continue;
-        }
-        if let Some(service) = task.service_id
-            && let Ok(service) = inner.docker().inspect_service(&service, None).await
-            && let Some(name) = service.spec.and_then(|s| s.name)
-        {
-            names.push(name);
-        }
-    }
+    // Not yet ended: the manager hears of a task's start a moment after the node.
+    let mut names: Vec<String> = tasks
+        .into_iter()
+        .filter(|t| {
+            t.status
+                .as_ref()
+                .and_then(|s| s.state)
+                .is_some_and(|s| !ENDED.contains(&s.to_string().as_str()))
+        })
+        .filter_map(|t| by_id.get(&t.service_id?).cloned())
+        .collect();
     names.sort();
     names.dedup();
     Ok(names)

@@ -9,6 +9,7 @@
 
 pub(crate) mod browser;
 pub(crate) mod cells;
+pub(crate) mod swarm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -38,6 +39,40 @@ pub(crate) fn dummy_brief(participants: &[(&str, &str)], judge_model: &str) -> S
     yaml.push_str("rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n");
     yaml.push_str("judging: {policy: allow_self}\n");
     yaml
+}
+
+/// Copies a bundled example to `target` with every `flavor:` set to `dummy` and its hidden
+/// tests left out (`verify:`, `scoring:` and `verify/`): their images install Python from
+/// Docker Hub, and the machines these tests run on reach no image registry. Hidden
+/// verification itself is tested with the dummy's runner (`verify*.rs`).
+pub(crate) fn copy_example_as_dummy(example: &Path, target: &Path) {
+    let flavor = regex::Regex::new(r"flavor: [a-z]+").unwrap();
+    for entry in walkdir::WalkDir::new(example).into_iter().flatten() {
+        let relative = entry.path().strip_prefix(example).unwrap();
+        if relative.starts_with("verify") {
+            continue;
+        }
+        let to = target.join(relative);
+        if entry.file_type().is_dir() {
+            fs_err::create_dir_all(&to).unwrap();
+        } else if relative == Path::new("brief.yaml") {
+            let yaml = fs_err::read_to_string(entry.path()).unwrap();
+            let mut kept = String::new();
+            let mut skipping = false;
+            for line in yaml.lines() {
+                if !line.starts_with([' ', '#']) && !line.is_empty() {
+                    skipping = line.starts_with("verify:") || line.starts_with("scoring:");
+                }
+                if !skipping {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+            }
+            fs_err::write(&to, flavor.replace_all(&kept, "flavor: dummy").as_ref()).unwrap();
+        } else {
+            fs_err::copy(entry.path(), &to).unwrap();
+        }
+    }
 }
 
 /// One cook in its own temporary root.

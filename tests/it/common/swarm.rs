@@ -1,0 +1,238 @@
+//! A real three-node Docker Swarm for the swarm backend's test: three `dockerd` in network
+//! namespaces and Debian's `docker-registry` (`tests/swarm/swarm.sh`), brought up in a folder of
+//! its own and torn down when the fixture drops, whatever the test did. The host's engine is
+//! never touched.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use multicooker::runtime::swarm::SwarmConfig;
+
+use super::{block_on, show};
+
+/// The nodes, by hostname; `n1` is the manager.
+pub(crate) const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/swarm/swarm.sh");
+
+/// A running swarm.
+pub(crate) struct Swarm {
+    dir: PathBuf,
+    env: BTreeMap<String, String>,
+    _parent: tempfile::TempDir,
+}
+
+impl Swarm {
+    /// Starts the swarm, or fails saying what it needs.
+    pub(crate) fn up() -> Self {
+        // Unix socket paths are short: keep the folder near the root.
+        let parent = tempfile::Builder::new()
+            .prefix("mcsw")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let dir = parent.path().join("s");
+        let mut swarm = Self {
+            dir: dir.clone(),
+            env: BTreeMap::new(),
+            _parent: parent,
+        };
+        let output = script(&["up", dir.to_str().unwrap()]);
+        assert!(
+            output.status.success(),
+            "the swarm did not come up (needs root, iproute2, dockerd and Debian's docker-registry package, fetched with apt-get):\n{}",
+            show(&output)
+        );
+        let text = fs_err::read_to_string(dir.join("env")).unwrap();
+        swarm.env = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        swarm
+    }
+
+    /// The variables that point multicooker at this swarm.
+    pub(crate) fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// What `--backend swarm` reads from those variables.
+    pub(crate) fn config(&self) -> SwarmConfig {
+        SwarmConfig {
+            manager: self.env["MULTICOOKER_SWARM_MANAGER"].clone(),
+            nodes: NODES
+                .iter()
+                .map(|n| ((*n).to_owned(), self.address(n)))
+                .collect(),
+            registry: self.env["MULTICOOKER_SWARM_REGISTRY"].clone(),
+            subnet_pool: multicooker::runtime::swarm::DEFAULT_SWARM_POOL.to_owned(),
+        }
+    }
+
+    fn address(&self, node: &str) -> String {
+        format!(
+            "unix://{}",
+            self.dir.join(node).join("docker.sock").display()
+        )
+    }
+
+    /// A node's own engine.
+    pub(crate) fn engine(&self, node: &str) -> Docker {
+        let socket = self.dir.join(node).join("docker.sock");
+        Docker::connect_with_unix(socket.to_str().unwrap(), 60, bollard::API_DEFAULT_VERSION)
+            .unwrap()
+    }
+
+    /// Takes a node's link down: the manager loses it, its engine keeps running.
+    pub(crate) fn cut(&self, node: &str) {
+        let output = script(&["cut", self.dir.to_str().unwrap(), node]);
+        assert!(output.status.success(), "{}", show(&output));
+    }
+
+    /// Brings a node's link back and waits until the manager has it Ready again.
+    pub(crate) fn heal(&self, node: &str) {
+        let output = script(&["heal", self.dir.to_str().unwrap(), node]);
+        assert!(output.status.success(), "{}", show(&output));
+        self.wait_for_node(node, "ready", Duration::from_secs(120));
+    }
+
+    /// Waits until the manager reports `node` in `state` (`ready`, `down`).
+    pub(crate) fn wait_for_node(&self, node: &str, state: &str, deadline: Duration) {
+        let manager = self.engine(NODES[0]);
+        let start = Instant::now();
+        while start.elapsed() < deadline {
+            let nodes =
+                block_on(manager.list_nodes(None::<bollard::query_parameters::ListNodesOptions>))
+                    .unwrap_or_default();
+            let now = nodes
+                .iter()
+                .find(|n| n.description.as_ref().and_then(|d| d.hostname.as_deref()) == Some(node))
+                .and_then(|n| n.status.as_ref()?.state)
+                .map(|s| s.to_string());
+            if now.as_deref() == Some(state) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        panic!("node `{node}` was not `{state}` within {deadline:?}");
+    }
+
+    /// Every object labelled with a multicooker cook on any node: services on the manager;
+    /// containers (running or not), volumes and networks on each node.
+    pub(crate) fn labelled_objects(&self) -> Vec<String> {
+        let label = vec![multicooker::runtime::LABEL_COOK.to_owned()];
+        let mut filters = std::collections::HashMap::new();
+        filters.insert("label".to_owned(), label);
+        let mut found = Vec::new();
+        block_on(async {
+            let manager = self.engine(NODES[0]);
+            let services = manager
+                .list_services(Some(
+                    bollard::query_parameters::ListServicesOptionsBuilder::default()
+                        .filters(&filters)
+                        .build(),
+                ))
+                .await
+                .unwrap();
+            found.extend(services.into_iter().map(|s| {
+                format!(
+                    "service {}",
+                    s.spec.and_then(|s| s.name).unwrap_or_default()
+                )
+            }));
+            for node in NODES {
+                let engine = self.engine(node);
+                let containers = engine
+                    .list_containers(Some(
+                        bollard::query_parameters::ListContainersOptionsBuilder::default()
+                            .all(true)
+                            .filters(&filters)
+                            .build(),
+                    ))
+                    .await
+                    .unwrap();
+                found.extend(
+                    containers
+                        .into_iter()
+                        .map(|c| format!("{node}: container {:?}", c.names.unwrap_or_default())),
+                );
+                let volumes = engine
+                    .list_volumes(Some(
+                        bollard::query_parameters::ListVolumesOptionsBuilder::default()
+                            .filters(&filters)
+                            .build(),
+                    ))
+                    .await
+                    .unwrap();
+                found.extend(
+                    volumes
+                        .volumes
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| format!("{node}: volume {}", v.name)),
+                );
+                let networks = engine
+                    .list_networks(Some(
+                        bollard::query_parameters::ListNetworksOptionsBuilder::default()
+                            .filters(&filters)
+                            .build(),
+                    ))
+                    .await
+                    .unwrap();
+                found.extend(
+                    networks
+                        .into_iter()
+                        .map(|n| format!("{node}: network {}", n.name.unwrap_or_default())),
+                );
+            }
+        });
+        found
+    }
+
+    /// Waits up to `deadline` for [`Self::labelled_objects`] to be empty (a node's copy of
+    /// a removed overlay goes a moment after the manager's), and returns what is left.
+    pub(crate) fn leftovers_after(&self, deadline: Duration) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            let found = self.labelled_objects();
+            if found.is_empty() || start.elapsed() > deadline {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// The node whose engine runs a container whose name starts with `prefix`.
+    pub(crate) fn node_running(&self, prefix: &str) -> Option<&'static str> {
+        NODES.into_iter().find(|node| {
+            let engine = self.engine(node);
+            block_on(
+                engine.list_containers(None::<bollard::query_parameters::ListContainersOptions>),
+            )
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|c| c.names.clone().unwrap_or_default())
+            .any(|n| n.trim_start_matches('/').starts_with(prefix))
+        })
+    }
+}
+
+impl Drop for Swarm {
+    fn drop(&mut self) {
+        let output = script(&["down", self.dir.to_str().unwrap()]);
+        if !output.status.success() {
+            eprintln!("the swarm did not come down cleanly:\n{}", show(&output));
+        }
+    }
+}
+
+fn script(args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(SCRIPT)
+        .args(args)
+        .output()
+        .expect("bash runs")
+}
