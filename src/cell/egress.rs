@@ -53,7 +53,7 @@ pub struct Canary {
 
 /// The name of a cell's canary.
 pub fn canary_name(cell: &str) -> String {
-    format!("{cell}-canary")
+    super::names::fit(&format!("{cell}-canary"))
 }
 
 /// The program of a tool cell: the tools image's own `mc-cell` (the same static program init
@@ -139,7 +139,7 @@ pub fn proxy_spec(plan: &CellPlan, context: &EgressContext) -> CellSpec {
 
 /// The egress network of one cell's proxy, where networks cannot isolate their members.
 pub fn own_egress_network(cell: &str) -> String {
-    format!("{cell}-egress")
+    super::names::fit(&format!("{cell}-egress"))
 }
 
 /// The canary's cell, on the cell's own network.

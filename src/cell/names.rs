@@ -6,6 +6,27 @@ use sha2::Digest;
 
 use crate::state::Role;
 
+/// The longest object name every engine and DNS accepts (a DNS label; Swarm's limit).
+pub const MAX_OBJECT_NAME: usize = 63;
+
+/// `name` if it is short enough, else its first 50 characters and a hash of the whole, so it
+/// still starts like the original, stays unique and fits [`MAX_OBJECT_NAME`].
+pub fn fit(name: &str) -> String {
+    if name.len() <= MAX_OBJECT_NAME {
+        return name.to_owned();
+    }
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let head = name[..name.floor_char_boundary(50)].trim_end_matches('-');
+    format!("{head}-{short}")
+}
+
+/// A short tag of a run id, for names that must tell runs apart and stay short.
+pub fn run_tag(run_id: &str) -> String {
+    let digest = sha2::Sha256::digest(run_id.as_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
 /// Names of one cook's engine objects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
@@ -35,12 +56,18 @@ impl Names {
         let clean = clean
             .trim_matches(|c: char| !c.is_ascii_alphanumeric())
             .to_owned();
-        let project = if clean == cook && clean.len() <= 48 {
+        // Short enough that `<project>-<role>-` stays whole in a fitted name (see [`fit`]).
+        let project = if clean == cook && clean.len() <= 28 {
             format!("mc-{clean}")
         } else {
             let digest = sha2::Sha256::digest(cook.as_bytes());
             let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            let head: String = clean.chars().take(40).collect();
+            let head: String = clean
+                .chars()
+                .take(20)
+                .collect::<String>()
+                .trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+                .to_owned();
             format!("mc-{head}-{short}")
         };
         let root: String = root_id
@@ -68,7 +95,11 @@ impl Names {
             Role::Reviewer => "r",
             Role::Verifier => "v",
         };
-        format!("{}-{tag}-{}", self.project, actor.to_ascii_lowercase())
+        fit(&format!(
+            "{}-{tag}-{}",
+            self.project,
+            actor.to_ascii_lowercase()
+        ))
     }
 
     /// The cell's own network (same name as the cell).
@@ -113,5 +144,36 @@ mod tests {
             odd.project()
         );
         assert_ne!(odd, Names::for_cook("251122-Hèllo World", "abc123"));
+    }
+
+    #[test]
+    fn every_name_fits_a_dns_label_and_keeps_its_prefix() {
+        let names = Names::for_cook("20261125-models-nightly-code-review-audit-r1", "abc123");
+        let actor = "a".repeat(40);
+        for role in [
+            Role::Participant,
+            Role::Judge,
+            Role::Reviewer,
+            Role::Verifier,
+        ] {
+            let cell = names.cell(role, &actor);
+            assert!(cell.len() <= MAX_OBJECT_NAME, "{cell}");
+            assert!(cell.starts_with(&names.cell(role, "")), "{cell}");
+            assert_ne!(cell, names.cell(role, &"a".repeat(39)));
+            for derived in [
+                crate::cell::plan::proxy_name(&cell),
+                crate::cell::egress::canary_name(&cell),
+                crate::cell::egress::own_egress_network(&cell),
+            ] {
+                assert!(derived.len() <= MAX_OBJECT_NAME, "{derived}");
+            }
+        }
+        assert_eq!(fit("short"), "short");
+        let probe = format!(
+            "{}-{}-sandbox-probe",
+            names.project(),
+            run_tag("1795588187776-11785")
+        );
+        assert!(probe.len() <= MAX_OBJECT_NAME, "{probe}");
     }
 }

@@ -339,7 +339,7 @@ impl PlanContext<'_> {
 
 /// The name of a cell's egress proxy.
 pub fn proxy_name(cell: &str) -> String {
-    format!("{cell}-proxy")
+    super::names::fit(&format!("{cell}-proxy"))
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ pub async fn sweep_engine(
     run_id: &str,
 ) -> Result<usize, RuntimeError> {
     let prefix = Names::for_paths(paths).cell(role, "");
+    let this_run = super::names::run_tag(run_id);
     let stale_probe = |name: &str| {
-        role == Role::Participant && name.ends_with("-sandbox-probe") && !name.contains(run_id)
+        role == Role::Participant && name.ends_with("-sandbox-probe") && !name.contains(&this_run)
     };
     let selector = Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id());
     let mut stale: Vec<_> = runtime

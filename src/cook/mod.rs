@@ -556,7 +556,11 @@ fn probe_settings(
         cook: paths.name().to_owned(),
         root_id: paths.root_id(),
         // Unique per run: the stale sweep at the start of this run must not touch it.
-        project: format!("{}-{}", Names::for_paths(paths).project(), settings.run_id),
+        project: format!(
+            "{}-{}",
+            Names::for_paths(paths).project(),
+            crate::cell::names::run_tag(&settings.run_id)
+        ),
         user: settings.user,
         limits,
         network: brief.network.mode,

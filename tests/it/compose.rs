@@ -170,10 +170,11 @@ fn the_composed_proxy_is_the_proxy_the_engine_runs() {
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
     let service = &document["services"]["proxy-ada"];
-    let name = format!(
-        "{}-proxy",
-        cell_name(&cook, multicooker::state::Role::Participant, "ada")
-    );
+    let name = multicooker::cell::plan::proxy_name(&cell_name(
+        &cook,
+        multicooker::state::Role::Participant,
+        "ada",
+    ));
     assert_eq!(service["container_name"], name.as_str());
     let inspected = block_on(async {
         let docker = bollard::Docker::connect_with_local_defaults().unwrap();
