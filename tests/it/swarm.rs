@@ -173,7 +173,7 @@ fn a_lost_node_loses_only_its_cell_and_resume_reruns_it(swarm: &Swarm) {
     }
     let status = run(&cook, swarm, &["status", cook.name()]);
     assert!(
-        String::from_utf8_lossy(&status.stdout).contains("resume"),
+        String::from_utf8_lossy(&status.stderr).contains("next: multicooker resume"),
         "status points at resume: {}",
         show(&status)
     );
