@@ -17,8 +17,8 @@ pub fn fit(name: &str) -> String {
     }
     let digest = sha2::Sha256::digest(name.as_bytes());
     let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    let head = name[..name.floor_char_boundary(50)].trim_end_matches('-');
-    format!("{head}-{short}")
+    let head: String = name.chars().take(50).collect();
+    format!("{}-{short}", head.trim_end_matches('-'))
 }
 
 /// A short tag of a run id, for names that must tell runs apart and stay short.

@@ -30,6 +30,27 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
         &["build-base", "dummy", "--backend", "swarm"],
     );
     assert_eq!(built.status.code(), Some(0), "{}", show(&built));
+    // A worker is no manager: refused before anything is created, the fix named.
+    let worker = base
+        .command(&[
+            "doctor",
+            "--flavors",
+            "dummy",
+            "--sandbox",
+            "--backend",
+            "swarm",
+        ])
+        .envs(swarm.env())
+        .env("MULTICOOKER_SWARM_MANAGER", &swarm.config().nodes[1].1)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&worker.stderr);
+    assert_ne!(worker.status.code(), Some(0), "{}", show(&worker));
+    assert!(
+        said.contains("not a swarm manager") && said.contains("MULTICOOKER_SWARM_MANAGER"),
+        "{}",
+        show(&worker)
+    );
     let doctor = run(
         &base,
         &swarm,

@@ -223,9 +223,12 @@ impl Swarm {
 impl Drop for Swarm {
     fn drop(&mut self) {
         let output = script(&["down", self.dir.to_str().unwrap()]);
-        if !output.status.success() {
-            eprintln!("the swarm did not come down cleanly:\n{}", show(&output));
-        }
+        // A teardown that fails fails the test (unless it is already failing).
+        assert!(
+            output.status.success() || std::thread::panicking(),
+            "the swarm did not come down cleanly:\n{}",
+            show(&output)
+        );
     }
 }
 
