@@ -9,6 +9,11 @@
 //! The verify phase (issue 14) is measured the same way: `multicooker verify --all` on the
 //! cooked outputs against its own floor, N bare verifier cells (the sealed output and the
 //! hidden spec staged, `mc-cell verify` run, `results/` collected). Target: ≤ 1.3 × its floor.
+//!
+//! With `MULTICOOKER_BENCH_SWARM=1` (root; see `tests/swarm/swarm.sh`) it also starts a real
+//! three-node swarm and times `cook --backend swarm` for N = 12 and N = 48 next to the same
+//! floor run through the swarm backend (N services with their overlays, the image pushed and
+//! pulled by digest, staged, collected, removed). Target: ≤ 1.3 × that floor.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its numbers")]
 
@@ -21,6 +26,7 @@ use futures_util::future::join_all;
 use multicooker::cell::EXIT_RECORD;
 use multicooker::cell::names::Names;
 use multicooker::runtime::docker::DockerRuntime;
+use multicooker::runtime::swarm::{DEFAULT_SWARM_POOL, SwarmConfig, SwarmRuntime};
 use multicooker::runtime::{
     Archive, Area, CellSpec, ImageSpec, Init, LABEL_ROOT, Labels, Limits, LogChunk, NetworkSpec,
     ObjectRef, Runtime, Tmpfs,
@@ -95,7 +101,90 @@ fn main() {
             verify / verify_floor
         );
     }
+    if std::env::var("MULTICOOKER_BENCH_SWARM").is_ok_and(|v| v == "1") {
+        swarm(&tokio);
+    }
 }
+
+/// The swarm case: a real three-node swarm started for it, torn down after.
+fn swarm(tokio: &tokio::runtime::Runtime) {
+    let parent = tempfile::Builder::new()
+        .prefix("mcsw")
+        .tempdir_in("/tmp")
+        .expect("temp dir");
+    let dir = parent.path().join("s");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/swarm/swarm.sh");
+    let up = Command::new("bash")
+        .args([script, "up"])
+        .arg(&dir)
+        .status()
+        .expect("bash");
+    let down = || {
+        let _ = Command::new("bash")
+            .args([script, "down"])
+            .arg(&dir)
+            .status();
+    };
+    if !up.success() {
+        down();
+        panic!("the swarm did not come up (root, iproute2, dockerd, apt-get needed)");
+    }
+    let env: Vec<(String, String)> = std::fs::read_to_string(dir.join("env"))
+        .expect("swarm env")
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .chain([("MULTICOOKER_BACKEND".to_owned(), "swarm".to_owned())])
+        .collect();
+    let socket = |node: &str| format!("unix://{}/{node}/docker.sock", dir.display());
+    let config = SwarmConfig {
+        manager: socket("n1"),
+        nodes: ["n1", "n2", "n3"]
+            .iter()
+            .map(|n| ((*n).to_owned(), socket(n)))
+            .collect(),
+        registry: env
+            .iter()
+            .find(|(k, _)| k == "MULTICOOKER_SWARM_REGISTRY")
+            .map(|(_, v)| v.clone())
+            .expect("registry"),
+        subnet_pool: DEFAULT_SWARM_POOL.to_owned(),
+    };
+    let runtime = tokio
+        .block_on(SwarmRuntime::connect(&config))
+        .expect("the swarm");
+    println!("swarm (3 nodes; {SWARM_RUNS} runs each, median; seconds)");
+    println!(
+        "{:>3}  {:>8} {:>8}  {:>7}  {:>8}  {:>10}",
+        "N", "floor", "cook", "ratio", "stage ms", "collect ms"
+    );
+    for n in [12, 48] {
+        let floors: Vec<Floor> = (0..SWARM_RUNS)
+            .map(|_| tokio.block_on(floor(&runtime, n, Phase::Cook)))
+            .collect();
+        let floor = median(floors.iter().map(|f| f.seconds).collect());
+        let stage_ms = median(floors.iter().map(|f| f.stage_ms).collect());
+        let collect_ms = median(floors.iter().map(|f| f.collect_ms).collect());
+        let cooks: Vec<f64> = (0..SWARM_RUNS)
+            .map(|_| {
+                let root = tempfile::tempdir().expect("temp dir");
+                write_cook(root.path(), n);
+                let seconds = timed_with(root.path(), &["cook"], &env).0;
+                timed_with(root.path(), &["clean"], &env);
+                seconds
+            })
+            .collect();
+        let cook = median(cooks);
+        println!(
+            "{n:>3}  {floor:>8.2} {cook:>8.2}  {:>6.2}x  {stage_ms:>8.1}  {collect_ms:>10.1}",
+            cook / floor
+        );
+    }
+    drop(runtime);
+    down();
+}
+
+const SWARM_RUNS: usize = 2;
 
 fn mib(kib: i64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "display only")]
@@ -141,6 +230,11 @@ fn add_verify(root: &Path) {
 
 /// Runs one command of the real binary; returns seconds and the child's peak RSS (KiB).
 fn timed(root: &Path, command: &[&str]) -> (f64, i64) {
+    timed_with(root, command, &[])
+}
+
+/// [`timed`], with extra environment.
+fn timed_with(root: &Path, command: &[&str], env: &[(String, String)]) -> (f64, i64) {
     let binary = env!("CARGO_BIN_EXE_multicooker");
     let start = Instant::now();
     let mut child = Command::new(binary)
@@ -150,6 +244,7 @@ fn timed(root: &Path, command: &[&str]) -> (f64, i64) {
         .arg("--root")
         .arg(root)
         .args(["--no-progress", "-q"])
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::null())
         .spawn()
         .expect("the multicooker binary");
@@ -191,7 +286,7 @@ enum Phase {
 
 /// The same engine work as a cook (or a verification), bare and in parallel, with the same
 /// hardened cell spec.
-async fn floor(runtime: &DockerRuntime, n: usize, phase: Phase) -> Floor {
+async fn floor(runtime: &dyn Runtime, n: usize, phase: Phase) -> Floor {
     let names = Names::for_cook("990101-floor", "bench");
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
@@ -239,7 +334,7 @@ async fn floor(runtime: &DockerRuntime, n: usize, phase: Phase) -> Floor {
 
 /// One bare cell: network, create, start, stage, await the exit record, collect, kill, remove.
 /// Returns the seconds spent staging and collecting.
-async fn floor_one(runtime: &DockerRuntime, spec: &CellSpec, phase: Phase) -> (f64, f64) {
+async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64, f64) {
     let network = spec.network.clone().expect("floor cells have a network");
     runtime
         .create_network(&NetworkSpec {

@@ -44,7 +44,11 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
         .env("MULTICOOKER_SWARM_MANAGER", &swarm.config().nodes[1].1)
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&worker.stderr);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&worker.stdout),
+        String::from_utf8_lossy(&worker.stderr)
+    );
     assert_ne!(worker.status.code(), Some(0), "{}", show(&worker));
     assert!(
         said.contains("not a swarm manager") && said.contains("MULTICOOKER_SWARM_MANAGER"),
