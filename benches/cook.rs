@@ -69,8 +69,8 @@ fn main() {
                 .collect(),
         );
         let mut verifies = Vec::new();
-        let stage_ms = median(floors.iter().map(|f| f.stage_ms).collect());
-        let collect_ms = median(floors.iter().map(|f| f.collect_ms).collect());
+        let split = Steps::median(&floors);
+        let (stage_ms, collect_ms) = (split[3], split[5]);
         let floor = median(floors.iter().map(|f| f.seconds).collect());
         let mut cooks = Vec::new();
         let mut judges = Vec::new();
@@ -158,13 +158,13 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
         "{:>3}  {:>8} {:>8}  {:>7}  {:>8}  {:>10}",
         "N", "floor", "cook", "ratio", "stage ms", "collect ms"
     );
+    let mut splits = Vec::new();
     for n in [12, 48] {
         let floors: Vec<Floor> = (0..SWARM_RUNS)
             .map(|_| tokio.block_on(floor(&runtime, n, Phase::Cook)))
             .collect();
         let floor = median(floors.iter().map(|f| f.seconds).collect());
-        let stage_ms = median(floors.iter().map(|f| f.stage_ms).collect());
-        let collect_ms = median(floors.iter().map(|f| f.collect_ms).collect());
+        splits.push((n, Steps::median(&floors)));
         let cooks: Vec<f64> = (0..SWARM_RUNS)
             .map(|_| {
                 let root = tempfile::tempdir().expect("temp dir");
@@ -176,15 +176,35 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
             .collect();
         let cook = median(cooks);
         println!(
-            "{n:>3}  {floor:>8.2} {cook:>8.2}  {:>6.2}x  {stage_ms:>8.1}  {collect_ms:>10.1}",
-            cook / floor
+            "{n:>3}  {floor:>8.2} {cook:>8.2}  {:>6.2}x  {:>8.1}  {:>10.1}",
+            cook / floor,
+            splits[splits.len() - 1].1[3],
+            splits[splits.len() - 1].1[5]
         );
     }
+    print_split(&splits);
     drop(runtime);
     down();
 }
 
 const SWARM_RUNS: usize = 2;
+
+/// How one floor cell's time splits over its steps (per-cell means, medians over runs).
+fn print_split(splits: &[(usize, [f64; 7])]) {
+    println!("swarm floor, per cell (ms): where the time goes");
+    print!("{:>3}", "N");
+    for name in Steps::NAMES {
+        print!("  {name:>8}");
+    }
+    println!();
+    for (n, split) in splits {
+        print!("{n:>3}");
+        for ms in split {
+            print!("  {ms:>8.0}");
+        }
+        println!();
+    }
+}
 
 fn mib(kib: i64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "display only")]
@@ -267,12 +287,74 @@ fn timed_with(root: &Path, command: &[&str], env: &[(String, String)]) -> (f64, 
     (seconds, rss)
 }
 
-/// One floor run: wall seconds, and the mean time per cell of staging (inputs and go file)
-/// and of collecting `out/`, in milliseconds.
+/// One floor run: wall seconds, and the mean time per cell of each step, in milliseconds.
 struct Floor {
     seconds: f64,
-    stage_ms: f64,
-    collect_ms: f64,
+    steps: Steps,
+}
+
+/// Where one bare cell's time goes (seconds; per-cell means in a [`Floor`], milliseconds).
+#[derive(Default, Clone, Copy)]
+struct Steps {
+    /// Creating its network (an overlay on a swarm).
+    network: f64,
+    /// Creating the cell (a swarm only prepares the service here).
+    create: f64,
+    /// Starting it: on a swarm the service is created here, the image pushed to the registry
+    /// the first time (the other cells wait for that push).
+    start: f64,
+    /// Staging inputs and the go file (on a swarm: waiting for the task's container, which
+    /// includes the node's pull by digest).
+    stage: f64,
+    /// The program, until init's exit record.
+    run: f64,
+    /// Collecting `out/`.
+    collect: f64,
+    /// Kill, removal of the cell and its network.
+    teardown: f64,
+}
+
+impl Steps {
+    const NAMES: [&str; 7] = [
+        "network", "create", "start", "stage", "run", "collect", "teardown",
+    ];
+
+    fn values(&self) -> [f64; 7] {
+        [
+            self.network,
+            self.create,
+            self.start,
+            self.stage,
+            self.run,
+            self.collect,
+            self.teardown,
+        ]
+    }
+
+    /// The per-cell means of `all`, in milliseconds.
+    fn mean_ms(all: &[Self]) -> Self {
+        #[expect(clippy::cast_precision_loss, reason = "a few cells")]
+        let n = all.len().max(1) as f64;
+        let mean = |pick: fn(&Self) -> f64| all.iter().map(pick).sum::<f64>() * 1000.0 / n;
+        Self {
+            network: mean(|s| s.network),
+            create: mean(|s| s.create),
+            start: mean(|s| s.start),
+            stage: mean(|s| s.stage),
+            run: mean(|s| s.run),
+            collect: mean(|s| s.collect),
+            teardown: mean(|s| s.teardown),
+        }
+    }
+
+    /// The median of each step over runs.
+    fn median(floors: &[Floor]) -> [f64; 7] {
+        let mut out = [0.0; 7];
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = median(floors.iter().map(|f| f.steps.values()[k]).collect());
+        }
+        out
+    }
 }
 
 /// Which phase a floor stands beside.
@@ -321,20 +403,22 @@ async fn floor(runtime: &dyn Runtime, n: usize, phase: Phase) -> Floor {
         .remove(&ObjectRef::image(&image))
         .await
         .expect("image removal");
-    #[expect(clippy::cast_precision_loss, reason = "a few cells")]
-    let per_cell = |pick: fn(&(f64, f64)) -> f64| {
-        timings.iter().map(pick).sum::<f64>() * 1000.0 / timings.len() as f64
-    };
     Floor {
         seconds,
-        stage_ms: per_cell(|t| t.0),
-        collect_ms: per_cell(|t| t.1),
+        steps: Steps::mean_ms(&timings),
     }
 }
 
 /// One bare cell: network, create, start, stage, await the exit record, collect, kill, remove.
-/// Returns the seconds spent staging and collecting.
-async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64, f64) {
+/// Returns how long each step took.
+async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> Steps {
+    let mut steps = Steps::default();
+    let mut clock = Instant::now();
+    let mut lap = || {
+        let seconds = clock.elapsed().as_secs_f64();
+        clock = Instant::now();
+        seconds
+    };
     let network = spec.network.clone().expect("floor cells have a network");
     runtime
         .create_network(&NetworkSpec {
@@ -345,10 +429,12 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64
         })
         .await
         .expect("network");
+    steps.network = lap();
     runtime.create_cell(spec).await.expect("create");
+    steps.create = lap();
     runtime.start_cell(&spec.name).await.expect("start");
+    steps.start = lap();
     let mut logs = runtime.cell_logs(&spec.name);
-    let staged = Instant::now();
     let inputs = match phase {
         Phase::Cook => tar_of(&[("PROMPT.txt", b"Say hello.\n")], 0),
         Phase::Verify => tar_of(
@@ -369,7 +455,7 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64
         .stage(&spec.name, "/run/mc-cell", tar_of(&[("go", b"")], 0))
         .await
         .expect("stage go");
-    let stage = staged.elapsed().as_secs_f64();
+    steps.stage = lap();
     let mut seen = Vec::new();
     while let Some(Ok(LogChunk::Stdout(bytes) | LogChunk::Stderr(bytes))) = logs.next().await {
         seen.extend_from_slice(&bytes);
@@ -377,7 +463,7 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64
             break;
         }
     }
-    let collected = Instant::now();
+    steps.run = lap();
     let area = match phase {
         Phase::Cook => "/work/out",
         Phase::Verify => "/work/results",
@@ -388,7 +474,7 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64
         bytes += chunk.expect("collect").len();
     }
     assert!(bytes > 0, "{area} came back");
-    let collect = collected.elapsed().as_secs_f64();
+    steps.collect = lap();
     runtime.kill_cell(&spec.name).await.expect("kill");
     runtime
         .remove(&ObjectRef::cell(&spec.name))
@@ -398,7 +484,8 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> (f64
         .remove(&ObjectRef::network(&network))
         .await
         .expect("network removal");
-    (stage, collect)
+    steps.teardown = lap();
+    steps
 }
 
 fn tar_of(files: &[(&str, &[u8])], uid: u64) -> Archive {

@@ -23,6 +23,7 @@ mod readme;
 mod reference;
 mod refine;
 mod swarm;
+mod swarm_nodes;
 mod verify;
 mod verify_attacks;
 mod verify_hidden;

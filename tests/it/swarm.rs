@@ -3,7 +3,9 @@
 //! unchanged, a night of 2 briefs × 2 repeats × 3 participants × 2 judges whose cells spread
 //! over the nodes, and a node lost while its cell runs (the cell is `node_lost`, the others go
 //! on, `resume` re-runs it once the node is back). Nothing labelled with a cook is left on any
-//! node. One test, in order, because the swarm is costly to start (about 20 s) and shared.
+//! node. Cells pinned to different nodes are isolated, and a proxy on one node serves a cell
+//! on another (`tests/it/swarm_nodes.rs`). One test, in order, because the swarm is costly to
+//! start (about 20 s) and shared.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +87,8 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
     let left = swarm.leftovers_after(Duration::from_secs(60));
     assert!(left.is_empty(), "after the conformance suite: {left:?}");
 
+    crate::swarm_nodes::cells_on_different_nodes_cannot_reach_each_other(&swarm);
+    crate::swarm_nodes::a_proxy_on_one_node_serves_a_cell_on_another(&swarm);
     a_night_spreads_over_the_nodes(&swarm);
     a_lost_node_loses_only_its_cell_and_resume_reruns_it(&swarm);
 }

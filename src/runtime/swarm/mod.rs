@@ -22,6 +22,8 @@
 mod objects;
 mod service;
 
+pub use service::{NODE_LABEL_CELLS, NODE_LABEL_EGRESS};
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -289,7 +291,8 @@ impl Inner {
 
     /// Refuses a cell no single node could ever hold (it would wait in the queue forever).
     async fn fits(&self, spec: &CellSpec) -> Result<(), RuntimeError> {
-        let (cpus, memory) = objects::largest_node(self.docker()).await?;
+        let label = service::placement_label(spec);
+        let (cpus, memory) = objects::largest_node(self.docker(), label).await?;
         #[expect(clippy::cast_possible_truncation, reason = "a few cores")]
         let wanted_cpus = (spec.limits.cpus * 1e9).round() as i64;
         let wanted_memory = i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX);
@@ -301,7 +304,7 @@ impl Inner {
             object: ObjectRef::cell(&spec.name),
             status: None,
             message: format!(
-                "it needs {:.1} CPUs and {} MiB, the largest Ready node has {:.1} CPUs and {} MiB: lower `resources.cpus`/`resources.mem_limit` in brief.yaml or add a larger node",
+                "it needs {:.1} CPUs and {} MiB, the largest Ready node not labelled `{label}=false` has {:.1} CPUs and {} MiB: lower `resources.cpus`/`resources.mem_limit` in brief.yaml, add a larger node, or remove the label (`docker node update --label-rm {label} NODE`)",
                 spec.limits.cpus,
                 wanted_memory >> 20,
                 f64::from(u32::try_from(cpus / 1_000_000).unwrap_or(u32::MAX)) / 1e3,

@@ -293,7 +293,7 @@ pub(super) async fn running(
 }
 
 /// The largest CPUs (nano) and memory (bytes) one Ready node offers.
-pub(super) async fn largest_node(docker: &Docker) -> Result<(i64, i64), RuntimeError> {
+pub(super) async fn largest_node(docker: &Docker, label: &str) -> Result<(i64, i64), RuntimeError> {
     let nodes = docker
         .list_nodes(Some(ListNodesOptionsBuilder::default().build()))
         .await
@@ -308,6 +308,14 @@ pub(super) async fn largest_node(docker: &Docker) -> Result<(i64, i64), RuntimeE
                 .as_ref()
                 .and_then(|s| s.state)
                 .is_some_and(|s| s.to_string() == "ready")
+        })
+        // Nodes the placement constraint excludes (`label=false`) take no such service.
+        .filter(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.labels.as_ref())
+                .and_then(|l| l.get(label))
+                .is_none_or(|v| v != "false")
         })
         .filter_map(|n| n.description.and_then(|d| d.resources))
         .fold((0, 0), |(cpus, memory), r| {

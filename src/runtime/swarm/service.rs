@@ -7,13 +7,36 @@ use bollard::Docker;
 use bollard::models::{
     EndpointSpec, EndpointSpecModeEnum, Limit, NetworkAttachmentConfig, ResourceObject,
     ResourcesUlimits, ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicated, TaskSpec,
-    TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecResources,
-    TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
+    TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecPlacement,
+    TaskSpecResources, TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
 };
 use futures_util::StreamExt;
 
 use super::super::docker::{area_mount, operation};
-use super::super::{Area, CellSpec, LABEL_CELL, ObjectRef, RuntimeError, Unenforced};
+use super::super::{Area, CellSpec, LABEL_CELL, LABEL_ROLE, ObjectRef, RuntimeError, Unenforced};
+
+/// A node labelled `io.multicooker.cells=false` runs no cell (a manager kept free, a node that
+/// only carries egress).
+pub const NODE_LABEL_CELLS: &str = "io.multicooker.cells";
+/// A node labelled `io.multicooker.egress=false` runs no egress proxy (a node without a way
+/// out, or one that must not hold an outside leg). Unlabelled nodes run both.
+pub const NODE_LABEL_EGRESS: &str = "io.multicooker.egress";
+
+/// Where a service may be placed: egress proxies on nodes that allow egress, every other
+/// role on nodes that allow cells. A node without the label matches (`!=`), so an unlabelled
+/// cluster places anything anywhere.
+pub(super) fn constraints(spec: &CellSpec) -> Vec<String> {
+    vec![format!("node.labels.{}!=false", placement_label(spec))]
+}
+
+/// The node label that decides where this service may run.
+pub(super) fn placement_label(spec: &CellSpec) -> &'static str {
+    if spec.labels.get(LABEL_ROLE) == Some("proxy") {
+        NODE_LABEL_EGRESS
+    } else {
+        NODE_LABEL_CELLS
+    }
+}
 
 /// What a Swarm service on API 1.41 cannot be made to do.
 pub(super) const UNENFORCED: &[Unenforced] = &[
@@ -117,6 +140,10 @@ pub(super) fn service_spec(
                     memory_bytes: Some(memory),
                     generic_resources: None,
                 }),
+                ..Default::default()
+            }),
+            placement: Some(TaskSpecPlacement {
+                constraints: Some(constraints(spec)),
                 ..Default::default()
             }),
             restart_policy: Some(TaskSpecRestartPolicy {

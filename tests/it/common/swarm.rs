@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
+use bollard::models::NodeSpecAvailabilityEnum;
 use multicooker::runtime::swarm::SwarmConfig;
 
 use super::{block_on, show};
@@ -203,6 +204,32 @@ impl Swarm {
             }
             std::thread::sleep(Duration::from_millis(500));
         }
+    }
+
+    /// Sets a node's availability (`active`, `pause`: no new tasks, running ones stay) and
+    /// replaces its labels, through the manager.
+    pub(crate) fn set_node(&self, node: &str, availability: &str, labels: &[(&str, &str)]) {
+        block_on(async {
+            let manager = self.engine(NODES[0]);
+            let current = manager.inspect_node(node).await.unwrap();
+            let version = current.version.and_then(|v| v.index).unwrap();
+            let mut spec = current.spec.unwrap();
+            spec.availability = Some(match availability {
+                "pause" => NodeSpecAvailabilityEnum::PAUSE,
+                "active" => NodeSpecAvailabilityEnum::ACTIVE,
+                other => panic!("availability {other}"),
+            });
+            spec.labels = Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            );
+            let options = bollard::query_parameters::UpdateNodeOptionsBuilder::default()
+                .version(i64::try_from(version).unwrap())
+                .build();
+            manager.update_node(node, spec, options).await.unwrap();
+        });
     }
 
     /// The node whose engine runs a container whose name starts with `prefix`.
