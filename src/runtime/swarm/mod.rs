@@ -45,6 +45,10 @@ pub const DEFAULT_SWARM_POOL: &str = "10.214.0.0/16";
 const POLL: Duration = Duration::from_millis(250);
 /// How long a task may take to get a container on its node.
 const PLACEMENT_TIMEOUT: Duration = Duration::from_secs(600);
+/// What a task rejected by the swarm's constraint enforcer says (an over-committed node).
+const ENFORCER_REJECTED: &str = "no longer meets constraints";
+/// How often a cell whose task was rejected before it started is placed again.
+const REPLACEMENTS: u32 = 3;
 
 /// Where the cluster is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,6 +241,7 @@ impl Inner {
     /// `PLACEMENT_TIMEOUT`.
     async fn container(&self, cell: &str) -> Result<(&DockerRuntime, String), RuntimeError> {
         let mut started = std::time::Instant::now();
+        let mut replaced = 0;
         loop {
             if let Some(placement) = self.placement(cell).await? {
                 if placement.queued {
@@ -247,6 +252,15 @@ impl Inner {
                     return Ok((engine, container));
                 }
                 if let Some(terminal) = placement.terminal {
+                    // The swarm's constraint enforcer counts a killed task's reservation
+                    // until its service is gone, so a task placed into that room can be
+                    // rejected before it ever had a container: nothing ran, place it again.
+                    if terminal.contains(ENFORCER_REJECTED) && replaced < REPLACEMENTS {
+                        replaced += 1;
+                        self.replace(cell).await?;
+                        started = std::time::Instant::now();
+                        continue;
+                    }
                     return Err(RuntimeError::Operation {
                         operation: "place",
                         object: ObjectRef::cell(cell),
@@ -265,6 +279,17 @@ impl Inner {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// Removes a service whose task never started, and creates it again from its spec.
+    async fn replace(&self, cell: &str) -> Result<(), RuntimeError> {
+        match self.docker().delete_service(cell).await {
+            Err(e) if status(&e) != Some(404) => {
+                return Err(operation("remove", ObjectRef::cell(cell), &e));
+            }
+            _ => {}
+        }
+        self.start(cell).await
     }
 
     /// Resolves once the manager marks the node Down or Disconnected.
@@ -390,18 +415,21 @@ impl Inner {
 
     async fn remove_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.lock_pending().remove(name);
-        // Killed on its node first, so removal does not wait out a stop grace period.
-        if let Ok(Some(placement)) = self.placement(name).await
-            && let Some(container) = placement.container
-            && let Ok((_, engine)) = self.node(&placement.node_id).await
-        {
-            let _ = engine.engine_kill_cell(&container).await;
-        }
+        let placement = self.placement(name).await.ok().flatten();
+        // The service goes first: its task's reservation is released at once (a task killed
+        // while its service stays still counts for the swarm's constraint enforcer).
         match self.docker().delete_service(name).await {
             Err(e) if status(&e) != Some(404) => {
                 return Err(operation("remove", ObjectRef::cell(name), &e));
             }
             _ => {}
+        }
+        // Then killed on its node, so removal does not wait out a stop grace period.
+        if let Some(placement) = placement
+            && let Some(container) = placement.container
+            && let Ok((_, engine)) = self.node(&placement.node_id).await
+        {
+            let _ = engine.engine_kill_cell(&container).await;
         }
         for engine in self.nodes.values() {
             objects::sweep_cell(engine, name).await?;
