@@ -18,6 +18,7 @@ mod judge;
 mod jury;
 mod lifecycle;
 mod logins;
+mod network_none;
 mod nightly;
 mod readme;
 mod reference;
