@@ -19,7 +19,7 @@ use crate::common::{TestCook, show};
 const FAKES: &[&str] = &["claude", "codex", "agy", "grok"];
 
 /// A host home with a subscription login for every CLI, each secret a unique canary.
-struct FakeHost {
+pub(crate) struct FakeHost {
     home: tempfile::TempDir,
     tokens: tempfile::TempDir,
     /// Every secret planted in the logins (access, refresh and id tokens).
@@ -32,7 +32,7 @@ fn base64_url(bytes: &[u8]) -> String {
 }
 
 impl FakeHost {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let home = tempfile::Builder::new()
             .prefix("mc-host-")
             .tempdir()
@@ -133,7 +133,7 @@ impl FakeHost {
     }
 
     /// Runs the binary against this host's logins and token store.
-    fn run(&self, cook: &TestCook, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, cook: &TestCook, args: &[&str]) -> Output {
         cook.command(args)
             .env("MULTICOOKER_HOST_HOME", self.home.path())
             .env(
@@ -146,7 +146,7 @@ impl FakeHost {
 }
 
 /// Copies the fake CLIs' images into the cook as its own flavors.
-fn install_fakes(cook: &TestCook, clis: &[&str]) {
+pub(crate) fn install_fakes(cook: &TestCook, clis: &[&str]) {
     for cli in clis {
         install_fake_as(cook, cli, cli);
     }
@@ -158,7 +158,7 @@ fn install_fake_as(cook: &TestCook, fixture: &str, flavor: &str) {
     cook.install_flavor(flavor, &fixtures.join(fixture).join("Dockerfile"));
 }
 
-fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
+pub(crate) fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
     let mut yaml = String::from(
         "name: logins\ntimeout_s: 120\njudge_timeout_s: 120\nnetwork: {mode: none}\nparticipants:\n",
     );

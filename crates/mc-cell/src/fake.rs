@@ -6,6 +6,7 @@
 //! structured output (with usage and model), and prints the real limit messages.
 //!
 //! Scenarios come from the prompt text, as the real CLIs would see it: `FAKE:rate_limit`,
+//! `FAKE:usage_limit` and `FAKE:auth_401` (the real CLIs' shapes, in `fake_errors`),
 //! `FAKE:leak` (prints its access token, to test redaction), `FAKE:hang`, `FAKE:steal-hang`
 //! (copies its token into its output, then hangs).
 
@@ -94,6 +95,9 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
                 text.replace('\n', " ")
             );
         }
+    }
+    if let Some(code) = crate::fake_errors::scenario(cli, &prompt) {
+        return code;
     }
     if prompt.contains("FAKE:rate_limit") {
         print_limit(cli);

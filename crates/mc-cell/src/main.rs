@@ -7,6 +7,7 @@
 mod canary;
 mod dummy;
 mod fake;
+mod fake_errors;
 mod hostile;
 mod init;
 mod json;
