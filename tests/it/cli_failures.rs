@@ -105,3 +105,37 @@ fn an_expired_login_is_a_login_failure_naming_the_host_command() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// codex names its model only in its session files: the entrypoint reads them after codex
+/// exits, inside the cell, and the cell's usage carries the model though the brief set none.
+#[test]
+fn codexs_model_is_read_from_its_session_files_in_the_cell() {
+    let host = FakeHost::new();
+    let yaml = brief(&[("cx", "codex", "m")], &[("j", "dummy")]).replace(
+        "{name: cx, flavor: codex, model: \"m\"}",
+        "{name: cx, flavor: codex}",
+    );
+    let cook = TestCook::new("codex-model", &yaml);
+    install_fakes(&cook, &["codex"]);
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let entry = &participants(&cook)[0];
+    assert_eq!(entry["status"], "ok", "{entry}");
+    assert!(entry["model"].is_null(), "no model was asked for: {entry}");
+    // The fake writes its rollout as codex does; its `--json` output names no model.
+    assert_eq!(
+        entry["usage"]["models"],
+        serde_json::json!(["codex-fake-1"]),
+        "{entry}"
+    );
+    let stdout = cook.text("logs/cx/codex.stdout.log");
+    let last = stdout
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    assert!(
+        last.starts_with(r#"{"type":"multicooker.codex_models","source":"rollout""#),
+        "the report is codex's last line: {stdout}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

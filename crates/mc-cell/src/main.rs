@@ -14,6 +14,7 @@ mod json;
 mod members;
 mod probe;
 mod proxy;
+mod rollout;
 mod run;
 mod script;
 mod search;
