@@ -15,7 +15,7 @@ use sha2::Digest;
 
 pub use auth::detect_login_failure;
 pub use limits::{LimitKind, RateLimit, detect_rate_limit};
-pub use usage::usage_from_output;
+pub use usage::{COST_BASIS, usage_from_output};
 
 use crate::error::Hint;
 

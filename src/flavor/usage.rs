@@ -7,6 +7,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+/// What every `cost_usd` is, written beside it: the CLI's own estimate at API list prices
+/// (claude's `total_cost_usd`, `costBasis: list`, also for a subscription login; REAL-CLIS.md),
+/// not what the subscription is charged.
+pub const COST_BASIS: &str = "list_price_estimate";
+
 /// Counters of one cell.
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Tally {
@@ -290,6 +295,7 @@ pub fn usage_from_output(
             "cost_usd".into(),
             json!((tally.cost_usd * 1e6).round() / 1e6),
         );
+        map.insert("cost_basis".into(), json!(COST_BASIS));
     }
     if !tally.models.is_empty() {
         map.insert("models".into(), json!(tally.models));

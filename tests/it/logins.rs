@@ -270,6 +270,7 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
             ),
         "{board}"
     );
+    assert_costs_labelled(&cook, &board);
     assert_eq!(
         cook.json("summary.json")["cli_versions"]["grok"],
         "0.0.0-fake"
@@ -369,11 +370,33 @@ fn assert_usage_parsed(participants: &[serde_json::Value]) {
         "claude's usage from its stream-json: {usage}"
     );
     assert_eq!(
+        usage["cost_basis"], "list_price_estimate",
+        "claude's cost is a list-price estimate: {usage}"
+    );
+    assert_eq!(
         participants[1]["usage"]["total_tokens"], 1100,
         "codex: input (cache included) + output"
     );
     assert_eq!(participants[2]["usage"]["total_tokens"], 900, "agy");
     assert_eq!(participants[3]["usage"]["total_tokens"], 670, "grok");
+}
+
+/// Issue 16: a list-price estimate is shown as one, and summary.json says what each cost is.
+fn assert_costs_labelled(cook: &TestCook, board: &str) {
+    assert!(
+        board.contains("| Tokens | API-equiv. cost |")
+            && board.contains("API-equiv. cost: the CLIs' own estimate at API list prices"),
+        "a list-price estimate is labelled as one: {board}"
+    );
+    let ranking = cook.json("summary.json")["ranking"].clone();
+    let costs: Vec<bool> = ranking
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["cost_usd"].is_null())
+        .map(|r| r["cost_basis"] == "list_price_estimate")
+        .collect();
+    assert!(!costs.is_empty() && costs.iter().all(|b| *b), "{ranking}");
 }
 
 /// Like [`files_holding`], inside `.auth/` itself.

@@ -20,6 +20,10 @@ fn claude_totals_come_from_the_result_line() {
     assert_eq!(usage["cache_read_input_tokens"], 54321);
     assert_eq!(usage["total_tokens"], 4127 + 1893 + 9876 + 54321);
     assert_eq!(usage["cost_usd"], 0.412_345);
+    assert_eq!(
+        usage["cost_basis"], "list_price_estimate",
+        "claude's figure is a list-price estimate, also for a subscription"
+    );
     assert_eq!(usage["models"], json!(["claude-opus-4-5-20251101"]));
     assert!(usage.get("web_requests").is_none(), "web tools stayed off");
 }
@@ -84,7 +88,7 @@ fn codex_sums_its_turns_and_counts_web_searches() {
         "codex reports none: the requested one"
     );
     assert_eq!(usage["web_requests"], 1);
-    assert!(usage.get("cost_usd").is_none());
+    assert!(usage.get("cost_usd").is_none() && usage.get("cost_basis").is_none());
 }
 
 #[test]
