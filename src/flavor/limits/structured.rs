@@ -3,7 +3,8 @@
 //! and `rateLimitType` (`five_hour`, `seven_day`, …), its text saying when it resets
 //! (`You've hit your 5-hour limit · resets 6:20pm (UTC)`); a `rate_limit_event` whose
 //! `rate_limit_info.status` is `rejected` says the same, with `resetsAt` (a Unix time, in
-//! seconds or milliseconds). Either is a used-up plan, never a retryable rate limit.
+//! seconds or milliseconds). Either is a used-up plan, never a retryable rate limit, unless the
+//! run still ended in a successful `result` (a rejected window it went past, on overage).
 
 use serde_json::{Map, Value};
 
@@ -22,6 +23,8 @@ struct Seen {
     text: Option<String>,
     /// `resetsAt`, in seconds since the epoch.
     resets_at: Option<i64>,
+    /// A `result` with `is_error: false`: the run went on (on overage, say) and succeeded.
+    succeeded: bool,
 }
 
 /// A used-up plan, from claude's structured fields; `None` when they say nothing of one.
@@ -34,7 +37,7 @@ pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
             _ => {}
         }
     }
-    if !seen.hit {
+    if !seen.hit || seen.succeeded {
         return None;
     }
     let now_s = now.timestamp().as_second();
@@ -100,8 +103,13 @@ fn rate_limit_event(event: &Map<String, Value>, seen: &mut Seen) {
 }
 
 fn result(event: &Map<String, Value>, seen: &mut Seen) {
-    if event.get("is_error").and_then(Value::as_bool) != Some(true) {
-        return;
+    match event.get("is_error").and_then(Value::as_bool) {
+        Some(true) => {}
+        Some(false) => {
+            seen.succeeded = true;
+            return;
+        }
+        None => return,
     }
     let api_error = text(event.get("api_error"));
     let window = text(event.get("rateLimitType"));

@@ -347,6 +347,13 @@ fn a_rejected_rate_limit_event_gives_the_weekly_reset() {
         (LimitKind::UsageExhausted, 2 * 86_400)
     );
     assert!(found.evidence.contains("seven_day"), "{}", found.evidence);
+    // A run that went on past a rejected window and succeeded hit no limit.
+    let past = stream.replace(
+        r#""is_error":true,"result":"You've hit your weekly limit""#,
+        r#""is_error":false,"result":"done""#,
+    );
+    assert_ne!(past, stream);
+    assert_eq!(detect_at("claude", &past, &fixed_now()), None);
     // An allowed one is only news, and a warning is no limit.
     let allowed = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1796216400,"rateLimitType":"five_hour"}}"#;
     assert_eq!(detect_at("claude", allowed, &fixed_now()), None);
