@@ -53,7 +53,7 @@ pub struct CellOutcome {
     /// A rate or usage limit found in its output.
     pub rate_limit: Option<RateLimit>,
     /// The CLI's words when its login failed (expired or revoked token), for a cell that
-    /// ended non-zero: `multicooker login` fixes it, no retry does.
+    /// ended non-zero: logging in again on the host fixes it, no retry does.
     pub login_failure: Option<String>,
     /// Why it could not start, or an engine error while it ran.
     pub error: Option<String>,
