@@ -740,9 +740,10 @@ pub struct DoctorArgs {
     /// outlive the cook's timeouts; images must build).
     pub task: Option<String>,
     /// Check these flavors as a cook would use them: login present and valid, image builds
-    /// (real flavors' images need network access to their registries). Without a task or
-    /// this, only the dummy image is built and the other flavors' logins are reported.
-    #[arg(long, value_delimiter = ',', conflicts_with = "task")]
+    /// (real flavors' images need network access to their registries). With a task: only these
+    /// of the cook's flavors. Without a task or this, only the dummy image is built and the
+    /// other flavors' logins are reported.
+    #[arg(long, value_delimiter = ',')]
     pub flavors: Vec<String>,
     /// Skip building images.
     #[arg(long)]

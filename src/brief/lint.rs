@@ -3,7 +3,8 @@
 //! `JUDGE_BRIEF.md` as a whole word (an id `rate` is not satisfied by `accurate`), a scale or a
 //! weight `JUDGE_BRIEF.md` states must match brief.yaml, `BRIEF.md` must exist and say
 //! something, and neither may still hold the template's `PLACEHOLDER`. `cook` refuses a cook
-//! that fails it.
+//! that fails it. `network: none` is refused for flavors that need their model API
+//! ([`super::lint_network`]).
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -15,7 +16,7 @@ use super::{Brief, JudgingMode};
 /// One lint finding: the file, what is wrong, and the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// The file at fault (`JUDGE_BRIEF.md`, `BRIEF.md`).
+    /// The file at fault (`JUDGE_BRIEF.md`, `BRIEF.md`, `brief.yaml`).
     pub file: &'static str,
     /// What is wrong.
     pub problem: String,
@@ -52,6 +53,7 @@ pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
         Ok(text) => placeholder("BRIEF.md", &text, &mut findings),
     }
     super::lint_verify::lint_hidden(cook, brief, &mut findings);
+    super::lint_network::lint_network(cook, brief, &mut findings);
     if brief.judges.is_empty() {
         return findings;
     }

@@ -6,6 +6,7 @@
 //! untouched.
 
 pub mod lint;
+pub mod lint_network;
 mod lint_verify;
 mod model;
 mod names;

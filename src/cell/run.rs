@@ -20,7 +20,7 @@ use super::logs::{self, ExitRecord};
 use super::plan::{CellPlan, CellUser, Egress};
 use super::serial::{host_lock, lock_dir};
 use super::stage;
-use crate::flavor::{RateLimit, detect_rate_limit};
+use crate::flavor::{RateLimit, detect_login_failure, detect_rate_limit};
 use crate::redact::Redactor;
 use crate::runtime::{Ledger, ObjectRef, Runtime};
 use crate::state::{CellState, now_iso};
@@ -52,6 +52,9 @@ pub struct CellOutcome {
     pub oom_killed: bool,
     /// A rate or usage limit found in its output.
     pub rate_limit: Option<RateLimit>,
+    /// The CLI's words when its login failed (expired or revoked token), for a cell that
+    /// ended non-zero: logging in again on the host fixes it, no retry does.
+    pub login_failure: Option<String>,
     /// Why it could not start, or an engine error while it ran.
     pub error: Option<String>,
     /// The egress canary's report, for cells behind a proxy.
@@ -249,8 +252,12 @@ async fn run_until_exit<H: CellHooks>(
     if tokio::time::timeout(LOG_DRAIN, log_task).await.is_err() {
         // The stream did not end although the cell did; the file has what arrived.
     }
-    let rate_limit = scan_for_limits(&plan.flavor, &plan.stdout_log, &plan.stderr_log).await;
+    let output = read_output_tails(&plan.stdout_log, &plan.stderr_log).await;
+    let rate_limit = detect_rate_limit(&plan.flavor, &output);
     let (state, error) = classify(&ended, oom, rate_limit.is_some());
+    let login_failure = (state == CellState::NonZeroExit)
+        .then(|| detect_login_failure(&plan.flavor, &output))
+        .flatten();
     let (collected, collect_error) = split_reports(collected);
     CellOutcome {
         state,
@@ -261,7 +268,10 @@ async fn run_until_exit<H: CellHooks>(
         timed_out: ended.how == Ending::TimedOut || ended.record.is_some_and(|r| r.timed_out),
         oom_killed: oom,
         rate_limit,
-        error: error.or(collect_error),
+        error: error
+            .or(collect_error)
+            .or_else(|| login_failure.as_ref().map(|l| login_error(&plan.flavor, l))),
+        login_failure,
         canary: launched.canary,
         redacted: collected
             .iter()
@@ -590,6 +600,7 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         timed_out: false,
         oom_killed: false,
         rate_limit: None,
+        login_failure: None,
         error,
         canary: None,
         redacted: Vec::new(),
@@ -599,7 +610,16 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
     }
 }
 
-async fn scan_for_limits(flavor: &str, stdout: &Path, stderr: &Path) -> Option<RateLimit> {
+/// The record's reason for a cell whose login failed, with the fix.
+fn login_error(flavor: &str, evidence: &str) -> String {
+    format!(
+        "login failed: {evidence} (log in again on the host with {})",
+        crate::creds::login_advice(flavor)
+    )
+}
+
+/// The ends of a cell's logs, which the limit and login scans read.
+async fn read_output_tails(stdout: &Path, stderr: &Path) -> String {
     let mut text = String::new();
     for path in [stdout, stderr] {
         if let Ok(bytes) = read_tail(path, SCAN_TAIL_BYTES).await {
@@ -607,7 +627,7 @@ async fn scan_for_limits(flavor: &str, stdout: &Path, stderr: &Path) -> Option<R
             text.push('\n');
         }
     }
-    detect_rate_limit(flavor, &text)
+    text
 }
 
 async fn read_tail(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {

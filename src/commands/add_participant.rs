@@ -71,6 +71,7 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    refuse_lint(&paths, &reparsed.brief, name)?;
     crate::fsx::write_atomic(&path, edited.as_bytes())?;
     fs_err::create_dir_all(paths.work(name))?;
     session
@@ -85,6 +86,26 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+/// Refuses a participant the cook's lint would refuse for its network (`network: none` for a
+/// flavor that needs its model API), before brief.yaml is touched.
+fn refuse_lint(
+    paths: &crate::state::CookPaths,
+    brief: &brief::Brief,
+    name: &str,
+) -> anyhow::Result<()> {
+    let mut findings = Vec::new();
+    brief::lint_network::lint_network(paths.dir(), brief, &mut findings);
+    let subject = format!("participant `{name}` ");
+    let Some(finding) = findings.iter().find(|f| f.problem.contains(&subject)) else {
+        return Ok(());
+    };
+    Err(UserError::new(
+        format!("{}: {}; nothing was changed", finding.file, finding.problem),
+        finding.fix.clone(),
+    )
+    .into())
 }
 
 /// Inserts `- <item>` after the last item of the top-level block list `participants:`, with

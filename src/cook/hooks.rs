@@ -43,6 +43,10 @@ pub struct ParticipantResult {
     /// Which limit was hit, when one was: `rate_limited` (retryable) or `usage_exhausted`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_kind: Option<crate::flavor::LimitKind>,
+    /// The CLI's words when its login failed (the cell stays `non_zero_exit`; `multicooker
+    /// login <flavor>` fixes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login_failure: Option<String>,
     /// The model asked for.
     pub model: Option<String>,
     /// When it started.
@@ -246,6 +250,7 @@ impl CellHooks for CookHooks {
             missing_outputs: missing.clone(),
             usage: cell_usage(plan, &self.relative(&plan.stdout_log), model.as_deref()),
             limit_kind: outcome.rate_limit.as_ref().map(|r| r.kind),
+            login_failure: outcome.login_failure.clone(),
             model,
             started_at: outcome.started_at.clone(),
             finished_at: outcome.finished_at.clone(),

@@ -8,12 +8,19 @@
 //! model's own prose), and a task about rate limiting fills it with the very words the patterns
 //! look for. Only what the CLI itself says is scanned: its error events and the lines that are
 //! not JSON (stderr, plain messages), as the reference scanned its plain-text output.
+//!
+//! claude also says which limit it hit in its own fields (a `result` with `api_error` and
+//! `rateLimitType`, a rejected `rate_limit_event`): those are read first ([`structured`]).
+//!
+//! Clock times without a zone are the cell's: cells run without `TZ`, so in UTC.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 use serde_json::Value;
+
+mod structured;
 
 /// A detected limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +54,7 @@ impl RateLimit {
 /// Wording of an exhausted plan (as opposed to a momentary rate limit).
 static EXHAUSTED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)usage limit|5[- ]hour limit|weekly limit|hit your limit|quota (?:reached|exceeded|exhausted)|resource_exhausted|daily.*limit|plan limit|subscription.*(?:required|limit)",
+        r"(?i)usage limit|5[- ]hour limit|weekly limit|hit your (?:[\w-]+ )?limit|out of credits|spend cap|quota (?:reached|exceeded|exhausted)|resource_exhausted|daily.*limit|plan limit|subscription.*(?:required|limit)",
     )
     .expect("a valid regex")
 });
@@ -57,7 +64,10 @@ static EXHAUSTED: LazyLock<Regex> = LazyLock::new(|| {
 enum Retry {
     None,
     Seconds,
+    /// `6:20pm`, `6pm (UTC)`, `4:20 PM`: hour, minute, am/pm, zone in captures 1-4.
     ClockTime,
+    /// `Nov 27th, 2026 4:20 PM`: month, day, year, hour, minute, am/pm in captures 1-6.
+    DateTime,
     HoursOrMinutes,
     /// `1893456000`: a Unix time.
     Epoch,
@@ -81,6 +91,9 @@ const ERR_SPACED: &str = r"\brate[-_ ]?limit(?:ed)?\s+(?:reached|exceeded|exhaus
 const ERR_JOINED: &str = r"\brate[_-]?limit[_-]?(?:reached|exceeded|exhausted|hit)\b";
 const QUOTA: &str = r"(?m)^\s*(?:error:?\s*)?(?:resource\s+)?quota\s+(?:exceeded|exhausted)";
 const RETRY_AFTER: &str = r"retry.after[: ]+(\d+)";
+/// claude's reset time: `resets 6:20pm (UTC)`, `resets 5pm (Europe/Berlin)`, `reset at 13:00`.
+const CLAUDE_RESET: &str =
+    r"\bresets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z0-9_/+-]+)\))?";
 
 static CLAUDE: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     vec![
@@ -88,26 +101,31 @@ static CLAUDE: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(r"5[- ]hour limit reached", Retry::None),
         pattern(r"weekly limit reached", Retry::None),
         pattern(r"usage limit reached", Retry::None),
-        pattern(r"hit your limit", Retry::None),
+        // `You've hit your limit`, `You've hit your 5-hour limit · resets 6:20pm (UTC)`.
+        pattern(r"hit your (?:[\w-]+ )?limit", Retry::None),
         pattern(r"\brate_limit_error\b", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
-        pattern(
-            r"\bresets?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*(am|pm)?",
-            Retry::ClockTime,
-        ),
+        pattern(CLAUDE_RESET, Retry::ClockTime),
         pattern(r"please try again later", Retry::None),
     ]
 });
 
 static CODEX: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     vec![
+        // `You’ve hit your usage limit` (curly or straight apostrophe, not matched).
         pattern(r"hit your usage limit", Retry::None),
+        // A reset on another day: `try again at Nov 27th, 2026 4:20 PM`.
+        pattern(
+            r"try again at ([a-z]{3}) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}),? (\d{1,2}):(\d{2})\s*(am|pm)?",
+            Retry::DateTime,
+        ),
         pattern(
             r"try again at (\d{1,2}):(\d{2})\s*(am|pm)?",
             Retry::ClockTime,
         ),
         pattern(r"usage limit", Retry::None),
+        pattern(r"out of credits|\bspend cap\b", Retry::None),
         pattern(ERR_SPACED, Retry::None),
         pattern(ERR_JOINED, Retry::None),
         pattern(QUOTA, Retry::None),
@@ -174,11 +192,20 @@ fn patterns_for(flavor: &str) -> Vec<&'static [Pattern]> {
 
 /// Scans a cell's output for a rate or usage limit.
 pub fn detect_rate_limit(flavor: &str, output: &str) -> Option<RateLimit> {
-    detect_at(flavor, output, &jiff::Zoned::now())
+    detect_at(
+        flavor,
+        output,
+        &jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC),
+    )
 }
 
-/// [`detect_rate_limit`] at a given time (reset times are relative to it).
+/// [`detect_rate_limit`] at a given time (reset times are relative to it, in its zone).
 fn detect_at(flavor: &str, output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
+    if matches!(flavor, "claude" | "triad")
+        && let Some(found) = structured::claude(output, now)
+    {
+        return Some(found);
+    }
     let patterns: Vec<&Pattern> = patterns_for(flavor).into_iter().flatten().collect();
     let text = cli_messages(flavor, output);
     let output = text.as_ref();
@@ -208,7 +235,7 @@ fn detect_at(flavor: &str, output: &str, now: &jiff::Zoned) -> Option<RateLimit>
 
 /// The lines of a cell's output in which its CLI speaks for itself (see the module comment).
 /// Other flavors' output is scanned whole.
-fn cli_messages<'a>(flavor: &str, output: &'a str) -> Cow<'a, str> {
+pub(super) fn cli_messages<'a>(flavor: &str, output: &'a str) -> Cow<'a, str> {
     if !matches!(flavor, "claude" | "triad" | "codex" | "agy" | "grok") {
         return Cow::Borrowed(output);
     }
@@ -282,20 +309,70 @@ fn retry_seconds(retry: Retry, captures: &Captures<'_>, now: &jiff::Zoned) -> Op
             number(1)?.checked_mul(if unit.starts_with('h') { 3600 } else { 60 })
         }
         Retry::ClockTime => {
-            let mut hour = number(1)?;
-            let minute = number(2)?;
-            match captures
-                .get(3)
-                .map(|m| m.as_str().to_ascii_lowercase())
-                .as_deref()
-            {
-                Some("pm") if hour != 12 => hour += 12,
-                Some("am") if hour == 12 => hour = 0,
-                _ => {}
+            // `resets 5 times` is no clock time: a minute or an am/pm is needed.
+            let meridiem = captures.get(3).map(|m| m.as_str());
+            if captures.get(2).is_none() && meridiem.is_none() {
+                return None;
             }
-            seconds_until(hour, minute, now)
+            let hour = hour_of_day(number(1)?, meridiem)?;
+            let now = match captures.get(4) {
+                Some(zone) => now.with_time_zone(time_zone(zone.as_str())?),
+                None => now.clone(),
+            };
+            seconds_until(hour, number(2).unwrap_or(0), &now)
+        }
+        Retry::DateTime => {
+            let month = month_number(captures.get(1)?.as_str())?;
+            let (day, year) = (number(2)?, number(3)?);
+            let hour = hour_of_day(number(4)?, captures.get(6).map(|m| m.as_str()))?;
+            let at = jiff::civil::date(i16::try_from(year).ok()?, month, i8::try_from(day).ok()?)
+                .at(
+                    i8::try_from(hour).ok()?,
+                    i8::try_from(number(5)?).ok()?,
+                    0,
+                    0,
+                )
+                .to_zoned(now.time_zone().clone())
+                .ok()?;
+            u64::try_from(now.duration_until(&at).as_secs()).ok()
         }
     }
+}
+
+/// A 12-hour clock's hour on the 24-hour clock.
+fn hour_of_day(hour: u64, meridiem: Option<&str>) -> Option<u64> {
+    match meridiem.map(str::to_ascii_lowercase).as_deref() {
+        Some(_) if hour == 0 || hour > 12 => None,
+        Some("pm") if hour != 12 => Some(hour + 12),
+        Some("am") if hour == 12 => Some(0),
+        _ => Some(hour),
+    }
+}
+
+/// A zone a CLI names (`UTC`, `Europe/Berlin`); `None` when this machine does not know it.
+fn time_zone(name: &str) -> Option<jiff::tz::TimeZone> {
+    if ["utc", "gmt", "z"].contains(&name.to_ascii_lowercase().as_str()) {
+        return Some(jiff::tz::TimeZone::UTC);
+    }
+    jiff::tz::TimeZone::get(name).ok()
+}
+
+fn month_number(name: &str) -> Option<i8> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let name = name.to_ascii_lowercase();
+    let index = MONTHS.iter().position(|m| *m == name)?;
+    i8::try_from(index + 1).ok()
+}
+
+/// Seconds until claude's `resets …` time in `text`, in the zone it names.
+fn claude_reset_in(text: &str, now: &jiff::Zoned) -> Option<u64> {
+    static RESET: LazyLock<Pattern> = LazyLock::new(|| pattern(CLAUDE_RESET, Retry::ClockTime));
+    RESET
+        .regex
+        .captures_iter(text)
+        .find_map(|c| retry_seconds(Retry::ClockTime, &c, now))
 }
 
 /// Seconds from `now` until the next local wall-clock `hour:minute` (tomorrow if passed).
@@ -318,7 +395,7 @@ fn seconds_until(hour: u64, minute: u64, now: &jiff::Zoned) -> Option<u64> {
     u64::try_from(now.duration_until(&target).as_secs()).ok()
 }
 
-fn evidence(text: &str, start: usize, end: usize) -> String {
+pub(super) fn evidence(text: &str, start: usize, end: usize) -> String {
     let from = floor_char_boundary(text, start.saturating_sub(80));
     let to = floor_char_boundary(text, (end + 80).min(text.len()));
     text[from..to].replace(['\n', '\r'], " ").trim().to_owned()
@@ -332,299 +409,4 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dummy_limit_message_is_detected_with_its_retry_time() {
-        let found = detect_rate_limit(
-            "dummy",
-            "working\nAPI Error: rate limit exceeded; please retry after 42 seconds\n",
-        )
-        .unwrap();
-        assert_eq!(found.retry_after_s, 42);
-        assert!(found.evidence.contains("rate limit exceeded"));
-    }
-
-    #[test]
-    fn vendor_messages_are_detected() {
-        assert!(detect_rate_limit("claude", "Claude AI usage limit reached|1767225600").is_some());
-        assert!(
-            detect_rate_limit("codex", "You've hit your usage limit. Upgrade to Pro").is_some()
-        );
-        let codex = detect_rate_limit("codex", "Too many requests; resets in 2 hours").unwrap();
-        assert_eq!(codex.retry_after_s, 7200);
-        assert!(
-            detect_rate_limit(
-                "agy",
-                "RESOURCE_EXHAUSTED (code 429): Individual quota reached"
-            )
-            .is_some()
-        );
-        assert!(
-            detect_rate_limit("triad", "codex: You've hit your usage limit").is_some(),
-            "composite members are scanned"
-        );
-    }
-
-    #[test]
-    fn prose_about_limits_does_not_match() {
-        for text in [
-            "the central limit theorem",
-            r#"{"reason": "rate limit; retry suggested later"}"#,
-            "we added rate-limit detection",
-        ] {
-            for flavor in ["claude", "codex", "agy", "grok", "dummy"] {
-                assert_eq!(detect_rate_limit(flavor, text), None, "{flavor}: {text}");
-            }
-        }
-        for flavor in ["codex", "agy", "grok"] {
-            assert_eq!(
-                detect_rate_limit(flavor, "+ rate limit, quota exceeded, try again in."),
-                None,
-                "{flavor}"
-            );
-        }
-    }
-
-    fn fixture(cli: &str, kind: &str) -> &'static str {
-        match (cli, kind) {
-            ("claude", "rate_limit") => {
-                include_str!("../../tests/fixtures/flavors/claude/rate_limit.txt")
-            }
-            ("claude", _) => include_str!("../../tests/fixtures/flavors/claude/usage_limit.txt"),
-            ("codex", "rate_limit") => {
-                include_str!("../../tests/fixtures/flavors/codex/rate_limit.txt")
-            }
-            ("codex", _) => include_str!("../../tests/fixtures/flavors/codex/usage_limit.txt"),
-            ("agy", "rate_limit") => {
-                include_str!("../../tests/fixtures/flavors/agy/rate_limit.txt")
-            }
-            ("agy", _) => include_str!("../../tests/fixtures/flavors/agy/usage_limit.txt"),
-            ("grok", "rate_limit") => {
-                include_str!("../../tests/fixtures/flavors/grok/rate_limit.txt")
-            }
-            _ => include_str!("../../tests/fixtures/flavors/grok/usage_limit.txt"),
-        }
-    }
-
-    /// 2026-11-30 13:00 UTC: reset times in the fixtures become exact delays.
-    fn fixed_now() -> jiff::Zoned {
-        "2026-11-30T13:00:00+00:00[UTC]".parse().unwrap()
-    }
-
-    #[test]
-    fn each_vendors_limits_are_told_apart_from_its_fixtures() {
-        let now = fixed_now();
-        // (flavor, fixture, kind, retry delay): the epoch, clock times and `2h39m52s` are read.
-        let cases = [
-            ("claude", "rate_limit", LimitKind::RateLimited, 0),
-            (
-                "claude",
-                "usage_limit",
-                LimitKind::UsageExhausted,
-                1_893_456_000 - 1_796_043_600,
-            ),
-            ("codex", "rate_limit", LimitKind::RateLimited, 0),
-            (
-                "codex",
-                "usage_limit",
-                LimitKind::UsageExhausted,
-                2 * 3600 + 28 * 60,
-            ),
-            ("agy", "rate_limit", LimitKind::RateLimited, 30),
-            (
-                "agy",
-                "usage_limit",
-                LimitKind::UsageExhausted,
-                2 * 3600 + 39 * 60 + 52,
-            ),
-            ("grok", "rate_limit", LimitKind::RateLimited, 60),
-            ("grok", "usage_limit", LimitKind::UsageExhausted, 9 * 3600),
-        ];
-        for (cli, name, kind, retry) in cases {
-            let found = detect_at(cli, fixture(cli, name), &now)
-                .unwrap_or_else(|| panic!("{cli} {name}: not detected"));
-            assert_eq!(
-                (found.kind, found.retry_after_s),
-                (kind, retry),
-                "{cli} {name}: {}",
-                found.evidence
-            );
-            assert_eq!(found.is_retryable(), kind == LimitKind::RateLimited);
-        }
-        for (cli, name) in [
-            ("claude", "usage_limit"),
-            ("codex", "usage_limit"),
-            ("grok", "usage_limit"),
-        ] {
-            assert!(
-                detect_at("triad", fixture(cli, name), &now).is_some(),
-                "a composite is scanned with its members' patterns: {cli}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_reset_time_in_the_past_gives_no_delay() {
-        let found = detect_at(
-            "claude",
-            "Claude AI usage limit reached|1767225600",
-            &fixed_now(),
-        );
-        assert_eq!(
-            found.map(|f| (f.kind, f.retry_after_s)),
-            Some((LimitKind::UsageExhausted, 0))
-        );
-    }
-
-    /// The exact lines `print_limit` and `print_success` of the fake CLIs print
-    /// (crates/mc-cell/src/fake.rs).
-    #[test]
-    fn the_fakes_limits_are_classified_and_their_successes_are_not_limits() {
-        let now = fixed_now();
-        let limits = [
-            (
-                "claude",
-                "Claude AI usage limit reached|1893456000",
-                LimitKind::UsageExhausted,
-                97_412_400,
-            ),
-            (
-                "codex",
-                "You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 3:28 PM.",
-                LimitKind::UsageExhausted,
-                8880,
-            ),
-            (
-                "agy",
-                r#"{"type":"result","status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 2h39m52s."}"#,
-                LimitKind::UsageExhausted,
-                9592,
-            ),
-            (
-                "grok",
-                "Error: rate limit exceeded (429 Too Many Requests), retry after 60",
-                LimitKind::RateLimited,
-                60,
-            ),
-        ];
-        for (cli, line, kind, retry) in limits {
-            let found = detect_at(cli, &format!("{line}\n"), &now).unwrap();
-            assert_eq!((found.kind, found.retry_after_s), (kind, retry), "{cli}");
-        }
-        let successes = [
-            (
-                "claude",
-                concat!(
-                    r#"{"type":"system","subtype":"init","model":"opus","session_id":"fake-session"}"#,
-                    "\n",
-                    r#"{"type":"assistant","message":{"model":"opus","usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}}"#,
-                    "\n",
-                    r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
-                ),
-            ),
-            (
-                "codex",
-                concat!(
-                    r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
-                    "\n",
-                    r#"{"type":"turn.started"}"#,
-                    "\n",
-                    r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
-                    "\n",
-                    r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
-                ),
-            ),
-            (
-                "agy",
-                concat!(
-                    r#"{"type":"init","model":"gemini-3-pro"}"#,
-                    "\n",
-                    r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#,
-                ),
-            ),
-            (
-                "grok",
-                concat!(
-                    r#"{"type":"text","text":"done"}"#,
-                    "\n",
-                    r#"{"type":"end","model":"grok-build","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#,
-                ),
-            ),
-        ];
-        for (cli, stdout) in successes {
-            assert_eq!(detect_at(cli, stdout, &now), None, "{cli}");
-        }
-    }
-
-    /// A task about rate limiting fills the transcript with limit wording; only the CLI's own
-    /// error events and plain lines count.
-    #[test]
-    fn limit_wording_in_a_transcript_is_not_a_limit() {
-        let now = fixed_now();
-        let transcripts = [
-            (
-                "claude",
-                concat!(
-                    r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"test_429 ... ok: rate limit exceeded, please try again later; usage limit reached"}]}}"#,
-                    "\n",
-                    r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-5","content":[{"type":"text","text":"Weekly limit reached is now handled; resets at 5:00 pm"}]}}"#,
-                    "\n",
-                    r#"{"type":"result","subtype":"success","is_error":false,"result":"The API answers 429 Too Many Requests when the rate limit is hit: rate limit exceeded."}"#,
-                ),
-            ),
-            (
-                "codex",
-                concat!(
-                    r#"{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"HTTP 429 Too Many Requests\nquota exceeded\nYou've hit your usage limit","exit_code":0}}"#,
-                    "\n",
-                    r#"{"type":"item.completed","item":{"type":"agent_message","text":"The limiter says: usage limit, try again at 3:28 PM."}}"#,
-                ),
-            ),
-            (
-                "agy",
-                concat!(
-                    r#"{"type":"step_update","delta":"RESOURCE_EXHAUSTED: quota reached; the window resets in 1h"}"#,
-                    "\n",
-                    r#"{"type":"result","status":"SUCCESS","error":null,"response":"daily limit of 10 requests, retry after 30"}"#,
-                ),
-            ),
-            (
-                "grok",
-                concat!(
-                    r#"{"type":"tool_call_update","output":"rate limit exceeded; too many requests; subscription required"}"#,
-                    "\n",
-                    r#"{"type":"text","text":"retry after 60 seconds"}"#,
-                ),
-            ),
-        ];
-        for (cli, stdout) in transcripts {
-            assert_eq!(detect_at(cli, stdout, &now), None, "{cli}");
-        }
-        assert_eq!(
-            detect_at("agy", "the counter resets in each window\n", &now),
-            None
-        );
-        // The CLI's own error events in the same stream are still read.
-        let synthetic = r#"{"type":"assistant","error":"rate_limit","message":{"model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1893456000"}]}}"#;
-        let found = detect_at("claude", synthetic, &now).unwrap();
-        assert_eq!(found.kind, LimitKind::UsageExhausted);
-        let wrapped = r#"{"event":"result","result":{"status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 45m."}}"#;
-        assert_eq!(
-            detect_at("agy", wrapped, &now).map(|f| f.retry_after_s),
-            Some(2700)
-        );
-        let failed = r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#;
-        assert!(detect_at("triad", failed, &now).is_some_and(|f| f.is_retryable()));
-    }
-
-    #[test]
-    fn clock_times_roll_over_to_tomorrow() {
-        let now: jiff::Zoned = "2026-11-30T23:00:00+00:00[UTC]".parse().unwrap();
-        assert_eq!(seconds_until(23, 30, &now), Some(1800));
-        // Already past today: the same time tomorrow, across a month end.
-        assert_eq!(seconds_until(22, 0, &now), Some(23 * 3600));
-        assert_eq!(seconds_until(25, 0, &now), None);
-    }
-}
+mod tests;

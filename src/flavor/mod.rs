@@ -4,6 +4,7 @@
 //!
 //! This module never talks to the engine; it only produces build contexts and descriptions.
 
+mod auth;
 mod limits;
 mod usage;
 
@@ -12,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
+pub use auth::detect_login_failure;
 pub use limits::{LimitKind, RateLimit, detect_rate_limit};
-pub use usage::usage_from_output;
+pub use usage::{COST_BASIS, usage_from_output};
 
 use crate::error::Hint;
 

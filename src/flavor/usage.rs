@@ -7,6 +7,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+/// What every `cost_usd` is, written beside it: the CLI's own estimate at API list prices
+/// (claude's `total_cost_usd`, `costBasis: list`, also for a subscription login; REAL-CLIS.md),
+/// not what the subscription is charged.
+pub const COST_BASIS: &str = "list_price_estimate";
+
 /// Counters of one cell.
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Tally {
@@ -138,11 +143,16 @@ fn claude_usage(usage: &Value, tally: &mut Tally) {
     }
 }
 
+/// The `type` of the line in which the codex entrypoint reports the models (mc-cell
+/// `rollout::LINE_TYPE`).
+const CODEX_MODELS: &str = "multicooker.codex_models";
+
 /// codex `exec --json`: one `turn.completed` per turn, each with that turn's usage. Its
 /// `input_tokens` include `cached_input_tokens` and its `output_tokens` include
 /// `reasoning_output_tokens` (codex-rs `TokenUsage::non_cached_input`), so a turn's total is
 /// input + output, as codex's own `total_tokens` counts it; summing every counter would count
-/// the cache twice.
+/// the cache twice. Its newer `cache_write_input_tokens` are part of the input too: they are
+/// reported as cache creation and not added to the total.
 fn codex(stdout: &str, tally: &mut Tally) {
     for line in objects(stdout) {
         match kind(&line) {
@@ -161,9 +171,20 @@ fn codex(stdout: &str, tally: &mut Tally) {
                 tally.events += 1;
                 tally.input += input;
                 tally.cached_input += count(usage, "cached_input_tokens");
+                // Newer codex: cache writes, like cache reads, are part of the input tokens.
+                tally.cache_creation += count(usage, "cache_write_input_tokens");
                 tally.output += output;
                 tally.reasoning += count(usage, "reasoning_output_tokens");
                 tally.total += total;
+            }
+            // The entrypoint's report of the models codex's session files name (mc-cell
+            // `rollout.rs`): codex's own output never names one.
+            CODEX_MODELS => {
+                if let Some(Value::Array(models)) = line.get("models") {
+                    for model in models {
+                        add_model(tally, Some(model));
+                    }
+                }
             }
             "item.completed" => {
                 let item_type = line.get("item").and_then(|i| i.get("type"));
@@ -274,6 +295,7 @@ pub fn usage_from_output(
             "cost_usd".into(),
             json!((tally.cost_usd * 1e6).round() / 1e6),
         );
+        map.insert("cost_basis".into(), json!(COST_BASIS));
     }
     if !tally.models.is_empty() {
         map.insert("models".into(), json!(tally.models));
@@ -285,179 +307,4 @@ pub fn usage_from_output(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixture(cli: &str) -> &'static str {
-        match cli {
-            "claude" => include_str!("../../tests/fixtures/flavors/claude/success.jsonl"),
-            "codex" => include_str!("../../tests/fixtures/flavors/codex/success.jsonl"),
-            "agy" => include_str!("../../tests/fixtures/flavors/agy/success.jsonl"),
-            _ => include_str!("../../tests/fixtures/flavors/grok/success.jsonl"),
-        }
-    }
-
-    #[test]
-    fn claude_totals_come_from_the_result_line() {
-        let usage = usage_from_output("claude", fixture("claude"), Some("opus")).unwrap();
-        assert_eq!(usage["input_tokens"], 4127);
-        assert_eq!(usage["output_tokens"], 1893);
-        assert_eq!(usage["cache_creation_input_tokens"], 9876);
-        assert_eq!(usage["cache_read_input_tokens"], 54321);
-        assert_eq!(usage["total_tokens"], 4127 + 1893 + 9876 + 54321);
-        assert_eq!(usage["cost_usd"], 0.412_345);
-        assert_eq!(usage["models"], json!(["claude-opus-4-5-20251101"]));
-        assert!(usage.get("web_requests").is_none(), "web tools stayed off");
-    }
-
-    #[test]
-    fn claude_without_a_result_line_counts_each_message_once() {
-        let stdout = concat!(
-            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":5}}}"#,
-            "\n",
-            r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,"output_tokens":9}}}"#,
-            "\nnot json at all\n",
-            r#"{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":1,"output_tokens":2}}}"#,
-        );
-        let usage = usage_from_output("triad", stdout, None).unwrap();
-        assert_eq!(
-            (
-                usage["input_tokens"].as_u64(),
-                usage["output_tokens"].as_u64()
-            ),
-            (Some(11), Some(11)),
-            "a message's lines repeat its usage: counted once, with its final output count"
-        );
-        assert_eq!(usage["events"], 2);
-        assert_eq!(usage["models"], json!(["claude-sonnet-4-5"]));
-    }
-
-    /// A limit hit before any call: claude's `<synthetic>` notice and a result of zeros.
-    #[test]
-    fn notices_and_zero_records_are_not_usage() {
-        let stdout = concat!(
-            r#"{"type":"system","subtype":"init","model":"claude-opus-4-5-20251101"}"#,
-            "\n",
-            r#"{"type":"assistant","error":"rate_limit","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1893456000"}],"usage":{"input_tokens":0,"output_tokens":0}}}"#,
-            "\n",
-            r#"{"type":"result","subtype":"success","is_error":true,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}"#,
-        );
-        assert_eq!(usage_from_output("claude", stdout, None), None);
-        let agy = r#"{"type":"result","status":"ERROR","error":"RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 2h39m52s.","usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}"#;
-        assert_eq!(usage_from_output("agy", agy, Some("gemini-3-pro")), None);
-        let codex = r#"{"type":"turn.completed","usage":{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0}}"#;
-        assert_eq!(
-            usage_from_output("codex", codex, Some("gpt-5.1-codex")),
-            None
-        );
-    }
-
-    #[test]
-    fn codex_sums_its_turns_and_counts_web_searches() {
-        let usage = usage_from_output("codex", fixture("codex"), Some("gpt-5.1-codex")).unwrap();
-        assert_eq!(usage["events"], 2);
-        assert_eq!(usage["input_tokens"], 24_763 + 8_120);
-        assert_eq!(usage["cached_input_tokens"], 24_448 + 7_936);
-        assert_eq!(usage["output_tokens"], 122 + 1_045);
-        assert_eq!(
-            usage["total_tokens"],
-            24_763 + 122 + 8_120 + 1_045,
-            "cached input is part of input: counted once"
-        );
-        assert_eq!(
-            usage["models"],
-            json!(["gpt-5.1-codex"]),
-            "codex reports none: the requested one"
-        );
-        assert_eq!(usage["web_requests"], 1);
-        assert!(usage.get("cost_usd").is_none());
-    }
-
-    #[test]
-    fn agy_reads_either_result_shape() {
-        let usage = usage_from_output("agy", fixture("agy"), None).unwrap();
-        assert_eq!(usage["input_tokens"], 15_234);
-        assert_eq!(usage["reasoning_output_tokens"], 812);
-        assert_eq!(usage["total_tokens"], 18_101, "its own total wins");
-        assert_eq!(usage["models"], json!(["gemini-3-pro"]));
-        let wrapped = r#"{"event":"result","result":{"status":"SUCCESS","usage":{"input_tokens":7,"output_tokens":3}}}"#;
-        let usage = usage_from_output("agy", wrapped, Some("gemini-3-flash")).unwrap();
-        assert_eq!(
-            (usage["total_tokens"].as_u64(), usage["models"][0].as_str()),
-            (Some(10), Some("gemini-3-flash"))
-        );
-    }
-
-    #[test]
-    fn grok_totals_come_from_the_end_event() {
-        let usage = usage_from_output("grok", fixture("grok"), None).unwrap();
-        assert_eq!(usage["input_tokens"], 9_210);
-        assert_eq!(usage["output_tokens"], 1_402);
-        assert_eq!(usage["cache_read_input_tokens"], 4_096);
-        assert_eq!(usage["reasoning_output_tokens"], 377);
-        assert_eq!(usage["cost_usd"], 0.031_77);
-        assert_eq!(usage["models"], json!(["grok-build"]));
-    }
-
-    #[test]
-    fn no_usage_is_none() {
-        assert_eq!(usage_from_output("claude", "", None), None);
-        assert_eq!(
-            usage_from_output("claude", "Error: Invalid API key · Please run /login", None),
-            None
-        );
-        assert_eq!(usage_from_output("dummy", fixture("claude"), None), None);
-        assert_eq!(usage_from_output("mycli", fixture("claude"), None), None);
-    }
-
-    /// The fake CLIs (crates/mc-cell/src/fake.rs) print these lines; tests in real cells rely on
-    /// the parser reading them.
-    #[test]
-    fn the_fakes_output_parses() {
-        let claude = concat!(
-            r#"{"type":"system","subtype":"init","model":"opus-q4","session_id":"fake-session"}"#,
-            "\n",
-            r#"{"type":"assistant","message":{"model":"opus-q4","usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}}"#,
-            "\n",
-            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
-        );
-        let usage = usage_from_output("claude", claude, None).unwrap();
-        assert_eq!(
-            (&usage["total_tokens"], &usage["cost_usd"], &usage["models"]),
-            (&json!(1695), &json!(0.0123), &json!(["opus-q4"])),
-            "the result line's totals, not result + message"
-        );
-        let codex = concat!(
-            r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
-            "\n",
-            r#"{"type":"turn.started"}"#,
-            "\n",
-            r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
-            "\n",
-            r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
-        );
-        assert_eq!(
-            usage_from_output("codex", codex, Some("m")).unwrap()["total_tokens"],
-            1100,
-            "the 100 cached tokens are part of the 900 input tokens"
-        );
-        let agy = concat!(
-            r#"{"type":"init","model":"gemini-3-pro"}"#,
-            "\n",
-            r#"{"type":"result","status":"SUCCESS","num_turns":2,"usage":{"input_tokens":700,"output_tokens":150,"thinking_tokens":40,"cache_read_tokens":10,"total_tokens":900}}"#,
-        );
-        assert_eq!(
-            usage_from_output("agy", agy, None).unwrap()["total_tokens"],
-            900
-        );
-        let grok = concat!(
-            r#"{"type":"text","text":"done"}"#,
-            "\n",
-            r#"{"type":"end","model":"g","usage":{"input_tokens":500,"output_tokens":120,"cache_read_tokens":30,"reasoning_tokens":20},"total_cost_usd":0.004}"#,
-        );
-        assert_eq!(
-            usage_from_output("grok", grok, None).unwrap()["total_tokens"],
-            670
-        );
-    }
-}
+mod tests;

@@ -170,7 +170,7 @@ fn ranking(summary: &Value, out: &mut String) {
             escape(caveat)
         );
     }
-    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Rank range</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Mean %</th><th>Size</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Outputs</th></tr></thead><tbody>\n");
+    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Rank range</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Mean %</th><th>Size</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th title=\"the CLIs' own estimate at API list prices, not a charge: a subscription is not billed per call\">API-equiv. cost</th><th>Outputs</th></tr></thead><tbody>\n");
     for row in rows {
         let name = row["participant"].as_str().unwrap_or("?");
         let estimate = estimate_of(summary, name);

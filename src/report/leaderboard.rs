@@ -109,11 +109,11 @@ fn ranking_table(report: &Report, lines: &mut Vec<String>) {
         ("", "", "")
     };
     lines.push(format!(
-        "| Rank | Participant | Score % | {:.0} % interval |{tests_head} Rank range | Mean % | Size | # judges | Run status | Duration | Tokens | Cost |",
+        "| Rank | Participant | Score % | {:.0} % interval |{tests_head} Rank range | Mean % | Size | # judges | Run status | Duration | Tokens | API-equiv. cost |",
         report.jury.statistics.level * 100.0
     ));
     lines.push(format!(
-        "|------|-------------|---------|-------------|{tests_rule}------------|--------|------|----------|------------|----------|--------|------|"
+        "|------|-------------|---------|-------------|{tests_rule}------------|--------|------|----------|------------|----------|--------|-----------------|"
     ));
     for standing in &report.standings {
         lines.push(standing_row(report, standing));
@@ -123,6 +123,16 @@ fn ranking_table(report: &Report, lines: &mut Vec<String>) {
         lines.push(format!(
             "| | **Total** | | |{tests_gap} | | | | | | {tokens} | {cost} |"
         ));
+    }
+    cost_note(report.run_totals, lines);
+}
+
+/// What a cost figure is (issue 16): the CLI's estimate at API list prices (claude's
+/// `total_cost_usd`, even for a subscription login), not what the plan is charged. Said below
+/// a table that shows one.
+fn cost_note(total: Option<Usage>, lines: &mut Vec<String>) {
+    if total.is_some_and(|t| t.cost_usd.is_some()) {
+        lines.extend(["", "API-equiv. cost: the CLIs' own estimate at API list prices (`cost_basis: list_price_estimate`), not a charge: a subscription is not billed per call."].map(String::from));
     }
 }
 
@@ -256,8 +266,8 @@ fn judge_metrics(report: &Report, lines: &mut Vec<String>) {
             "",
             "## Judge run metrics",
             "",
-            "| Judge | Status | Duration | Tokens | Cost |",
-            "|-------|--------|----------|--------|------|",
+            "| Judge | Status | Duration | Tokens | API-equiv. cost |",
+            "|-------|--------|----------|--------|-----------------|",
         ]
         .map(String::from),
     );
@@ -276,6 +286,7 @@ fn judge_metrics(report: &Report, lines: &mut Vec<String>) {
         let (tokens, cost) = bold_totals(total);
         lines.push(format!("| **Total** | | | {tokens} | {cost} |"));
     }
+    cost_note(report.judge_totals, lines);
 }
 
 fn breakdown(report: &Report, lines: &mut Vec<String>) {

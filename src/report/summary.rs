@@ -89,6 +89,12 @@ fn standing(report: &Report, standing: &Standing) -> Value {
         "tokens": usage.tokens,
         "cost_usd": usage.cost_usd,
     });
+    if usage.cost_usd.is_some()
+        && let Value::Object(map) = &mut entry
+    {
+        // Beside the reference's field, never instead of it: what the figure is.
+        map.insert("cost_basis".into(), json!(crate::flavor::COST_BASIS));
+    }
     if let (Some(verification), Value::Object(map)) = (&report.verification, &mut entry) {
         let row = verification.row(&standing.participant);
         let rate = row.and_then(|r| r.rate);

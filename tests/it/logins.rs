@@ -19,7 +19,7 @@ use crate::common::{TestCook, show};
 const FAKES: &[&str] = &["claude", "codex", "agy", "grok"];
 
 /// A host home with a subscription login for every CLI, each secret a unique canary.
-struct FakeHost {
+pub(crate) struct FakeHost {
     home: tempfile::TempDir,
     tokens: tempfile::TempDir,
     /// Every secret planted in the logins (access, refresh and id tokens).
@@ -32,7 +32,7 @@ fn base64_url(bytes: &[u8]) -> String {
 }
 
 impl FakeHost {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let home = tempfile::Builder::new()
             .prefix("mc-host-")
             .tempdir()
@@ -133,7 +133,7 @@ impl FakeHost {
     }
 
     /// Runs the binary against this host's logins and token store.
-    fn run(&self, cook: &TestCook, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, cook: &TestCook, args: &[&str]) -> Output {
         cook.command(args)
             .env("MULTICOOKER_HOST_HOME", self.home.path())
             .env(
@@ -146,7 +146,7 @@ impl FakeHost {
 }
 
 /// Copies the fake CLIs' images into the cook as its own flavors.
-fn install_fakes(cook: &TestCook, clis: &[&str]) {
+pub(crate) fn install_fakes(cook: &TestCook, clis: &[&str]) {
     for cli in clis {
         install_fake_as(cook, cli, cli);
     }
@@ -158,7 +158,7 @@ fn install_fake_as(cook: &TestCook, fixture: &str, flavor: &str) {
     cook.install_flavor(flavor, &fixtures.join(fixture).join("Dockerfile"));
 }
 
-fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
+pub(crate) fn brief(participants: &[(&str, &str, &str)], judges: &[(&str, &str)]) -> String {
     let mut yaml = String::from(
         "name: logins\ntimeout_s: 120\njudge_timeout_s: 120\nnetwork: {mode: none}\nparticipants:\n",
     );
@@ -270,6 +270,7 @@ fn fake_clis_cook_and_judge_on_their_own_logins_and_leak_nothing() {
             ),
         "{board}"
     );
+    assert_costs_labelled(&cook, &board);
     assert_eq!(
         cook.json("summary.json")["cli_versions"]["grok"],
         "0.0.0-fake"
@@ -369,11 +370,33 @@ fn assert_usage_parsed(participants: &[serde_json::Value]) {
         "claude's usage from its stream-json: {usage}"
     );
     assert_eq!(
+        usage["cost_basis"], "list_price_estimate",
+        "claude's cost is a list-price estimate: {usage}"
+    );
+    assert_eq!(
         participants[1]["usage"]["total_tokens"], 1100,
         "codex: input (cache included) + output"
     );
     assert_eq!(participants[2]["usage"]["total_tokens"], 900, "agy");
     assert_eq!(participants[3]["usage"]["total_tokens"], 670, "grok");
+}
+
+/// Issue 16: a list-price estimate is shown as one, and summary.json says what each cost is.
+fn assert_costs_labelled(cook: &TestCook, board: &str) {
+    assert!(
+        board.contains("| Tokens | API-equiv. cost |")
+            && board.contains("API-equiv. cost: the CLIs' own estimate at API list prices"),
+        "a list-price estimate is labelled as one: {board}"
+    );
+    let ranking = cook.json("summary.json")["ranking"].clone();
+    let costs: Vec<bool> = ranking
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["cost_usd"].is_null())
+        .map(|r| r["cost_basis"] == "list_price_estimate")
+        .collect();
+    assert!(!costs.is_empty() && costs.iter().all(|b| *b), "{ranking}");
 }
 
 /// Like [`files_holding`], inside `.auth/` itself.

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{TestCook, show};
+use crate::common::{TestCook, dummy_brief, show};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -186,4 +186,57 @@ fn the_nightly_example_and_its_history_run_as_written() {
         show(&history)
     );
     assert!(cook.leftovers_under_root().is_empty());
+}
+
+/// The command table's `doctor [task] [--flavors a,b]` (issue 16: the CLI refused the two
+/// together): with both, doctor checks the task and only the listed flavors of it; a listed
+/// flavor the task does not use fails, naming the ones it does.
+#[test]
+fn the_doctor_synopsis_runs_as_written() {
+    let readme = fs_err::read_to_string(Path::new(REPO).join("README.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `multicooker doctor "))
+        .expect("README.md's command table has doctor");
+    let synopsis = row.split('`').nth(1).unwrap();
+    assert!(
+        synopsis.starts_with("multicooker doctor [task] [--flavors a,b]"),
+        "{synopsis}"
+    );
+    let cook = TestCook::new("readme-doctor", &dummy_brief(&[("a", "")], ""));
+    let both = multicooker(
+        &cook,
+        &[
+            "doctor",
+            cook.name(),
+            "--flavors",
+            "dummy",
+            "--no-build",
+            "--json",
+        ],
+    );
+    assert_eq!(both.status.code(), Some(0), "{}", show(&both));
+    let text = String::from_utf8_lossy(&both.stdout);
+    assert!(text.contains("is valid"), "the task is checked: {text}");
+    let unused = multicooker(
+        &cook,
+        &[
+            "doctor",
+            cook.name(),
+            "--flavors",
+            "dummy,codex",
+            "--no-build",
+        ],
+    );
+    assert_eq!(unused.status.code(), Some(1), "{}", show(&unused));
+    let text = String::from_utf8_lossy(&unused.stdout);
+    assert!(
+        text.contains("flavor `codex` is not used by `") && text.contains("(it uses: dummy)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("flavor `codex`: "),
+        "codex is not checked: {text}"
+    );
+    assert!(cook.leftovers().is_empty());
 }

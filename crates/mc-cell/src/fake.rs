@@ -6,6 +6,7 @@
 //! structured output (with usage and model), and prints the real limit messages.
 //!
 //! Scenarios come from the prompt text, as the real CLIs would see it: `FAKE:rate_limit`,
+//! `FAKE:usage_limit` and `FAKE:auth_401` (the real CLIs' shapes, in `fake_errors`),
 //! `FAKE:leak` (prints its access token, to test redaction), `FAKE:hang`, `FAKE:steal-hang`
 //! (copies its token into its output, then hangs).
 
@@ -95,6 +96,9 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
             );
         }
     }
+    if let Some(code) = crate::fake_errors::scenario(cli, &prompt) {
+        return code;
+    }
     if prompt.contains("FAKE:rate_limit") {
         print_limit(cli);
         return ExitCode::SUCCESS;
@@ -113,8 +117,27 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
     if let Err(message) = write_output(cli, &prompt, &model, leak) {
         return fail(&message, 1);
     }
+    if cli == "codex"
+        && let Err(message) = write_rollout(&model)
+    {
+        return fail(&message, 1);
+    }
     print_success(cli, &model);
     ExitCode::SUCCESS
+}
+
+/// codex's session file, as the real one writes it: the model is only there, in `turn_context`
+/// (its `--json` output never names it).
+fn write_rollout(model: &str) -> Result<(), String> {
+    let path = home().join(format!(
+        ".codex/sessions/2026/11/22/rollout-2026-11-22T10-00-00-fake-{}.jsonl",
+        std::process::id()
+    ));
+    let text = format!(
+        "{{\"timestamp\":\"2026-11-22T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"fake-thread\",\"cwd\":\"/work\",\"originator\":\"codex_exec\",\"cli_version\":\"0.0.0-fake\"}}}}\n{{\"timestamp\":\"2026-11-22T10:00:01.000Z\",\"type\":\"turn_context\",\"payload\":{{\"cwd\":\"/work\",\"approval_policy\":\"never\",\"model\":{},\"effort\":\"medium\"}}}}\n",
+        json::quote(model)
+    );
+    std::fs::write(&path, text).map_err(|e| format!("failed to write the rollout file: {e}"))
 }
 
 /// The argv mistakes the real CLIs refuse (FLAVORS.md §1.3, §2.3, §3.3).

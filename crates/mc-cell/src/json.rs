@@ -86,6 +86,13 @@ impl Json {
     }
 }
 
+/// `s` as a JSON string literal.
+pub fn quote(s: &str) -> String {
+    let mut out = String::new();
+    write_string(&mut out, s);
+    out
+}
+
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {

@@ -7,12 +7,14 @@
 mod canary;
 mod dummy;
 mod fake;
+mod fake_errors;
 mod hostile;
 mod init;
 mod json;
 mod members;
 mod probe;
 mod proxy;
+mod rollout;
 mod run;
 mod script;
 mod search;

@@ -6,6 +6,7 @@
 //! `MULTICOOKER_WEB_TOOLS=1`, no self-update), and replaces itself with the CLI, headless, with
 //! its permission bypass (the container is the sandbox), the participant's model, structured
 //! output on stdout, and the prompt from `/work/PROMPT.txt` on stdin (so stdin always ends).
+//! codex alone runs as a child, so that its session files can be read after it exits.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -282,17 +283,46 @@ pub fn run(flavor: &str) -> ExitCode {
             return ExitCode::from(70);
         }
     };
-    let error = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(rest)
         .envs(
             env.iter()
                 .map(|(k, v)| (OsString::from(k), OsString::from(v))),
         )
         .current_dir("/work")
-        .stdin(stdin)
-        .exec();
+        .stdin(stdin);
+    if flavor == "codex" {
+        return run_codex(&mut command, &context.home);
+    }
+    let error = command.exec();
     eprintln!("mc-entrypoint: cannot run {program}: {error}");
     ExitCode::from(127)
+}
+
+/// codex runs as a child, not in this process's place: once it exits, and before the cell (and
+/// its tmpfs HOME) is gone, the models its session files name are reported on stdout
+/// ([`crate::rollout`]). Its exit code is passed on (a signal as 128 + the signal).
+fn run_codex(command: &mut Command, home: &Path) -> ExitCode {
+    use std::io::Write as _;
+    use std::os::unix::process::ExitStatusExt as _;
+    let status = match command.status() {
+        Ok(status) => status,
+        Err(error) => {
+            eprintln!("mc-entrypoint: cannot run codex: {error}");
+            return ExitCode::from(127);
+        }
+    };
+    if let Some(line) = crate::rollout::report_line(&crate::rollout::models(home)) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
 }
 
 #[cfg(test)]

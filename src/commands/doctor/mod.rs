@@ -172,6 +172,10 @@ fn flavors_to_check(
     Option<(std::path::PathBuf, crate::brief::Network)>,
 ) {
     let default_timeout = crate::brief::DEFAULT_TIMEOUT_S;
+    if let Some(task) = &args.task {
+        let (targets, cook) = task_targets(session, task, checks);
+        return (only_listed(targets, &args.flavors, task, checks), cook);
+    }
     if !args.flavors.is_empty() {
         let mut targets = Vec::new();
         for flavor in &args.flavors {
@@ -194,27 +198,64 @@ fn flavors_to_check(
         }
         return (targets, None);
     }
-    let Some(task) = &args.task else {
-        for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
-            checks.add(
-                "WARN",
-                format!("flavor `{flavor}`: no image in this build of multicooker"),
-            );
-        }
-        // The dummy is hermetic and always checked; the real flavors are reported, and built
-        // only when asked (their images need the vendors' registries).
-        let targets = KNOWN_FLAVORS
-            .iter()
-            .filter(|f| has_image(f))
-            .map(|f| Target {
-                flavor: (*f).to_owned(),
-                strict: *f == "dummy",
-                build: *f == "dummy",
-                timeout_s: default_timeout,
-            })
-            .collect();
-        return (targets, None);
-    };
+    for flavor in KNOWN_FLAVORS.iter().filter(|f| !has_image(f)) {
+        checks.add(
+            "WARN",
+            format!("flavor `{flavor}`: no image in this build of multicooker"),
+        );
+    }
+    // The dummy is hermetic and always checked; the real flavors are reported, and built
+    // only when asked (their images need the vendors' registries).
+    let targets = KNOWN_FLAVORS
+        .iter()
+        .filter(|f| has_image(f))
+        .map(|f| Target {
+            flavor: (*f).to_owned(),
+            strict: *f == "dummy",
+            build: *f == "dummy",
+            timeout_s: default_timeout,
+        })
+        .collect();
+    (targets, None)
+}
+
+/// `doctor <task> --flavors a,b`: only the listed flavors of the cook; a listed flavor the
+/// cook does not use fails, naming the ones it does.
+fn only_listed(
+    targets: Vec<Target>,
+    listed: &[String],
+    task: &str,
+    checks: &mut Checks,
+) -> Vec<Target> {
+    if listed.is_empty() {
+        return targets;
+    }
+    let used: Vec<&str> = targets.iter().map(|t| t.flavor.as_str()).collect();
+    for flavor in listed.iter().filter(|f| !used.contains(&f.as_str())) {
+        checks.add(
+            "FAIL",
+            format!(
+                "flavor `{flavor}` is not used by `{task}` (it uses: {}); `doctor --flavors {flavor}` checks it alone",
+                used.join(", ")
+            ),
+        );
+    }
+    targets
+        .into_iter()
+        .filter(|t| listed.contains(&t.flavor))
+        .collect()
+}
+
+/// The flavors a cook uses, each with the longest timeout of its cells, and the cook's folder
+/// and network policy (for `--live`).
+fn task_targets(
+    session: &Session,
+    task: &str,
+    checks: &mut Checks,
+) -> (
+    Vec<Target>,
+    Option<(std::path::PathBuf, crate::brief::Network)>,
+) {
     match open_cook(session, task) {
         Ok((paths, loaded)) => {
             checks.add("OK", format!("`{}` is valid", paths.brief_yaml().display()));

@@ -1,0 +1,96 @@
+//! Login failures, from what a CLI itself says (its error events and plain lines, as for
+//! limits): an expired or revoked token ends a cell with a non-zero exit that no retry within
+//! the run can fix, and that the user fixes with `multicooker login`. The cell keeps its state
+//! (`non_zero_exit`: unscored, run again by `resume`); the failure is named in its record.
+//!
+//! Texts (REAL-CLIS.md, FLAVORS.md): claude `Failed to authenticate. API Error: 401 OAuth token
+//! has expired`, `authentication_error`, `Invalid API key · Please run /login`; codex's refresh
+//! after a 401 (`refresh token was already used`, `Please log out and sign in again`,
+//! `401 Unauthorized`), `Not logged in`; agy `authentication timed out`, `invalid_grant`; grok
+//! `Not authenticated`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static CLAUDE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)failed to authenticate|\bauthentication_error\b|oauth token (?:has expired|revoked)|invalid api key|please run /login|api error: 401\b")
+        .expect("a valid regex")
+});
+
+static CODEX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)refresh token was already used|log out and sign in again|\brefresh_token_(?:reused|expired|invalidated)\b|\b401 unauthorized\b|unexpected status 401\b|not logged in\. run `codex login`|provided authentication token is expired")
+        .expect("a valid regex")
+});
+
+static AGY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)authentication timed out|\binvalid_grant\b").expect("a valid regex")
+});
+
+static GROK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)not authenticated\. run `grok login`|\b401 unauthorized\b")
+        .expect("a valid regex")
+});
+
+fn patterns_for(flavor: &str) -> Vec<&'static Regex> {
+    match flavor {
+        "claude" => vec![&CLAUDE],
+        "codex" => vec![&CODEX],
+        "agy" => vec![&AGY],
+        "grok" => vec![&GROK],
+        "triad" => vec![&CLAUDE, &CODEX, &GROK],
+        _ => Vec::new(),
+    }
+}
+
+/// The CLI's words when its login failed (about 80 characters either side, one line), or
+/// `None`.
+pub fn detect_login_failure(flavor: &str, output: &str) -> Option<String> {
+    let text = super::limits::cli_messages(flavor, output);
+    let text = text.as_ref();
+    let found = patterns_for(flavor)
+        .into_iter()
+        .find_map(|regex| regex.find(text))?;
+    Some(super::limits::evidence(text, found.start(), found.end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_real_clis_401s_are_login_failures() {
+        let claude = concat!(
+            r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-5"}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Failed to authenticate. API Error: 401 OAuth token has expired. Please obtain a new token or refresh your existing token."}"#,
+        );
+        let found = detect_login_failure("claude", claude).unwrap();
+        assert!(found.contains("401 OAuth token has expired"), "{found}");
+        let codex = concat!(
+            r#"{"type":"turn.started"}"#,
+            "\n",
+            r#"{"type":"error","message":"unexpected status 401 Unauthorized: Your authentication token has expired. Please try signing in again."}"#,
+            "\n",
+            r#"{"type":"turn.failed","error":{"message":"Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again."}}"#,
+        );
+        assert!(detect_login_failure("codex", codex).is_some());
+        assert!(detect_login_failure("triad", codex).is_some(), "a member's");
+        assert!(detect_login_failure("agy", "authentication timed out\n").is_some());
+    }
+
+    #[test]
+    fn transcripts_limits_and_other_flavors_are_not_login_failures() {
+        let transcript = concat!(
+            r#"{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"HTTP 401 Unauthorized: refresh token was already used"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"Failed to authenticate is handled"}]}}"#,
+        );
+        for flavor in ["claude", "codex", "triad"] {
+            assert_eq!(detect_login_failure(flavor, transcript), None, "{flavor}");
+        }
+        let limit = "You've hit your usage limit. Upgrade to Pro or try again at 3:28 PM.";
+        assert_eq!(detect_login_failure("codex", limit), None);
+        assert_eq!(detect_login_failure("dummy", "API Error: 401"), None);
+    }
+}

@@ -1,0 +1,124 @@
+//! claude's own account of a limit, from its `stream-json` (REAL-CLIS.md): a used-up 5-hour or
+//! weekly window ends in a `result` with `is_error: true`, `api_error: "usage_limit_reached"`
+//! and `rateLimitType` (`five_hour`, `seven_day`, …), its text saying when it resets
+//! (`You've hit your 5-hour limit · resets 6:20pm (UTC)`); a `rate_limit_event` whose
+//! `rate_limit_info.status` is `rejected` says the same, with `resetsAt` (a Unix time, in
+//! seconds or milliseconds). Either is a used-up plan, never a retryable rate limit, unless the
+//! run still ended in a successful `result` (a rejected window it went past, on overage).
+
+use serde_json::{Map, Value};
+
+use super::{LimitKind, RateLimit, claude_reset_in};
+
+/// What the stream said about a limit.
+#[derive(Default)]
+struct Seen {
+    /// A rejected `rate_limit_event` or a `result` with the limit fields.
+    hit: bool,
+    /// `rateLimitType`.
+    window: Option<String>,
+    /// `api_error`.
+    api_error: Option<String>,
+    /// The `result` text.
+    text: Option<String>,
+    /// `resetsAt`, in seconds since the epoch.
+    resets_at: Option<i64>,
+    /// A `result` with `is_error: false`: the run went on (on overage, say) and succeeded.
+    succeeded: bool,
+}
+
+/// A used-up plan, from claude's structured fields; `None` when they say nothing of one.
+pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
+    let mut seen = Seen::default();
+    for event in output.lines().filter_map(object) {
+        match event.get("type").and_then(Value::as_str) {
+            Some("rate_limit_event") => rate_limit_event(&event, &mut seen),
+            Some("result") => result(&event, &mut seen),
+            _ => {}
+        }
+    }
+    if !seen.hit || seen.succeeded {
+        return None;
+    }
+    let now_s = now.timestamp().as_second();
+    let retry_after_s = seen
+        .resets_at
+        .and_then(|at| u64::try_from(at - now_s).ok())
+        .or_else(|| seen.text.as_deref().and_then(|t| claude_reset_in(t, now)))
+        .unwrap_or(0);
+    let fields: Vec<String> = [
+        ("api_error", &seen.api_error),
+        ("rateLimitType", &seen.window),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}: {v}")))
+    .collect();
+    let text: String = seen.text.unwrap_or_default().chars().take(160).collect();
+    let evidence = format!(
+        "{} [{}]",
+        text.replace(['\n', '\r'], " "),
+        fields.join(", ")
+    );
+    Some(RateLimit {
+        evidence: evidence.trim().to_owned(),
+        retry_after_s,
+        kind: LimitKind::UsageExhausted,
+    })
+}
+
+fn object(line: &str) -> Option<Map<String, Value>> {
+    let line = line.trim();
+    if !line.starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+fn text(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// `resetsAt`: seconds, or milliseconds (as some builds write it).
+fn epoch_seconds(value: Option<&Value>) -> Option<i64> {
+    let at = value.and_then(Value::as_i64)?;
+    Some(if at > 100_000_000_000 { at / 1000 } else { at })
+}
+
+fn rate_limit_event(event: &Map<String, Value>, seen: &mut Seen) {
+    let Some(info) = event.get("rate_limit_info") else {
+        return;
+    };
+    if info.get("status").and_then(Value::as_str) != Some("rejected") {
+        return;
+    }
+    seen.hit = true;
+    seen.window = text(info.get("rateLimitType")).or(seen.window.take());
+    seen.resets_at = epoch_seconds(info.get("resetsAt")).or(seen.resets_at);
+}
+
+fn result(event: &Map<String, Value>, seen: &mut Seen) {
+    match event.get("is_error").and_then(Value::as_bool) {
+        Some(true) => {}
+        Some(false) => {
+            seen.succeeded = true;
+            return;
+        }
+        None => return,
+    }
+    let api_error = text(event.get("api_error"));
+    let window = text(event.get("rateLimitType"));
+    if api_error.as_deref() != Some("usage_limit_reached") && window.is_none() {
+        return;
+    }
+    seen.hit = true;
+    seen.api_error = api_error;
+    seen.window = window.or(seen.window.take());
+    seen.text = text(event.get("result"));
+    seen.resets_at = epoch_seconds(event.get("resetsAt")).or(seen.resets_at);
+}
