@@ -5,6 +5,7 @@
 //! This module never talks to the engine; it only produces build contexts and descriptions.
 
 mod limits;
+pub mod meter;
 mod usage;
 
 use std::io;
