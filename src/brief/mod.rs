@@ -5,6 +5,7 @@
 //! file, the field and the fix. This module never writes anything: a bad brief leaves the cook
 //! untouched.
 
+mod budget;
 pub mod lint;
 mod lint_verify;
 mod model;
@@ -20,6 +21,7 @@ pub use model::{
     Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,
     RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
+pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use names::{check_actor_name, suggest};
 pub use parse::{normalize_target, parse_bytes};
 

@@ -17,6 +17,7 @@ mod run;
 mod script;
 mod search;
 mod solution;
+mod spend;
 mod verify;
 
 use std::process::ExitCode;

@@ -84,6 +84,7 @@ async fn run(
             serial: Vec::new(),
             user: CellUser::resolve(Some("1000:1000")).unwrap(),
             home: std::env::temp_dir(),
+            budgets: crate::cell::budget::Budgets::default(),
         },
     )
     .await;
