@@ -22,14 +22,19 @@ pub struct Budget {
 impl Budget {
     /// True when `spend` reached a cap.
     pub fn reached_by(&self, spend: crate::flavor::meter::Spend) -> bool {
-        self.tokens.is_some_and(|cap| spend.tokens >= cap) || self.usd.is_some_and(|cap| spend.usd >= cap)
+        self.tokens.is_some_and(|cap| spend.tokens >= cap)
+            || self.usd.is_some_and(|cap| spend.usd >= cap)
     }
 
     /// `spent 12 340 / 50 000 tokens, $0.41 / $2.00`: spend against each cap that is set.
     pub fn describe(&self, spend: crate::flavor::meter::Spend) -> String {
         let mut parts = Vec::new();
         if let Some(cap) = self.tokens {
-            parts.push(format!("{} / {} tokens", grouped(spend.tokens), grouped(cap)));
+            parts.push(format!(
+                "{} / {} tokens",
+                grouped(spend.tokens),
+                grouped(cap)
+            ));
         }
         if let Some(cap) = self.usd {
             parts.push(format!("${:.2} / ${cap:.2}", spend.usd));
@@ -158,7 +163,12 @@ pub(super) fn check(
         }
         Err(problems) => {
             for p in problems {
-                checker.problem(super::parse::join(field, &p.key), p.problem, Some(p.hint));
+                let at = if p.key.is_empty() {
+                    field.to_owned()
+                } else {
+                    super::parse::join(field, &p.key)
+                };
+                checker.problem(at, p.problem, Some(p.hint));
             }
             None
         }
@@ -189,8 +199,7 @@ fn check_reported(
             blind.push(("usd", "reports no cost"));
         }
         for (key, why) in blind {
-            let text =
-                format!("flavor `{flavor}` {why}: this cap cannot be enforced on its cells");
+            let text = format!("flavor `{flavor}` {why}: this cap cannot be enforced on its cells");
             if per_actor {
                 let hint = if seen.tokens {
                     "cap `tokens` instead of `usd`"
@@ -204,5 +213,112 @@ fn check_reported(
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::brief::{BriefError, parse};
+
+    const BRIEF: &str = "name: t\nparticipants:\n  - {name: a, flavor: claude, budget: {tokens: 50000, usd: 2}}\n  - {name: b, flavor: codex}\njudges:\n  - {name: j, flavor: dummy, budget: {tokens: 9000}}\nrubric: {scale: [0, 5], dimensions: [{id: c, weight: 100}]}\n";
+
+    fn problems(text: &str) -> Vec<String> {
+        match parse(Path::new("cooks/x/brief.yaml"), text.as_bytes()) {
+            Err(BriefError::Invalid { problems, .. }) => problems
+                .iter()
+                .map(|p| format!("{p} ({})", p.hint.clone().unwrap_or_default()))
+                .collect(),
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn budgets_are_read_per_cook_participant_and_judge() {
+        let text = format!("{BRIEF}budget: {{tokens: 200000}}\n");
+        let loaded = parse(Path::new("brief.yaml"), text.as_bytes()).unwrap();
+        let brief = loaded.brief;
+        assert_eq!(
+            brief.budget,
+            Some(Budget {
+                tokens: Some(200_000),
+                usd: None
+            })
+        );
+        assert_eq!(
+            brief.participants[0].budget,
+            Some(Budget {
+                tokens: Some(50_000),
+                usd: Some(2.0)
+            })
+        );
+        assert_eq!(brief.participants[1].budget, None, "no budget, no cap");
+        assert_eq!(brief.judges[0].budget.and_then(|b| b.tokens), Some(9000));
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let with_usd = format!("{BRIEF}budget: {{usd: 5}}\n");
+        let warnings = parse(Path::new("brief.yaml"), with_usd.as_bytes())
+            .unwrap()
+            .warnings;
+        assert!(
+            warnings.iter().any(|w| w.contains("`budget.usd`") && w.contains("flavor `codex` reports no cost")),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn bad_budgets_name_the_field_and_the_fix() {
+        let text = BRIEF
+            .replace(
+                "budget: {tokens: 50000, usd: 2}",
+                "budget: {tokens: -5, usd: 0, tokns: 3}",
+            )
+            .replace(
+                "{name: b, flavor: codex}",
+                "{name: b, flavor: codex, budget: {usd: 1}}",
+            )
+            .replace("budget: {tokens: 9000}", "budget: {}");
+        let found = problems(&text);
+        for expected in [
+            "field `participants[0].budget.tokens`: must be a positive whole number of tokens, not `-5` (e.g. `tokens: 2000000`; remove it for no token cap)",
+            "field `participants[0].budget.usd`: must be a positive amount of US dollars, not `0` (e.g. `usd: 5` or `usd: 0.5`; remove it for no cost cap)",
+            "field `participants[0].budget.tokns`: unknown field (allowed: tokens, usd) (did you mean `tokens`?)",
+            "field `participants[1].budget.usd`: flavor `codex` reports no cost: this cap cannot be enforced on its cells (cap `tokens` instead of `usd`)",
+            "field `judges[0].budget`: sets no cap (set `tokens`, `usd` or both, or remove `budget`)",
+        ] {
+            assert!(
+                found.iter().any(|p| p == expected),
+                "`{expected}` in {found:#?}"
+            );
+        }
+        let top = problems(&format!("{BRIEF}budget: 7\n"));
+        assert!(
+            top.iter()
+                .any(|p| p.starts_with("field `budget`: must be a mapping")),
+            "{top:?}"
+        );
+    }
+
+    #[test]
+    fn spend_is_described_against_each_cap() {
+        let cap = Budget {
+            tokens: Some(50_000),
+            usd: Some(2.0),
+        };
+        let spend = crate::flavor::meter::Spend {
+            tokens: 12_340,
+            usd: 0.5,
+        };
+        assert_eq!(
+            cap.describe(spend),
+            "spent 12 340 / 50 000 tokens, $0.50 / $2.00"
+        );
+        assert!(!cap.reached_by(spend));
+        assert!(cap.reached_by(crate::flavor::meter::Spend {
+            tokens: 1,
+            usd: 2.0
+        }));
+        assert_eq!(grouped(1_234_567), "1 234 567");
     }
 }

@@ -201,8 +201,10 @@ mod tests {
     use super::*;
 
     fn line(tokens: u64) -> Vec<u8> {
-        format!("{{\"type\":\"assistant\",\"message\":{{\"usage\":{{\"input_tokens\":{tokens}}}}}}}\n")
-            .into_bytes()
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"usage\":{{\"input_tokens\":{tokens}}}}}}}\n"
+        )
+        .into_bytes()
     }
 
     fn cap(tokens: u64) -> Budget {
@@ -244,15 +246,27 @@ mod tests {
             budgets.blocked().as_deref(),
             Some("the cook's budget is used up (spent 60 / 50 tokens)")
         );
-        assert_eq!(a.exhausted().await, "the cook's budget is used up (spent 60 / 50 tokens)");
+        assert_eq!(
+            a.exhausted().await,
+            "the cook's budget is used up (spent 60 / 50 tokens)"
+        );
         // A pool that lets running cells finish never stops them.
         let night = Budgets {
-            pools: vec![Pool::new(NIGHT, cap(10), false, Spend { tokens: 10, usd: 0.0 })],
+            pools: vec![Pool::new(
+                NIGHT,
+                cap(10),
+                false,
+                Spend {
+                    tokens: 10,
+                    usd: 0.0,
+                },
+            )],
         };
         assert!(night.blocked().is_some(), "earlier cooks' spend counts");
         let c = CellSpend::new("dummy", None, &night);
         c.push(&line(5));
-        let stopped = tokio::time::timeout(std::time::Duration::from_millis(50), c.exhausted()).await;
+        let stopped =
+            tokio::time::timeout(std::time::Duration::from_millis(50), c.exhausted()).await;
         assert!(stopped.is_err(), "running cells finish");
         assert!(!finishing.is_reached());
     }

@@ -214,7 +214,10 @@ async fn run_until_exit<H: CellHooks>(
         return not_started(CellState::Cancelled, None);
     }
     if let Some(why) = options.budgets.blocked() {
-        return not_started(CellState::BudgetExhausted, Some(format!("not started: {why}")));
+        return not_started(
+            CellState::BudgetExhausted,
+            Some(format!("not started: {why}")),
+        );
     }
     in_background(pending, hooks, plan, CellHooks::starting);
     let launched = match launch(runtime, ledger, plan, options).await {

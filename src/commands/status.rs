@@ -205,15 +205,12 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
             )
             || (interrupted && !c.state.is_final())
     });
-    let for_good = status
-        .cells
-        .values()
-        .any(|c| {
-            matches!(
-                c.state,
-                CellState::OomKilled | CellState::ArtifactMissing | CellState::BudgetExhausted
-            )
-        });
+    let for_good = status.cells.values().any(|c| {
+        matches!(
+            c.state,
+            CellState::OomKilled | CellState::ArtifactMissing | CellState::BudgetExhausted
+        )
+    });
     match status.state {
         _ if interrupted || retryable => format!(
             "multicooker resume {cook} re-runs the cells that did not end ok and keeps the others"

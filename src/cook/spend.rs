@@ -23,16 +23,14 @@ pub fn entry_spend(entry: &serde_json::Map<String, Value>) -> Spend {
 
 /// Everything the cook's participants and judges have spent, as recorded.
 pub fn recorded_spend(paths: &CookPaths) -> Spend {
-    let participants = crate::state::results::read::<crate::state::results::RoundResult>(
-        &paths.run_result(),
-    )
-    .map(|r| r.participants)
-    .unwrap_or_default();
-    let judges = crate::state::results::read::<crate::state::results::JudgeRunResult>(
-        &paths.judge_result(),
-    )
-    .map(|r| r.judges)
-    .unwrap_or_default();
+    let participants =
+        crate::state::results::read::<crate::state::results::RoundResult>(&paths.run_result())
+            .map(|r| r.participants)
+            .unwrap_or_default();
+    let judges =
+        crate::state::results::read::<crate::state::results::JudgeRunResult>(&paths.judge_result())
+            .map(|r| r.judges)
+            .unwrap_or_default();
     participants
         .iter()
         .chain(&judges)
@@ -42,7 +40,11 @@ pub fn recorded_spend(paths: &CookPaths) -> Spend {
 
 /// Sets the cook's budget (if any) to what the cook's files record before a phase runs cells.
 pub fn count_recorded(paths: &CookPaths, budgets: &crate::cell::budget::Budgets) {
-    if budgets.pools.iter().any(|p| p.label == crate::cell::budget::COOK) {
+    if budgets
+        .pools
+        .iter()
+        .any(|p| p.label == crate::cell::budget::COOK)
+    {
         budgets.restart_cook(recorded_spend(paths));
     }
 }

@@ -237,7 +237,12 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
 /// Parses `TOKENS` or `TOKENS@USD`.
 fn spend(text: &str) -> Option<(u64, f64)> {
     let (tokens, usd) = match text.split_once('@') {
-        Some((t, u)) => (t, u.parse().ok().filter(|u: &f64| u.is_finite() && *u >= 0.0)?),
+        Some((t, u)) => (
+            t,
+            u.parse()
+                .ok()
+                .filter(|u: &f64| u.is_finite() && *u >= 0.0)?,
+        ),
         None => (text, 0.0),
     };
     Some((tokens.parse().ok()?, usd))
@@ -286,9 +291,19 @@ mod tests {
         assert_eq!(
             parse("usage:500,usage:10@0.25,burn:2000@0.01/0.5").unwrap(),
             [
-                Directive::Usage { tokens: 500, usd: 0.0 },
-                Directive::Usage { tokens: 10, usd: 0.25 },
-                Directive::Burn { tokens: 2000, usd: 0.01, every: 0.5 },
+                Directive::Usage {
+                    tokens: 500,
+                    usd: 0.0
+                },
+                Directive::Usage {
+                    tokens: 10,
+                    usd: 0.25
+                },
+                Directive::Burn {
+                    tokens: 2000,
+                    usd: 0.01,
+                    every: 0.5
+                },
             ]
         );
         assert!(parse("burn:2000").is_err() && parse("burn:2000/0").is_err());

@@ -29,10 +29,7 @@ pub fn report(tokens: u64, usd: f64) {
         )]
         let micro = (usd * 1e6).round() as u64;
         let spent = MICRO_USD.fetch_add(micro, Ordering::SeqCst) + micro;
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "micro-dollars of a test script"
-        )]
+        #[expect(clippy::cast_precision_loss, reason = "micro-dollars of a test script")]
         let dollars = spent as f64 / 1e6;
         lines.push_str(&format!(
             "{{\"type\":\"result\",\"subtype\":\"success\",\"total_cost_usd\":{dollars},\"usage\":{{\"input_tokens\":{total},\"output_tokens\":0}}}}\n"

@@ -26,7 +26,10 @@ fn the_live_total_is_the_usage_dicts_total_whatever_the_chunking() {
                 expected["total_tokens"].as_u64(),
                 "{flavor}, chunks of {size}"
             );
-            let usd = expected.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.0);
+            let usd = expected
+                .get("cost_usd")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
             assert!((meter.spend().usd - usd).abs() < 1e-9, "{flavor}: {usd}");
         }
     }
@@ -44,16 +47,33 @@ fn claude_spend_grows_message_by_message() {
     };
     assert!(meter.push(line("a", 5).as_bytes()));
     assert_eq!(meter.spend().tokens, 105);
-    assert!(meter.push(line("a", 9).as_bytes()), "a message's later line");
-    assert_eq!(meter.spend().tokens, 109, "counted once, with its final output");
+    assert!(
+        meter.push(line("a", 9).as_bytes()),
+        "a message's later line"
+    );
+    assert_eq!(
+        meter.spend().tokens,
+        109,
+        "counted once, with its final output"
+    );
     assert!(!meter.push(line("a", 9).as_bytes()));
     meter.push(line("b", 1).as_bytes());
     assert_eq!(meter.spend().tokens, 210);
     let synthetic = r#"{"type":"assistant","message":{"id":"x","model":"<synthetic>","usage":{"input_tokens":999}}}"#;
-    assert!(!meter.push(format!("{synthetic}\n").as_bytes()), "a notice is not spend");
-    let result = r#"{"type":"result","total_cost_usd":0.5,"usage":{"input_tokens":300,"output_tokens":20}}"#;
+    assert!(
+        !meter.push(format!("{synthetic}\n").as_bytes()),
+        "a notice is not spend"
+    );
+    let result =
+        r#"{"type":"result","total_cost_usd":0.5,"usage":{"input_tokens":300,"output_tokens":20}}"#;
     assert!(meter.push(format!("{result}\n").as_bytes()));
-    assert_eq!(meter.spend(), Spend { tokens: 320, usd: 0.5 });
+    assert_eq!(
+        meter.spend(),
+        Spend {
+            tokens: 320,
+            usd: 0.5
+        }
+    );
 }
 
 #[test]
@@ -63,7 +83,13 @@ fn codex_adds_each_turn_as_it_completes() {
     meter.push(format!("{turn}\n").as_bytes());
     assert_eq!(meter.spend().tokens, 1100, "cached input is part of input");
     meter.push(format!("{turn}\n").as_bytes());
-    assert_eq!(meter.spend(), Spend { tokens: 2200, usd: 0.0 });
+    assert_eq!(
+        meter.spend(),
+        Spend {
+            tokens: 2200,
+            usd: 0.0
+        }
+    );
 }
 
 #[test]
@@ -73,8 +99,20 @@ fn custom_flavors_and_noise_spend_nothing() {
     assert_eq!(custom.spend(), Spend::default());
     let mut meter = Meter::new("claude");
     assert!(!meter.push(b"not json\n{\"type\":\"assistant\"\n[1,2]\n"));
-    assert_eq!(reports("codex"), Reports { tokens: true, usd: false });
-    assert_eq!(reports("mycli"), Reports { tokens: false, usd: false });
+    assert_eq!(
+        reports("codex"),
+        Reports {
+            tokens: true,
+            usd: false
+        }
+    );
+    assert_eq!(
+        reports("mycli"),
+        Reports {
+            tokens: false,
+            usd: false
+        }
+    );
 }
 
 /// A line longer than the cap (a huge tool result) is skipped whole; the next one counts.
