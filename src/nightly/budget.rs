@@ -99,7 +99,7 @@ pub struct SpendRecord {
     pub arm: String,
     /// What its cells spent, as read live from their output.
     pub spent: Spend,
-    /// Its cap per cell (the night's cap for the night).
+    /// Its cells' caps, summed (the night's or the cook's cap for the whole).
     pub budget: Option<Budget>,
     /// Cells stopped (or never started) at a budget.
     pub exhausted: u64,
@@ -149,7 +149,7 @@ pub fn add_cook(records: &mut Vec<SpendRecord>, cook: &Path) {
                 Some(record) => {
                     record.spent = record.spent.plus(spent);
                     record.exhausted += exhausted;
-                    record.budget = record.budget.or(budget);
+                    record.budget = add_caps(record.budget, budget);
                 }
                 None => records.push(SpendRecord {
                     role: role.to_owned(),
@@ -160,6 +160,26 @@ pub fn add_cook(records: &mut Vec<SpendRecord>, cook: &Path) {
                 }),
             }
         }
+    }
+}
+
+/// An arm's caps over several cells: each cell's cap, summed (so an arm capped at 5 000 tokens
+/// per cell over two cells reads `spent … / 10 000 tokens`).
+fn add_caps(a: Option<Budget>, b: Option<Budget>) -> Option<Budget> {
+    let sum_u = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.saturating_add(y)),
+        (x, y) => x.or(y),
+    };
+    let sum_f = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Budget {
+            tokens: sum_u(a.tokens, b.tokens),
+            usd: sum_f(a.usd, b.usd),
+        }),
+        (a, b) => a.or(b),
     }
 }
 
