@@ -48,7 +48,7 @@ pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(c);
@@ -87,34 +87,28 @@ pub fn check_budget(value: &Value, extra: &[&str]) -> Result<Budget, Vec<BudgetP
         )]);
     };
     let mut problems = unknown(map, extra);
-    let tokens = match map.get("tokens").filter(|v| !v.is_null()) {
-        None => None,
-        Some(v) => match v.as_u64().filter(|n| *n > 0) {
-            Some(n) => Some(n),
-            None => {
-                problems.push(problem(
-                    "tokens",
-                    format!("must be a positive whole number of tokens, not `{v}`"),
-                    "e.g. `tokens: 2000000`; remove it for no token cap",
-                ));
-                None
-            }
-        },
-    };
-    let usd = match map.get("usd").filter(|v| !v.is_null()) {
-        None => None,
-        Some(v) => match v.as_f64().filter(|n| n.is_finite() && *n > 0.0) {
-            Some(n) => Some(n),
-            None => {
-                problems.push(problem(
-                    "usd",
-                    format!("must be a positive amount of US dollars, not `{v}`"),
-                    "e.g. `usd: 5` or `usd: 0.5`; remove it for no cost cap",
-                ));
-                None
-            }
-        },
-    };
+    let tokens = map.get("tokens").filter(|v| !v.is_null()).and_then(|v| {
+        let n = v.as_u64().filter(|n| *n > 0);
+        if n.is_none() {
+            problems.push(problem(
+                "tokens",
+                format!("must be a positive whole number of tokens, not `{v}`"),
+                "e.g. `tokens: 2000000`; remove it for no token cap",
+            ));
+        }
+        n
+    });
+    let usd = map.get("usd").filter(|v| !v.is_null()).and_then(|v| {
+        let n = v.as_f64().filter(|n| n.is_finite() && *n > 0.0);
+        if n.is_none() {
+            problems.push(problem(
+                "usd",
+                format!("must be a positive amount of US dollars, not `{v}`"),
+                "e.g. `usd: 5` or `usd: 0.5`; remove it for no cost cap",
+            ));
+        }
+        n
+    });
     if problems.is_empty() && tokens.is_none() && usd.is_none() {
         problems.push(problem(
             "",

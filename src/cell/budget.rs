@@ -49,11 +49,11 @@ impl Pool {
     }
 
     /// Adds spend; cancels the pool's token once the cap is reached.
-    pub fn add(&self, spend: Spend) {
+    pub fn add(&self, more: Spend) {
         let total = {
-            let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
-            *spent = spent.plus(spend);
-            *spent
+            let mut so_far = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+            *so_far = so_far.plus(more);
+            *so_far
         };
         if self.cap.reached_by(total) {
             self.reached.cancel();

@@ -198,6 +198,7 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
 
 /// One cook of the night: created from its template if new; a finished one is reused; one
 /// with unfinished cells has only those run again; then judged and reported.
+#[expect(clippy::too_many_lines, reason = "the cook's phases in order")]
 async fn run_cook(
     runtime: &crate::runtime::SharedRuntime,
     engine: &crate::runtime::EngineInfo,

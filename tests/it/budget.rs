@@ -100,10 +100,8 @@ fn a_cell_over_its_budget_is_stopped_early_unscored_and_not_resumed() {
 
 #[test]
 fn a_cook_wide_cap_stops_running_cells_and_starts_no_new_one() {
-    let brief = format!(
-        "name: t\ntimeout_s: 120\nbudget: {{tokens: 10000}}\nparticipants:\n  - {{name: a, flavor: dummy, model: \"burn:3000/0.3\"}}\n  - {{name: b, flavor: dummy, model: \"burn:3000/0.3\"}}\n  - {{name: c, flavor: dummy, model: \"burn:3000/0.3\"}}\njudges: []\n"
-    );
-    let cook = TestCook::new("budget-cook", &brief);
+    let brief = "name: t\ntimeout_s: 120\nbudget: {tokens: 10000}\nparticipants:\n  - {name: a, flavor: dummy, model: \"burn:3000/0.3\"}\n  - {name: b, flavor: dummy, model: \"burn:3000/0.3\"}\n  - {name: c, flavor: dummy, model: \"burn:3000/0.3\"}\njudges: []\n";
+    let cook = TestCook::new("budget-cook", brief);
     let started = std::time::Instant::now();
     let output = cook.run_args(&["cook", cook.name(), "--max-parallel", "1"]);
     let run = cook.json("RUN_RESULT.json");
