@@ -16,6 +16,7 @@
 //! verify: {timeout_s: 900}                                   # optional, defaults of briefs with verify/
 //! webhook: {url: "https://hooks.example/nightly"}            # optional
 //! seed: 7                                                    # optional
+//! budget: {tokens: 20000000, usd: 200, on_exhausted: finish} # optional, the whole night
 //! ```
 
 use std::path::{Path, PathBuf};
