@@ -547,7 +547,10 @@ async fn wait_for_program(
 ) -> Ended {
     let name = plan.spec.name.as_str();
     let mut record = record;
+    // Biased: a program that has ended keeps its outcome even if its last line crossed a
+    // budget (it spends nothing more); a budget stops only a program still running.
     let how = tokio::select! {
+        biased;
         got = &mut record => match got {
             Ok(record) => return Ended { how: Ending::Recorded, record: Some(record), cell_code: None, error: None },
             // The log stream ended without a record: the cell is gone; wait for its code.
