@@ -116,13 +116,17 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
             let name = night_fold::cook_name(&nightly, &night, template, repeat);
             let dir = nightly.cooks_root.join(&name);
             if let Some(why) = pool.as_ref().filter(|p| p.is_reached()).map(|p| p.why()) {
-                // No new cell once the night's budget is reached: the cook is not started.
-                log.event("cook.skipped", &json!({"cook": name, "reason": why}));
+                // No new cell once the night's budget is reached: a cook not finished earlier
+                // (this night run before) is not started.
+                let finished = dir.join("summary.json").is_file();
+                if !finished {
+                    log.event("cook.skipped", &json!({"cook": name, "reason": why}));
+                }
                 cooks.push(NightCook {
                     dir,
                     brief: index,
                     repeat,
-                    error: Some(format!("not started: {why}")),
+                    error: (!finished).then(|| format!("not started: {why}")),
                 });
                 continue;
             }

@@ -91,6 +91,9 @@ fn a_cell_over_its_budget_is_stopped_early_unscored_and_not_resumed() {
         board.contains("| spender | participant | spent "),
         "{board}"
     );
+    let summary = cook.json("summary.json");
+    assert_eq!(summary["spend"][0]["role"], "cook", "{summary}");
+    assert_eq!(summary["spend"][0]["exhausted"], 1, "{summary}");
     assert!(
         cook.leftovers().is_empty(),
         "left behind: {:?}",
@@ -219,6 +222,15 @@ fn a_night_at_its_cap_starts_no_new_cook_ends_partial_and_keeps_spend_in_history
             .contains("not started: the night's budget is used up")),
         "{night}"
     );
+    // The same night run again starts nothing: its budget is still used up.
+    let again = cook.run_args(&["nightly", config.to_str().unwrap(), "--night", "2026-11-25"]);
+    assert_eq!(again.status.code(), Some(3), "{}", show(&again));
+    assert_eq!(
+        entry(&judged("20261125-nb-brief-a-r2"), "judges", "j")["status"],
+        "budget_exhausted",
+        "not run again"
+    );
+    assert!(!root.join("20261125-nb-brief-b-r1").exists());
     assert!(
         cook.leftovers_under_root().is_empty(),
         "left behind: {:?}",
