@@ -48,7 +48,7 @@ Exit codes:
   1    ran, but produced nothing usable (no ok cell, no scores, a failed doctor check, lint
        findings, no change for diff, nothing running for cancel)
   2    usage or precondition error (missing cook, invalid brief.yaml, engine unreachable, image build failed)
-  3    nightly: a ranking, but some cells unscored or a cook failed
+  3    nightly: a ranking, but some cells unscored, a cook failed or the budget was reached
   4    nightly: another night of the same config is running
   130  stopped by Ctrl-C or `cancel`; every container and network was removed and the cook marked cancelled
 
@@ -328,14 +328,17 @@ pub enum Command {
     /// Run a nightly model comparison: every brief × repeat as a cook, judged, into history.
     ///
     /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
-    /// ({name, flavor, model}), `repeats`, and optionally `history` (an `SQLite` file), `cooks_root`,
-    /// `judging` (merged into every brief), `webhook: {url}` and `seed`. Scores are pooled across
+    /// ({name, flavor, model, budget}), `repeats`, and optionally `history` (an `SQLite` file),
+    /// `cooks_root`, `judging` (merged into every brief), `webhook: {url}`, `seed` and `budget:
+    /// {tokens, usd, on_exhausted: finish|cancel}` (once reached no new cell starts and running
+    /// ones finish or are stopped; the night is partial). Scores are pooled across
     /// briefs in one model of participant, brief and judge, with intervals and ranks over briefs;
     /// arms that differ where they should be equal (CLI pins, images, limits, egress) mark the
     /// night not comparable. Running the same night again re-runs only cells that did not end ok.
     ///
     /// Exit codes: 0 ok, 1 failed (no ranking), 2 bad config, 3 partial (ranking, but some
-    /// cells unscored), 4 another night of this config is running, 130 interrupted.
+    /// cells unscored or the budget reached), 4 another night of this config is running, 130
+    /// interrupted.
     Nightly(NightlyArgs),
     /// Trends per participant across nights, with intervals and what changed since the night
     /// before (CLI, model, image, brief, judge brief, score).

@@ -165,6 +165,7 @@ pub fn run_settings(
             egress: egress_settings(),
             grace: cell_grace()?,
             logins: login_sources(),
+            budgets: cook_budgets(brief),
         },
         seal_max_bytes,
         sandbox_check: true,
@@ -172,6 +173,25 @@ pub fn run_settings(
         refine: None,
         chef: None,
     })
+}
+
+/// The cook's own budget (`budget:` of brief.yaml) as a pool that stops running cells once
+/// reached; a phase adds what earlier phases of the cook spent (`cook::prior_spend`).
+fn cook_budgets(brief: &Brief) -> crate::cell::budget::Budgets {
+    crate::cell::budget::Budgets {
+        pools: brief
+            .budget
+            .iter()
+            .map(|cap| {
+                crate::cell::budget::Pool::new(
+                    crate::cell::budget::COOK,
+                    *cap,
+                    true,
+                    crate::flavor::meter::Spend::default(),
+                )
+            })
+            .collect(),
+    }
 }
 
 /// Egress settings from the environment: the proxies' outside network and the address the
@@ -253,6 +273,7 @@ pub fn test_run_settings() -> RunSettings {
             egress: EgressSettings::default(),
             grace: crate::cell::plan::CELL_GRACE,
             logins: crate::creds::LoginSources::files_only(std::path::Path::new("/nonexistent")),
+            budgets: crate::cell::budget::Budgets::default(),
         },
         seal_max_bytes: DEFAULT_SEAL_MAX_BYTES,
         sandbox_check: false,

@@ -5,6 +5,7 @@
 //! file, the field and the fix. This module never writes anything: a bad brief leaves the cook
 //! untouched.
 
+mod budget;
 pub mod lint;
 pub mod lint_network;
 mod lint_verify;
@@ -16,6 +17,7 @@ mod verify;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
     Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,

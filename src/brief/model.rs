@@ -41,6 +41,9 @@ pub struct Brief {
     pub verify: Option<Verify>,
     /// How the tests' pass rate and the jury's score combine (`scoring:`).
     pub scoring: Option<Scoring>,
+    /// The whole cook's spending cap (`budget:`): once reached, no cell starts and running
+    /// ones are stopped.
+    pub budget: Option<super::budget::Budget>,
 }
 
 impl Brief {
@@ -87,6 +90,8 @@ pub struct Actor {
     pub resources: Resources,
     /// Overrides the brief's network policy for this cell.
     pub network: Option<Network>,
+    /// This cell's spending cap (`budget:`): a cell that reaches it is stopped.
+    pub budget: Option<super::budget::Budget>,
 }
 
 /// How a cell may reach the network.

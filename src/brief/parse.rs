@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
     "consult",
     "verify",
     "scoring",
+    "budget",
 ];
 const ACTOR_KEYS: &[&str] = &[
     "name",
@@ -33,6 +34,7 @@ const ACTOR_KEYS: &[&str] = &[
     "model",
     "resources",
     "network",
+    "budget",
 ];
 const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private", "web_tools"];
 const RUBRIC_KEYS: &[&str] = &["scale", "dimensions"];
@@ -199,6 +201,12 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         .get("scoring")
         .filter(|v| !v.is_null())
         .and_then(|v| super::verify::check_scoring(v, map.contains_key("verify"), checker));
+    let flavors: Vec<&str> = participants
+        .iter()
+        .chain(&judges)
+        .map(|a| a.flavor.as_str())
+        .collect();
+    let budget = super::budget::check("budget", map.get("budget"), &flavors, checker);
     if !checker.problems.is_empty() {
         return None;
     }
@@ -216,6 +224,7 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         consult: map.get("consult").cloned(),
         verify,
         scoring,
+        budget,
     };
     warn_about_self_judging(&brief, checker);
     Some(brief)
@@ -351,6 +360,12 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
         .get("network")
         .filter(|v| !v.is_null())
         .and_then(|v| check_network(&network_field, v, checker));
+    let budget = super::budget::check(
+        &join(field, "budget"),
+        map.get("budget"),
+        &[flavor.as_str()],
+        checker,
+    );
     Some(Actor {
         name,
         flavor,
@@ -358,6 +373,7 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
         model,
         resources,
         network,
+        budget,
     })
 }
 

@@ -69,14 +69,14 @@ fn unknown_fields_name_the_field_and_the_allowed_ones() {
         error.to_string(),
         "`cooks/x/brief.yaml`: field `timeuot`: unknown field (allowed: name, timeout_s, \
          judge_timeout_s, participants, judges, rubric, judging, outputs, resources, network, consult, \
-         verify, scoring)"
+         verify, scoring, budget)"
     );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");
     assert_eq!(
         problems(&text),
         [
-            "field `participants[0].modle`: unknown field (allowed: name, flavor, timeout_s, model, resources, network)"
+            "field `participants[0].modle`: unknown field (allowed: name, flavor, timeout_s, model, resources, network, budget)"
         ]
     );
 }

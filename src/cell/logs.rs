@@ -35,27 +35,27 @@ pub struct ExitRecord {
 }
 
 /// Streams a cell's output into its two log files; the returned receiver gets the exit record
-/// once init prints it.
+/// once init prints it. `spend`, when given, reads stdout as it arrives (budgets).
 pub fn pump(
     stream: BoxStream<'static, Result<LogChunk, RuntimeError>>,
-    stdout: PathBuf,
-    stderr: PathBuf,
+    (stdout, stderr): (PathBuf, PathBuf),
     redactor: Arc<Redactor>,
+    spend: Option<Arc<super::budget::CellSpend>>,
 ) -> (
     tokio::task::JoinHandle<std::io::Result<()>>,
     oneshot::Receiver<ExitRecord>,
 ) {
     let (sender, receiver) = oneshot::channel();
-    let task = tokio::spawn(run_pump(stream, stdout, stderr, redactor, sender));
+    let task = tokio::spawn(run_pump(stream, (stdout, stderr), redactor, sender, spend));
     (task, receiver)
 }
 
 async fn run_pump(
     mut stream: BoxStream<'static, Result<LogChunk, RuntimeError>>,
-    stdout: PathBuf,
-    stderr: PathBuf,
+    (stdout, stderr): (PathBuf, PathBuf),
     redactor: Arc<Redactor>,
     sender: oneshot::Sender<ExitRecord>,
+    spend: Option<Arc<super::budget::CellSpend>>,
 ) -> std::io::Result<()> {
     let mut out = SafeLog::create(&stdout, &redactor).await?;
     let mut err = SafeLog::create(&stderr, &redactor).await?;
@@ -65,6 +65,9 @@ async fn run_pump(
         match chunk {
             Ok(LogChunk::Stdout(bytes)) => {
                 let (text, record) = watch.push(&bytes);
+                if let Some(spend) = &spend {
+                    spend.push(&text);
+                }
                 out.write(&text).await?;
                 if let Some(record) = record
                     && let Some(sender) = sender.take()
@@ -80,7 +83,12 @@ async fn run_pump(
             }
         }
     }
-    out.write(&watch.finish()).await?;
+    let rest = watch.finish();
+    if let Some(spend) = &spend {
+        spend.push(&rest);
+        spend.finish();
+    }
+    out.write(&rest).await?;
     out.finish().await?;
     err.finish().await
 }

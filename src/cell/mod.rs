@@ -9,6 +9,7 @@
 //! capped areas inside it and comes back only through [`collect`], which never follows a link
 //! and redacts before a byte is written.
 
+pub mod budget;
 pub mod collect;
 pub mod egress;
 pub mod files;
@@ -73,6 +74,8 @@ pub struct CellSettings {
     pub grace: std::time::Duration,
     /// Where the host's logins are read from.
     pub logins: crate::creds::LoginSources,
+    /// The shared budgets cells count against (the cook's, the night's).
+    pub budgets: budget::Budgets,
 }
 
 impl CellSettings {

@@ -86,6 +86,7 @@ pub async fn run_phase<H: CellHooks>(
         serial: phase.serial,
         user: settings.user,
         home: settings.logins.home.clone(),
+        budgets: settings.budgets.clone(),
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
     let build = ready.await;

@@ -150,6 +150,8 @@ pub struct CellPlan {
     pub stdout_log: PathBuf,
     /// Where its standard error goes.
     pub stderr_log: PathBuf,
+    /// Its own spending cap (`budget:` of its brief entry).
+    pub budget: Option<crate::brief::Budget>,
 }
 
 /// How a cell reaches the network, from its brief policy and its flavor.
@@ -333,6 +335,7 @@ impl PlanContext<'_> {
             timeout,
             stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
             stderr_log: logs.join(format!("{}.stderr.log", actor.flavor)),
+            budget: actor.budget,
         }
     }
 }

@@ -14,6 +14,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::budget::CellSpend;
 use super::collect::{Bounds, Collected};
 use super::egress::{self, EgressContext};
 use super::logs::{self, ExitRecord};
@@ -67,6 +68,8 @@ pub struct CellOutcome {
     pub input_skipped: Vec<crate::fsx::Skipped>,
     /// The cluster node it ran on (`None` on a single engine), for provenance.
     pub node: Option<String>,
+    /// What it spent, read live from its output (flavors that report usage).
+    pub spend: Option<crate::flavor::meter::Spend>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -109,6 +112,8 @@ pub struct RunOptions {
     pub user: CellUser,
     /// The host home, under which host-wide flavor locks live.
     pub home: std::path::PathBuf,
+    /// The shared budgets cells count against.
+    pub budgets: super::budget::Budgets,
 }
 
 /// Runs every plan and returns the hooks' outputs in plan order.
@@ -211,17 +216,24 @@ async fn run_until_exit<H: CellHooks>(
     if options.cancel.is_cancelled() {
         return not_started(CellState::Cancelled, None);
     }
+    if let Some(why) = options.budgets.blocked() {
+        return not_started(
+            CellState::BudgetExhausted,
+            Some(format!("not started: {why}")),
+        );
+    }
     in_background(pending, hooks, plan, CellHooks::starting);
     let launched = match launch(runtime, ledger, plan, options).await {
         Ok(launched) => launched,
         Err(outcome) => return *outcome,
     };
     let name = launched.spec.name.as_str();
+    let spend = CellSpend::new(&plan.flavor, plan.budget, &options.budgets);
     let (log_task, record) = logs::pump(
         runtime.cell_logs(name),
-        plan.stdout_log.clone(),
-        plan.stderr_log.clone(),
+        (plan.stdout_log.clone(), plan.stderr_log.clone()),
         options.redactor.clone(),
+        Some(spend.clone()),
     );
     if let Err(outcome) = stage_all(runtime, name, launched.archives, &options.cancel).await {
         return *outcome;
@@ -233,7 +245,7 @@ async fn run_until_exit<H: CellHooks>(
         hooks.started(plan, &at);
     });
     let node = runtime.placement_of(name).await.ok().flatten();
-    let ended = wait_for_program(runtime, plan, &options.cancel, record).await;
+    let ended = wait_for_program(runtime, plan, (&options.cancel, &spend), record).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let collected = if ended.how == Ending::Cancelled || ended.record.is_none() {
         Vec::new()
@@ -280,6 +292,9 @@ async fn run_until_exit<H: CellHooks>(
         collected,
         input_skipped: launched.skipped,
         node,
+        spend: crate::flavor::meter::reports(&plan.flavor)
+            .tokens
+            .then(|| spend.spend()),
     }
 }
 
@@ -323,6 +338,12 @@ async fn launch(
         () = cancel.cancelled() => return Err(cancelled()),
     };
     images.map_err(|e| failed(format!("image build failed: {e}")))?;
+    if let Some(why) = options.budgets.blocked() {
+        return Err(Box::new(not_started(
+            CellState::BudgetExhausted,
+            Some(format!("not started: {why}")),
+        )));
+    }
     let canary = guard_egress(runtime, ledger, plan, options).await?;
     let mut spec = plan.spec.clone();
     spec.areas = staging.areas;
@@ -502,6 +523,8 @@ enum Ending {
     EngineError,
     /// The cluster node it ran on was lost.
     NodeLost,
+    /// Its budget (or a shared one that stops running cells) was reached: the host killed it.
+    BudgetExhausted,
 }
 
 #[derive(Debug)]
@@ -529,12 +552,15 @@ impl Ended {
 async fn wait_for_program(
     runtime: &dyn Runtime,
     plan: &CellPlan,
-    cancel: &CancellationToken,
+    (cancel, spend): (&CancellationToken, &CellSpend),
     record: tokio::sync::oneshot::Receiver<ExitRecord>,
 ) -> Ended {
     let name = plan.spec.name.as_str();
     let mut record = record;
+    // Biased: a program that has ended keeps its outcome even if its last line crossed a
+    // budget (it spends nothing more); a budget stops only a program still running.
     let how = tokio::select! {
+        biased;
         got = &mut record => match got {
             Ok(record) => return Ended { how: Ending::Recorded, record: Some(record), cell_code: None, error: None },
             // The log stream ended without a record: the cell is gone; wait for its code.
@@ -554,6 +580,14 @@ async fn wait_for_program(
             Err(_) => Ending::TimedOut,
         },
         () = cancel.cancelled() => Ending::Cancelled,
+        why = spend.exhausted() => {
+            let killed = runtime.kill_cell(name).await;
+            let error = match killed {
+                Ok(()) => why,
+                Err(e) => format!("stopped because {why}, but: {e}"),
+            };
+            return Ended { how: Ending::BudgetExhausted, record: None, cell_code: None, error: Some(error) };
+        }
     };
     let killed = runtime.kill_cell(name).await;
     Ended {
@@ -581,6 +615,7 @@ fn classify(ended: &Ended, oom: bool, rate_limited: bool) -> (CellState, Option<
         Ending::Cancelled => CellState::Cancelled,
         Ending::EngineError => CellState::StartFailed,
         Ending::NodeLost => CellState::NodeLost,
+        Ending::BudgetExhausted => CellState::BudgetExhausted,
         _ if oom => CellState::OomKilled,
         _ if rate_limited => CellState::RateLimited,
         _ if timed_out => CellState::TimedOut,
@@ -607,6 +642,7 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         collected: Vec::new(),
         input_skipped: Vec::new(),
         node: None,
+        spend: None,
     }
 }
 

@@ -146,6 +146,7 @@ pub async fn probe(
         serial: Vec::new(),
         user: settings.user,
         home: std::env::temp_dir(),
+        budgets: crate::cell::budget::Budgets::default(),
     };
     let outcome = run_cells(
         runtime,
@@ -271,6 +272,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
         timeout: PROBE_TIMEOUT,
         stdout_log: dir.join("probe.stdout.log"),
         stderr_log: dir.join("probe.stderr.log"),
+        budget: None,
     }
 }
 

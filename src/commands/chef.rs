@@ -234,6 +234,7 @@ fn register(
                 model: None,
                 resources: crate::brief::Resources::default(),
                 network: None,
+                budget: None,
             });
         } else {
             let text = fs_err::read_to_string(paths.brief_yaml())?;

@@ -110,6 +110,7 @@ fn reviewers(args: &ConsultArgs, brief: &Brief) -> anyhow::Result<Vec<Actor>> {
         model,
         resources: crate::brief::Resources::default(),
         network: None,
+        budget: None,
     };
     if !args.reviewers.is_empty() {
         return args

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::{cell_session, connect, report_leftovers};
+use crate::cell::budget::Pool;
 use crate::cli::{HistoryArgs, NightlyArgs};
 use crate::error::ExitCode;
 use crate::nightly::config::{self, Nightly};
@@ -105,6 +106,7 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         nightly.judges.len()
     ));
     let (runtime, engine) = connect(&session).await?;
+    let pool = night_pool(&nightly, &night);
     let mut cooks = Vec::new();
     'briefs: for (index, template) in nightly.briefs.iter().enumerate() {
         for repeat in 1..=nightly.repeats {
@@ -113,8 +115,29 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
             }
             let name = night_fold::cook_name(&nightly, &night, template, repeat);
             let dir = nightly.cooks_root.join(&name);
+            if let Some(why) = pool.as_ref().filter(|p| p.is_reached()).map(|p| p.why()) {
+                // No new cell once the night's budget is reached: a cook not finished earlier
+                // (this night run before) is not started.
+                let finished = dir.join("summary.json").is_file();
+                if !finished {
+                    log.event("cook.skipped", &json!({"cook": name, "reason": why}));
+                }
+                cooks.push(NightCook {
+                    dir,
+                    brief: index,
+                    repeat,
+                    error: (!finished).then(|| format!("not started: {why}")),
+                });
+                continue;
+            }
             let error = match run_cook(
-                &runtime, &engine, &nightly, template, &dir, &name, seed, &cancel, &session, &log,
+                &runtime,
+                &engine,
+                (&nightly, template, &dir, &name),
+                seed,
+                &cancel,
+                &session,
+                (&log, pool.as_ref()),
             )
             .await
             {
@@ -136,7 +159,7 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
             });
         }
     }
-    let record = night_fold::fold(
+    let mut record = night_fold::fold(
         &nightly,
         &night,
         &started_at,
@@ -144,6 +167,17 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         &cooks,
         &BTreeMap::new(),
     );
+    if let Some(pool) = pool.as_ref().filter(|p| p.is_reached()) {
+        // A night cut short by its budget is partial at best.
+        log.event(
+            "budget.exhausted",
+            &json!({"reason": pool.why(), "on_exhausted": nightly.budget.map(|b| b.on_exhausted)}),
+        );
+        if record.status == "ok" {
+            record.status = "partial".into();
+        }
+        record.failures.insert(0, pool.why());
+    }
     let mut store = Store::open(&nightly.history)?;
     let id = store.put(&record)?;
     log.event("stored", &json!({"store": nightly.history, "id": id, "status": record.status, "comparable": record.comparable}));
@@ -168,22 +202,21 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
 
 /// One cook of the night: created from its template if new; a finished one is reused; one
 /// with unfinished cells has only those run again; then judged and reported.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site, each value distinct"
-)]
+#[expect(clippy::too_many_lines, reason = "the cook's phases in order")]
 async fn run_cook(
     runtime: &crate::runtime::SharedRuntime,
     engine: &crate::runtime::EngineInfo,
-    nightly: &Nightly,
-    template: &Path,
-    dir: &Path,
-    name: &str,
+    (nightly, template, dir, name): (&Nightly, &Path, &Path, &str),
     seed: u64,
     cancel: &tokio_util::sync::CancellationToken,
     session: &crate::settings::Session,
-    log: &Log,
+    (log, pool): (&Log, Option<&Arc<Pool>>),
 ) -> anyhow::Result<()> {
+    // Every cell of the night counts against the night's budget too.
+    let with_night = |mut settings: crate::cook::RunSettings| {
+        settings.cells.budgets.pools.extend(pool.cloned());
+        settings
+    };
     if dir.join("brief.yaml").is_file() {
         night_fold::write_brief_yaml(nightly, template, dir, name)?;
     } else {
@@ -211,7 +244,13 @@ async fn run_cook(
         &json!({"cook": name, "participants": targets, "resumed": ran_before}),
     );
     if !targets.is_empty() {
-        let mut settings = run_settings(&brief, engine, None, targets.len(), cancel.clone())?;
+        let mut settings = with_night(run_settings(
+            &brief,
+            engine,
+            None,
+            targets.len(),
+            cancel.clone(),
+        )?);
         settings.merge = ran_before;
         let overview = super::overview(&paths, &brief, crate::state::Role::Participant, &targets);
         let progress = Arc::new(session.printer.progress("cook", overview));
@@ -249,7 +288,13 @@ async fn run_cook(
             return Ok(());
         }
     }
-    let settings = run_settings(&brief, engine, None, brief.judges.len(), cancel.clone())?;
+    let settings = with_night(run_settings(
+        &brief,
+        engine,
+        None,
+        brief.judges.len(),
+        cancel.clone(),
+    )?);
     let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
     let progress = Arc::new(session.printer.progress("judge", overview));
@@ -278,6 +323,30 @@ async fn run_cook(
         &json!({"cook": name, "scored": !written.no_scores}),
     );
     Ok(())
+}
+
+/// The night's budget as a pool, having counted what the night's cooks already spent (a night
+/// run again resumes its count).
+fn night_pool(nightly: &Nightly, night: &str) -> Option<Arc<Pool>> {
+    let budget = nightly.budget?;
+    let mut spent = crate::flavor::meter::Spend::default();
+    for template in &nightly.briefs {
+        for repeat in 1..=nightly.repeats {
+            let dir = nightly
+                .cooks_root
+                .join(night_fold::cook_name(nightly, night, template, repeat));
+            if dir.is_dir() {
+                let paths = CookPaths::new(dir);
+                spent = spent.plus(crate::cook::spend::recorded_spend(&paths));
+            }
+        }
+    }
+    Some(Pool::new(
+        crate::cell::budget::NIGHT,
+        budget.cap,
+        budget.on_exhausted == crate::nightly::budget::OnExhausted::Cancel,
+        spent,
+    ))
 }
 
 /// Verifies every sealed output of a night's cook that has no scored result yet.
@@ -342,6 +411,10 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             estimate.scored_cells,
             estimate.cells
         ));
+    }
+    let spend = crate::nightly::budget::spend_json(&record.spend);
+    for line in crate::nightly::budget::spend_lines(&spend) {
+        printer.data(&line);
     }
     if let Some(groups) = record.tied_groups.as_ref().filter(|g| !g.is_empty()) {
         printer.data(&format!(

@@ -205,16 +205,18 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
             )
             || (interrupted && !c.state.is_final())
     });
-    let for_good = status
-        .cells
-        .values()
-        .any(|c| matches!(c.state, CellState::OomKilled | CellState::ArtifactMissing));
+    let for_good = status.cells.values().any(|c| {
+        matches!(
+            c.state,
+            CellState::OomKilled | CellState::ArtifactMissing | CellState::BudgetExhausted
+        )
+    });
     match status.state {
         _ if interrupted || retryable => format!(
             "multicooker resume {cook} re-runs the cells that did not end ok and keeps the others"
         ),
         CookState::Sealed if for_good => format!(
-            "multicooker judge {cook}, or `multicooker resume {cook} --force` to retry the cells that ran out of memory or missed a required output"
+            "multicooker judge {cook}, or `multicooker resume {cook} --force` to retry the cells that ran out of memory or budget or missed a required output"
         ),
         CookState::Sealed | CookState::Cancelled => format!("multicooker judge {cook}"),
         CookState::Judged => format!("multicooker report {cook}"),

@@ -86,6 +86,12 @@ pub struct ParticipantResult {
     /// The cluster node it ran on, for provenance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// What it spent, read live from its output (flavors that report usage).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::flavor::meter::Spend>,
+    /// Its own cap, when its brief entry sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::brief::Budget>,
 }
 
 /// A cell's usage dict from its (redacted) stdout log, with `source_path` (relative to the
@@ -195,7 +201,11 @@ impl CellHooks for CookHooks {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
-        let seal_report = if started {
+        // A cell stopped at a budget is unscored (never 0): nothing of it goes to the judges.
+        if state == CellState::BudgetExhausted {
+            let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
+        }
+        let seal_report = if started && state != CellState::BudgetExhausted {
             match seal(
                 &self.paths,
                 &plan.actor,
@@ -266,6 +276,8 @@ impl CellHooks for CookHooks {
             image: None,
             backend: None,
             node: outcome.node.clone(),
+            spend: outcome.spend,
+            budget: plan.budget,
         };
         self.record(plan, &result);
         result

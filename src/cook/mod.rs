@@ -7,6 +7,7 @@
 mod hooks;
 pub mod plan;
 pub mod seal;
+pub mod spend;
 pub mod stale;
 
 use std::sync::Arc;
@@ -156,6 +157,7 @@ pub async fn cook(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<CookOutcome, RunError> {
+    spend::count_recorded(paths, &settings.cells.budgets);
     let actors: Vec<Actor> = brief
         .participants
         .iter()

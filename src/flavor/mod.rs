@@ -6,6 +6,7 @@
 
 mod auth;
 mod limits;
+pub mod meter;
 mod usage;
 
 use std::io;

@@ -77,6 +77,8 @@ impl JudgeHooks {
             excluded,
             rejected: Vec::new(),
             egress: serde_json::Value::Null,
+            spend: None,
+            budget: judge.budget,
         };
         self.note_error(
             self.status
@@ -296,6 +298,8 @@ impl CellHooks for JudgeHooks {
             excluded: assignment.map(|a| a.excluded.clone()).unwrap_or_default(),
             rejected,
             egress: crate::cook::egress_record(plan, outcome.canary.as_ref()),
+            spend: outcome.spend,
+            budget: plan.budget,
         };
         self.record(plan, &outcome, &result);
         // Kept per judge, so a run killed before JUDGE_RESULT.json can be resumed.

@@ -75,6 +75,12 @@ pub struct JudgeResult {
     pub rejected: Vec<Rejected>,
     /// Egress mode, allowed targets and the canary's report.
     pub egress: serde_json::Value,
+    /// What it spent, read live from its output (flavors that report usage).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::flavor::meter::Spend>,
+    /// Its own cap, when its brief entry sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::brief::Budget>,
 }
 
 /// What a judge run produced.
@@ -188,6 +194,7 @@ pub async fn judge(
     (settings, resume): (&CellSettings, Resume),
     progress: Arc<dyn Progress>,
 ) -> Result<JudgeOutcome, RunError> {
+    crate::cook::spend::count_recorded(paths, &settings.budgets);
     let available = available_outputs(paths, brief)?;
     let assignments = assign(brief, judges, &available, seed);
     let running: Vec<&Assignment> = assignments

@@ -16,6 +16,7 @@
 //! verify: {timeout_s: 900}                                   # optional, defaults of briefs with verify/
 //! webhook: {url: "https://hooks.example/nightly"}            # optional
 //! seed: 7                                                    # optional
+//! budget: {tokens: 20000000, usd: 200, on_exhausted: finish} # optional, the whole night
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::brief::{KNOWN_FLAVORS, check_actor_name, suggest};
 
 /// One participant or judge of the nightly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Arm {
     /// Its name (as in brief.yaml).
     pub name: String,
@@ -35,6 +36,8 @@ pub struct Arm {
     pub model: Option<String>,
     /// Its own timeout (arms with unequal timeouts make a night not comparable).
     pub timeout_s: Option<u64>,
+    /// Its cap per cell (`budget:` of its brief entry).
+    pub budget: Option<crate::brief::Budget>,
 }
 
 /// A parsed nightly config.
@@ -67,6 +70,9 @@ pub struct Nightly {
     pub seed: Option<u64>,
     /// Where the night's cells run when neither `--backend` nor `MULTICOOKER_BACKEND` says.
     pub backend: Option<crate::cli::BackendChoice>,
+    /// The night's spending cap over every cell, and what happens to running cells once it is
+    /// reached.
+    pub budget: Option<super::budget::NightBudget>,
 }
 
 const KEYS: &[&str] = &[
@@ -82,6 +88,7 @@ const KEYS: &[&str] = &[
     "webhook",
     "seed",
     "backend",
+    "budget",
 ];
 
 /// A config that cannot be used.
@@ -247,6 +254,9 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
             None
         }
     };
+    let budget = map
+        .get("budget")
+        .and_then(|v| super::budget::parse_night(v, &mut problems));
     let history = map.get("history").and_then(Value::as_str).map_or_else(
         || {
             home()
@@ -279,6 +289,7 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         webhook,
         seed,
         backend,
+        budget,
     })
 }
 
@@ -331,17 +342,21 @@ fn arms(
             problems.push(format!("`{at}.name`: `{name}` is listed twice"));
         }
         for key in item.as_object().into_iter().flat_map(Map::keys) {
-            if !["name", "flavor", "model", "timeout_s"].contains(&key.as_str()) {
+            if !["name", "flavor", "model", "timeout_s", "budget"].contains(&key.as_str()) {
                 problems.push(format!(
-                    "`{at}.{key}`: unknown field (allowed: name, flavor, model, timeout_s)"
+                    "`{at}.{key}`: unknown field (allowed: name, flavor, model, timeout_s, budget)"
                 ));
             }
         }
+        let budget = item
+            .get("budget")
+            .and_then(|v| super::budget::parse_cap(&format!("{at}.budget"), v, &[], problems));
         arms.push(Arm {
             name: name.to_owned(),
             flavor: flavor.to_owned(),
             model: item.get("model").and_then(Value::as_str).map(str::to_owned),
             timeout_s: item.get("timeout_s").and_then(Value::as_u64),
+            budget,
         });
     }
     arms

@@ -59,6 +59,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
             "change_design": design,
             "pass_rates": night.pass_rates,
+            "spend": super::budget::spend_json(&night.spend),
         }));
     }
     json!({"nightly": name, "store": store, "nights": out})
@@ -331,6 +332,7 @@ pub fn history_text(document: &Value) -> Vec<String> {
         if let Some(caveat) = night["caveat"].as_str() {
             lines.push(format!("    caveat: {caveat}"));
         }
+        lines.extend(super::budget::spend_lines(&night["spend"]));
         let rates: Vec<String> = night["pass_rates"]
             .as_array()
             .into_iter()

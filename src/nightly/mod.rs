@@ -4,6 +4,7 @@
 //! and judges are left out together) and the provenance of every arm. The command (`commands::nightly`) runs the cooks; this module is the pure part:
 //! cook folders, folding, comparability and the history document.
 
+pub mod budget;
 pub mod config;
 mod history;
 pub mod pass_rates;
@@ -108,6 +109,9 @@ pub fn write_brief_yaml(
                 }
                 if let Some(timeout) = a.timeout_s {
                     v["timeout_s"] = json!(timeout);
+                }
+                if let Some(budget) = &a.budget {
+                    v["budget"] = json!(budget);
                 }
                 v
             })
@@ -257,7 +261,19 @@ pub fn fold(
         cells,
         estimates: pooled.estimates,
         pass_rates: pass_rates::pool_pass_rates(&names, &pass_counts, nightly.briefs.len()),
+        spend: spend_records(nightly, cooks),
     }
+}
+
+/// The night's spend against its budget, then each arm's against its own cap.
+fn spend_records(nightly: &Nightly, cooks: &[NightCook]) -> Vec<budget::SpendRecord> {
+    let mut arms = Vec::new();
+    for cook in cooks {
+        budget::add_cook(&mut arms, &cook.dir);
+    }
+    let mut records = vec![budget::night_record(&arms, nightly.budget.map(|b| b.cap))];
+    records.extend(arms);
+    records
 }
 
 /// Why a night is not ok, one line each: the cooks that failed (with their error), then the

@@ -68,6 +68,7 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
             .collect(),
         cells,
         pass_rates: Vec::new(),
+        spend: Vec::new(),
     }
 }
 

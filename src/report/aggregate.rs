@@ -61,6 +61,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
     };
     let verification = verification_of(input, brief, &standings);
     Report {
+        spend: super::spend::rows(input, brief),
         cook: input.cook.clone(),
         round: input.round,
         generated_at: judge_result

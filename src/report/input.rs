@@ -22,6 +22,9 @@ pub const MAX_INPUT_BYTES: u64 = 16 << 20;
 /// Everything the report reads from a cook folder.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReportInput {
+    /// What each participant and judge spent, against its cap (`spend`, `budget` of the
+    /// result entries).
+    pub spend: Vec<crate::nightly::budget::SpendRecord>,
     /// The cook folder name.
     pub cook: String,
     /// The latest round number.
@@ -182,6 +185,7 @@ pub struct SkippedJudge {
 /// exists cannot be read at all.
 pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
     let mut input = load_runs(paths, brief)?;
+    crate::nightly::budget::add_cook(&mut input.spend, paths.dir());
     input.verifications = brief
         .participants
         .iter()

@@ -17,6 +17,7 @@ pub fn render_leaderboard(report: &Report) -> String {
     super::calibration::markdown(&report.null_checks, &mut lines);
     left_out(report, &mut lines);
     judge_metrics(report, &mut lines);
+    super::spend::markdown(&report.spend, &mut lines);
     breakdown(report, &mut lines);
     let mut text = lines.join("\n");
     text.push('\n');

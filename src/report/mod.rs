@@ -22,6 +22,7 @@ mod model;
 mod probes;
 mod ranking;
 mod score;
+mod spend;
 mod summary;
 pub mod verification;
 

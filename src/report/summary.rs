@@ -47,6 +47,13 @@ pub fn render_summary(report: &Report) -> Value {
         if let Some(usage_totals) = &report.usage_totals {
             map.insert("usage_totals".into(), usage_totals.clone());
         }
+        if !report.spend.is_empty() {
+            // The cook's spend against its budget, then each participant's and judge's.
+            map.insert(
+                "spend".into(),
+                crate::nightly::budget::spend_json(&report.spend),
+            );
+        }
         if !scored {
             map.insert("status".into(), json!("no_scores"));
         }

@@ -112,6 +112,9 @@ pub enum CellState {
     /// The cluster node it ran on was lost: an infrastructure failure, unscored (never 0) and
     /// run again by `resume` and the next `nightly --night`.
     NodeLost,
+    /// Stopped when its own, the cook's or the night's budget was reached (or never started
+    /// because it was): unscored (never 0), not run again unless forced.
+    BudgetExhausted,
 }
 
 impl CellState {
@@ -130,6 +133,7 @@ impl CellState {
             Self::NonZeroExit => "non_zero_exit",
             Self::ArtifactMissing => "artifact_missing",
             Self::NodeLost => "node_lost",
+            Self::BudgetExhausted => "budget_exhausted",
         }
     }
 

@@ -140,7 +140,12 @@ pub async fn verify(
         serial: Vec::new(),
         on_built: Box::new(|| ()),
     };
-    let run = run_phase(runtime, paths, cells, settings, &*progress).await;
+    // Verifiers run the outputs' own tests, no CLI: no budget stops or blocks them.
+    let unbudgeted = CellSettings {
+        budgets: crate::cell::budget::Budgets::default(),
+        ..settings.clone()
+    };
+    let run = run_phase(runtime, paths, cells, &unbudgeted, &*progress).await;
     let run = match run {
         Ok(run) => run,
         Err(e) => {

@@ -59,6 +59,7 @@ pub fn verifier_plan(
         model: None,
         resources: verify.resources,
         network: Some(verify.network.clone()),
+        budget: None,
     };
     let dir = paths.verification_of(participant);
     let mut plan = context.base(&actor, Role::Verifier, &dir.join("logs"));

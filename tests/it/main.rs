@@ -4,6 +4,7 @@
 mod archive;
 mod boundary;
 mod brief_errors;
+mod budget;
 mod cli;
 mod cli_failures;
 mod common;

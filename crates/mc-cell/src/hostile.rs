@@ -13,6 +13,8 @@ use crate::script::Directive;
 pub fn perform(directive: &Directive, out: &Path) {
     match directive {
         Directive::Sleep(seconds) => std::thread::sleep(Duration::from_secs_f64(*seconds)),
+        Directive::Usage { tokens, usd } => crate::spend::report(*tokens, *usd),
+        Directive::Burn { tokens, usd, every } => crate::spend::burn(*tokens, *usd, *every),
         Directive::RateLimit => {
             println!("API Error: rate limit exceeded; please retry after 42 seconds")
         }

@@ -19,6 +19,7 @@ mod run;
 mod script;
 mod search;
 mod solution;
+mod spend;
 mod verify;
 
 use std::process::ExitCode;

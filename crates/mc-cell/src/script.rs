@@ -88,6 +88,12 @@ pub enum Directive {
     Search(String),
     /// Judge only: every submission gets the top of the scale, whatever it holds.
     Generous,
+    /// `usage:TOKENS[@USD]`: print one claude-style assistant message using TOKENS tokens
+    /// (and, with `@USD`, a result line with the running totals and cost), as a real CLI
+    /// reports its spend.
+    Usage { tokens: u64, usd: f64 },
+    /// `burn:TOKENS[@USD]/SECS`: a `usage` every SECS seconds, until the cell is stopped.
+    Burn { tokens: u64, usd: f64, every: f64 },
 }
 
 /// A script that could not be parsed.
@@ -203,6 +209,22 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "cheat" => Directive::Cheat,
         "search" => Directive::Search(need("a needle")?.to_owned()),
         "generous" => Directive::Generous,
+        "usage" => {
+            let (tokens, usd) = spend(need("TOKENS[@USD]")?).ok_or_else(|| bad("TOKENS[@USD]"))?;
+            Directive::Usage { tokens, usd }
+        }
+        "burn" => {
+            let (amount, every) = need("TOKENS[@USD]/SECS")?
+                .split_once('/')
+                .ok_or_else(|| bad("TOKENS[@USD]/SECS"))?;
+            let (tokens, usd) = spend(amount).ok_or_else(|| bad("TOKENS[@USD]/SECS"))?;
+            let every = every
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| bad("TOKENS[@USD]/SECS with SECS above 0"))?;
+            Directive::Burn { tokens, usd, every }
+        }
         _ => {
             return Err(ScriptError(format!(
                 "mc-cell: unknown dummy directive `{token}`"
@@ -210,6 +232,20 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         }
     };
     Ok(directive)
+}
+
+/// Parses `TOKENS` or `TOKENS@USD`.
+fn spend(text: &str) -> Option<(u64, f64)> {
+    let (tokens, usd) = match text.split_once('@') {
+        Some((t, u)) => (
+            t,
+            u.parse()
+                .ok()
+                .filter(|u: &f64| u.is_finite() && *u >= 0.0)?,
+        ),
+        None => (text, 0.0),
+    };
+    Some((tokens.parse().ok()?, usd))
 }
 
 /// Parses `10`, `4K`, `10M`, `2G` (powers of 1024).
@@ -252,6 +288,26 @@ mod tests {
             ]
         );
         assert_eq!(parse("").unwrap(), []);
+        assert_eq!(
+            parse("usage:500,usage:10@0.25,burn:2000@0.01/0.5").unwrap(),
+            [
+                Directive::Usage {
+                    tokens: 500,
+                    usd: 0.0
+                },
+                Directive::Usage {
+                    tokens: 10,
+                    usd: 0.25
+                },
+                Directive::Burn {
+                    tokens: 2000,
+                    usd: 0.01,
+                    every: 0.5
+                },
+            ]
+        );
+        assert!(parse("burn:2000").is_err() && parse("burn:2000/0").is_err());
+        assert!(parse("usage:-5").is_err() && parse("usage:5@x").is_err());
     }
 
     #[test]

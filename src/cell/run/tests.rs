@@ -65,6 +65,29 @@ async fn run(
     plans: Vec<CellPlan>,
     cancel: CancellationToken,
 ) -> Vec<(String, CellOutcome)> {
+    run_budgeted(
+        runtime,
+        plans,
+        cancel,
+        crate::cell::budget::Budgets::default(),
+    )
+    .await
+}
+
+async fn run_with(
+    runtime: &Arc<FakeRuntime>,
+    plans: Vec<CellPlan>,
+    budgets: crate::cell::budget::Budgets,
+) -> Vec<(String, CellOutcome)> {
+    run_budgeted(runtime, plans, CancellationToken::new(), budgets).await
+}
+
+async fn run_budgeted(
+    runtime: &Arc<FakeRuntime>,
+    plans: Vec<CellPlan>,
+    cancel: CancellationToken,
+    budgets: crate::cell::budget::Budgets,
+) -> Vec<(String, CellOutcome)> {
     let ledger = Arc::new(Ledger::new(false));
     let hooks = Arc::new(Recorder {
         started: Mutex::new(Vec::new()),
@@ -84,6 +107,7 @@ async fn run(
             serial: Vec::new(),
             user: CellUser::resolve(Some("1000:1000")).unwrap(),
             home: std::env::temp_dir(),
+            budgets,
         },
     )
     .await;
@@ -342,4 +366,73 @@ async fn a_serial_flavor_is_locked_across_processes() {
     );
     drop(held);
     assert!(host_lock(dir.path(), "agy", &cancel).await.is_some());
+}
+
+/// Budgets on the fake runtime: a cell whose reported usage reaches its cap is killed at once
+/// (not at its timeout) and classified `budget_exhausted`; a reached shared budget starts no
+/// cell.
+#[tokio::test]
+async fn a_cell_at_its_budget_is_killed_and_a_reached_pool_starts_nothing() {
+    use crate::cell::budget::{Budgets, Pool};
+    use crate::flavor::meter::Spend;
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let usage = r#"{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":5000,"output_tokens":1}}}"#;
+    runtime.script(
+        "mc-251122-t-r00t-p-spender",
+        FakeCell {
+            runs_for: Duration::from_secs(60),
+            stdout: format!("{usage}\n"),
+            ..FakeCell::default()
+        },
+    );
+    let mut capped = plans(tmp.path(), &["spender"], 60);
+    capped[0].budget = Some(crate::brief::Budget {
+        tokens: Some(1000),
+        usd: None,
+    });
+    let started = std::time::Instant::now();
+    let outcomes = run(&runtime, capped, CancellationToken::new()).await;
+    let outcome = &outcomes[0].1;
+    assert_eq!(outcome.state, CellState::BudgetExhausted, "{outcome:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome.spend.map(|s| s.tokens), Some(5001));
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("its budget is used up (spent 5 001 / 1 000 tokens)")
+    );
+    assert!(runtime.killed().iter().any(|k| k.ends_with("spender")));
+
+    let reached = Pool::new(
+        crate::cell::budget::COOK,
+        crate::brief::Budget {
+            tokens: Some(10),
+            usd: None,
+        },
+        true,
+        Spend {
+            tokens: 10,
+            usd: 0.0,
+        },
+    );
+    let runtime = Arc::new(FakeRuntime::default());
+    let outcomes = run_with(
+        &runtime,
+        plans(tmp.path(), &["late"], 60),
+        Budgets {
+            pools: vec![reached],
+        },
+    )
+    .await;
+    let outcome = &outcomes[0].1;
+    assert_eq!(outcome.state, CellState::BudgetExhausted);
+    assert_eq!(outcome.started_at, None, "never started");
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("not started: the cook's budget is used up (spent 10 / 10 tokens)")
+    );
 }

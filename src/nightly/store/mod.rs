@@ -13,7 +13,7 @@ mod pass_rates;
 pub use pass_rates::PassRateRecord;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -91,6 +91,7 @@ ALTER TABLE arms ADD COLUMN backend TEXT;
 ALTER TABLE arms ADD COLUMN nodes TEXT NOT NULL DEFAULT '[]';
 ",
     pass_rates::MIGRATION,
+    crate::nightly::budget::MIGRATION,
 ];
 
 /// Why the store cannot be used.
@@ -254,6 +255,8 @@ pub struct NightRecord {
     pub estimates: Vec<EstimateRecord>,
     /// Hidden-test pass rates pooled across briefs (briefs with `verify:` only).
     pub pass_rates: Vec<PassRateRecord>,
+    /// Spend against budget: the night's row, then one per arm (schema 6).
+    pub spend: Vec<crate::nightly::budget::SpendRecord>,
 }
 
 /// An open store.
@@ -395,6 +398,7 @@ impl Store {
             .map_err(sqlite)?;
         }
         pass_rates::put(&tx, id, &night.pass_rates).map_err(sqlite)?;
+        crate::nightly::budget::put(&tx, id, &night.spend).map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
         Ok(id)
     }
@@ -433,6 +437,7 @@ impl Store {
                     cells: Vec::new(),
                     estimates: Vec::new(),
                     pass_rates: Vec::new(),
+                    spend: Vec::new(),
                 })
             })
             .map_err(|e| self.sqlite(e))?;
@@ -529,6 +534,7 @@ impl Store {
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
         night.pass_rates = pass_rates::read(&self.connection, night.id).map_err(sqlite)?;
+        night.spend = crate::nightly::budget::read(&self.connection, night.id).map_err(sqlite)?;
         Ok(())
     }
 

@@ -64,6 +64,31 @@ fn night(name: &str) -> NightRecord {
             briefs: 1,
             method: "wilson".into(),
         }],
+        spend: vec![
+            crate::nightly::budget::SpendRecord {
+                role: "night".into(),
+                arm: String::new(),
+                spent: crate::flavor::meter::Spend {
+                    tokens: 12_340,
+                    usd: 0.25,
+                },
+                budget: Some(crate::brief::Budget {
+                    tokens: Some(50_000),
+                    usd: None,
+                }),
+                exhausted: 1,
+            },
+            crate::nightly::budget::SpendRecord {
+                role: "participant".into(),
+                arm: "a".into(),
+                spent: crate::flavor::meter::Spend {
+                    tokens: 12_340,
+                    usd: 0.25,
+                },
+                budget: None,
+                exhausted: 1,
+            },
+        ],
     }
 }
 
@@ -90,6 +115,15 @@ fn nights_round_trip_and_a_night_stored_again_replaces_itself() {
     assert_eq!(nights[1].estimates[0].estimate, Some(60.0));
     assert_eq!(nights[1].estimates[0].rank, Some(1));
     assert_eq!(nights[1].cells[0].output_bytes, Some(1234));
+    assert_eq!(
+        nights[1].spend,
+        night("x").spend,
+        "spend against budget round-trips"
+    );
+    assert_eq!(
+        nights[1].spend[0].describe(),
+        "spent 12 340 / 50 000 tokens"
+    );
     assert_eq!(
         nights[1].pass_rates,
         night("x").pass_rates,

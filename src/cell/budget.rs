@@ -1,0 +1,273 @@
+//! Budgets enforced while cells run. Each cell's stdout goes through a [`Meter`] as it
+//! streams (in the log pump); what it spends is added at once to the cell's own count and to
+//! every shared pool of the run (the cook's `budget:`, the night's). A cell that reaches its own
+//! cap, or a pool that stops running cells, is killed through the runtime like a timeout and
+//! classified `budget_exhausted`; once a pool is reached no further cell starts.
+//!
+//! Enforcement trusts the CLI's own usage reports: a CLI that under-reports, or reports only at
+//! its end (agy, grok; every cost but claude's and grok's final line), is stopped only as soon
+//! as it reports.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::brief::Budget;
+use crate::flavor::meter::{Meter, Spend};
+
+/// The label of a cook's own pool.
+pub const COOK: &str = "the cook's budget";
+/// The label of a night's pool.
+pub const NIGHT: &str = "the night's budget";
+
+/// A cap shared by many cells (a cook's, a night's).
+#[derive(Debug)]
+pub struct Pool {
+    /// What it caps, for messages: `the cook's budget`, `the night's budget`.
+    pub label: String,
+    /// The cap.
+    pub cap: Budget,
+    /// Whether running cells are stopped once it is reached (else they finish).
+    pub stop_running: bool,
+    spent: Mutex<Spend>,
+    reached: CancellationToken,
+}
+
+impl Pool {
+    /// A pool that has already seen `spent` (earlier phases of the cook, earlier cooks of the
+    /// night).
+    pub fn new(label: &str, cap: Budget, stop_running: bool, spent: Spend) -> Arc<Self> {
+        let pool = Self {
+            label: label.to_owned(),
+            cap,
+            stop_running,
+            spent: Mutex::new(Spend::default()),
+            reached: CancellationToken::new(),
+        };
+        pool.add(spent);
+        Arc::new(pool)
+    }
+
+    /// Adds spend; cancels the pool's token once the cap is reached.
+    pub fn add(&self, more: Spend) {
+        let total = {
+            let mut so_far = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+            *so_far = so_far.plus(more);
+            *so_far
+        };
+        if self.cap.reached_by(total) {
+            self.reached.cancel();
+        }
+    }
+
+    /// What the pool's cells spent so far.
+    pub fn spent(&self) -> Spend {
+        *self.spent.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// True once the cap is reached.
+    pub fn is_reached(&self) -> bool {
+        self.reached.is_cancelled()
+    }
+
+    /// `the cook's budget is used up (spent 12 / 10 tokens)`.
+    pub fn why(&self) -> String {
+        format!(
+            "{} is used up ({})",
+            self.label,
+            self.cap.describe(self.spent())
+        )
+    }
+}
+
+/// The pools a run's cells count against.
+#[derive(Debug, Clone, Default)]
+pub struct Budgets {
+    /// The cook's, then the night's.
+    pub pools: Vec<Arc<Pool>>,
+}
+
+impl Budgets {
+    /// Sets the cook's pool to what the cook recorded before this phase (its cells' spend is
+    /// then added as they run).
+    pub fn restart_cook(&self, recorded: Spend) {
+        for pool in self.pools.iter().filter(|p| p.label == COOK) {
+            *pool.spent.lock().unwrap_or_else(PoisonError::into_inner) = Spend::default();
+            pool.add(recorded);
+        }
+    }
+
+    /// Why no further cell may start, if a pool is reached.
+    pub fn blocked(&self) -> Option<String> {
+        self.pools.iter().find(|p| p.is_reached()).map(|p| p.why())
+    }
+}
+
+/// One cell's live spend: its meter, its own cap and the pools it counts against.
+#[derive(Debug)]
+pub struct CellSpend {
+    meter: Mutex<(Meter, Spend)>,
+    cap: Option<Budget>,
+    pools: Vec<Arc<Pool>>,
+    stop: CancellationToken,
+    reason: Mutex<Option<String>>,
+}
+
+impl CellSpend {
+    /// A cell of `flavor` with its own cap, counting against `budgets`.
+    pub fn new(flavor: &str, cap: Option<Budget>, budgets: &Budgets) -> Arc<Self> {
+        Arc::new(Self {
+            meter: Mutex::new((Meter::new(flavor), Spend::default())),
+            cap,
+            pools: budgets.pools.clone(),
+            stop: CancellationToken::new(),
+            reason: Mutex::new(None),
+        })
+    }
+
+    /// Reads a chunk of the cell's stdout.
+    pub fn push(&self, bytes: &[u8]) {
+        self.account(|meter| meter.push(bytes));
+    }
+
+    /// Reads a last line without a newline.
+    pub fn finish(&self) {
+        self.account(Meter::finish);
+    }
+
+    fn account(&self, feed: impl FnOnce(&mut Meter) -> bool) {
+        let (spend, delta) = {
+            let mut guard = self.meter.lock().unwrap_or_else(PoisonError::into_inner);
+            let (meter, counted) = &mut *guard;
+            if !feed(meter) {
+                return;
+            }
+            let spend = meter.spend();
+            let delta = spend.since(*counted);
+            *counted = spend;
+            (spend, delta)
+        };
+        for pool in &self.pools {
+            pool.add(delta);
+        }
+        if let Some(cap) = self.cap.filter(|c| c.reached_by(spend)) {
+            self.stop_because(format!("its budget is used up ({})", cap.describe(spend)));
+        }
+    }
+
+    fn stop_because(&self, why: String) {
+        let mut reason = self.reason.lock().unwrap_or_else(PoisonError::into_inner);
+        reason.get_or_insert(why);
+        self.stop.cancel();
+    }
+
+    /// What the cell spent so far.
+    pub fn spend(&self) -> Spend {
+        self.meter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .spend()
+    }
+
+    /// Resolves with the reason once the cell must stop: its own cap, or a pool that stops
+    /// running cells.
+    pub async fn exhausted(&self) -> String {
+        let mut waits: Vec<futures_util::future::BoxFuture<'_, Option<&Pool>>> =
+            vec![Box::pin(async {
+                self.stop.cancelled().await;
+                None
+            })];
+        for pool in self.pools.iter().filter(|p| p.stop_running) {
+            waits.push(Box::pin(async move {
+                pool.reached.cancelled().await;
+                Some(&**pool)
+            }));
+        }
+        let (pool, _, _) = futures_util::future::select_all(waits).await;
+        if let Some(pool) = pool {
+            self.stop_because(pool.why());
+        }
+        self.reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or_else(|| "its budget is used up".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(tokens: u64) -> Vec<u8> {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"usage\":{{\"input_tokens\":{tokens}}}}}}}\n"
+        )
+        .into_bytes()
+    }
+
+    fn cap(tokens: u64) -> Budget {
+        Budget {
+            tokens: Some(tokens),
+            usd: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cell_stops_at_its_own_cap_and_counts_in_the_pool() {
+        let pool = Pool::new(COOK, cap(1000), true, Spend::default());
+        let budgets = Budgets {
+            pools: vec![pool.clone()],
+        };
+        let cell = CellSpend::new("dummy", Some(cap(100)), &budgets);
+        cell.push(&line(60));
+        assert!(!cell.stop.is_cancelled());
+        cell.push(&line(60));
+        let why = cell.exhausted().await;
+        assert_eq!(why, "its budget is used up (spent 120 / 100 tokens)");
+        assert_eq!(pool.spent().tokens, 120);
+        assert!(budgets.blocked().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_reached_pool_blocks_starts_and_stops_cells_only_when_told() {
+        let finishing = Pool::new(NIGHT, cap(100), false, Spend::default());
+        let stopping = Pool::new(COOK, cap(50), true, Spend::default());
+        let budgets = Budgets {
+            pools: vec![stopping.clone(), finishing.clone()],
+        };
+        let a = CellSpend::new("dummy", None, &budgets);
+        let b = CellSpend::new("dummy", None, &budgets);
+        a.push(&line(30));
+        assert!(budgets.blocked().is_none());
+        b.push(&line(30));
+        assert_eq!(
+            budgets.blocked().as_deref(),
+            Some("the cook's budget is used up (spent 60 / 50 tokens)")
+        );
+        assert_eq!(
+            a.exhausted().await,
+            "the cook's budget is used up (spent 60 / 50 tokens)"
+        );
+        // A pool that lets running cells finish never stops them.
+        let night = Budgets {
+            pools: vec![Pool::new(
+                NIGHT,
+                cap(10),
+                false,
+                Spend {
+                    tokens: 10,
+                    usd: 0.0,
+                },
+            )],
+        };
+        assert!(night.blocked().is_some(), "earlier cooks' spend counts");
+        let c = CellSpend::new("dummy", None, &night);
+        c.push(&line(5));
+        let stopped =
+            tokio::time::timeout(std::time::Duration::from_millis(50), c.exhausted()).await;
+        assert!(stopped.is_err(), "running cells finish");
+        assert!(!finishing.is_reached());
+    }
+}

@@ -1,0 +1,239 @@
+//! Budgets against the real engine, with the dummy reporting claude-style usage as it goes:
+//! a cell over its own cap is stopped long before its timeout and is `budget_exhausted`,
+//! unscored and not resumed; a cook-wide cap stops running cells and starts no new one; a
+//! night's cap starts no new cook, ends `partial` (exit 3) and its spend is in history.
+
+use serde_json::Value;
+
+use crate::common::{JUDGE_BRIEF, TestCook, show};
+
+fn entry<'a>(result: &'a Value, list: &str, name: &str) -> &'a Value {
+    result[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("`{name}` in {result}"))
+}
+
+const RUBRIC: &str = "rubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 100}\njudging: {policy: allow_self}\n";
+
+#[test]
+fn a_cell_over_its_budget_is_stopped_early_unscored_and_not_resumed() {
+    let brief = format!(
+        "name: t\ntimeout_s: 120\nparticipants:\n  - {{name: spender, flavor: dummy, model: \"quality:5,burn:4000/0.2\", budget: {{tokens: 20000}}}}\n  - {{name: frugal, flavor: dummy, model: \"quality:3,usage:500\", budget: {{tokens: 20000}}}}\njudges:\n  - {{name: j, flavor: dummy}}\n{RUBRIC}"
+    );
+    let cook = TestCook::new("budget-cell", &brief);
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    let spender = entry(&run, "participants", "spender");
+    assert_eq!(spender["status"], "budget_exhausted", "{spender}");
+    let duration = spender["duration_s"].as_f64().unwrap();
+    assert!(
+        duration < 30.0,
+        "stopped at its cap, long before its 120 s timeout: {duration}"
+    );
+    let spent = spender["spend"]["tokens"].as_u64().unwrap();
+    assert!((20_000..40_000).contains(&spent), "spent {spent}");
+    assert_eq!(spender["budget"]["tokens"], 20_000);
+    assert!(
+        spender["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("its budget is used up (spent "),
+        "{spender}"
+    );
+    let frugal = entry(&run, "participants", "frugal");
+    assert_eq!(
+        (&frugal["status"], &frugal["spend"]["tokens"]),
+        (&"ok".into(), &500.into())
+    );
+    let status = cook.json("status.json");
+    assert_eq!(status["cells"]["spender"]["state"], "budget_exhausted");
+    assert!(
+        !cook.dir().join("judging/_inbox/spender").exists(),
+        "nothing of a stopped cell goes to the judges"
+    );
+    // Not retried by default: resume has nothing to run.
+    let resumed = cook.run("resume");
+    assert_eq!(
+        cook.json("RUN_RESULT.json")["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "spender")
+            .unwrap()["finished_at"],
+        spender["finished_at"],
+        "resume left it alone: {}",
+        show(&resumed)
+    );
+    for command in ["judge", "report"] {
+        let output = cook.run(command);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&output)
+        );
+    }
+    let board = cook.text("leaderboard.md");
+    assert!(
+        board.contains("Unscored (no accepted score from any judge): spender"),
+        "{board}"
+    );
+    assert!(board.contains("## Spend against budget"), "{board}");
+    assert!(
+        board.contains("| frugal | participant | spent 500 / 20 000 tokens | 0 |"),
+        "{board}"
+    );
+    assert!(
+        board.contains("| spender | participant | spent "),
+        "{board}"
+    );
+    let summary = cook.json("summary.json");
+    assert_eq!(summary["spend"][0]["role"], "cook", "{summary}");
+    assert_eq!(summary["spend"][0]["exhausted"], 1, "{summary}");
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+#[test]
+fn a_cook_wide_cap_stops_running_cells_and_starts_no_new_one() {
+    let brief = "name: t\ntimeout_s: 120\nbudget: {tokens: 10000}\nparticipants:\n  - {name: a, flavor: dummy, model: \"burn:3000/0.3\"}\n  - {name: b, flavor: dummy, model: \"burn:3000/0.3\"}\n  - {name: c, flavor: dummy, model: \"burn:3000/0.3\"}\njudges: []\n";
+    let cook = TestCook::new("budget-cook", brief);
+    let started = std::time::Instant::now();
+    let output = cook.run_args(&["cook", cook.name(), "--max-parallel", "1"]);
+    let run = cook.json("RUN_RESULT.json");
+    let a = entry(&run, "participants", "a");
+    assert_eq!(a["status"], "budget_exhausted", "{a}\n{}", show(&output));
+    assert!(
+        a["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the cook's budget is used up (spent "),
+        "{a}"
+    );
+    for name in ["b", "c"] {
+        let cell = entry(&run, "participants", name);
+        assert_eq!(cell["status"], "budget_exhausted", "{cell}");
+        assert!(cell["started_at"].is_null(), "never started: {cell}");
+        assert!(
+            cell["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("not started: the cook's budget is used up"),
+            "{cell}"
+        );
+    }
+    assert!(
+        started.elapsed().as_secs() < 90,
+        "one cell's worth of time, not three timeouts: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+#[test]
+fn a_night_at_its_cap_starts_no_new_cook_ends_partial_and_keeps_spend_in_history() {
+    let cook = TestCook::empty("budget-night");
+    let root = cook.root().to_path_buf();
+    for name in ["brief-a", "brief-b"] {
+        let dir = root.join(name);
+        fs_err::create_dir_all(dir.join("raw")).unwrap();
+        fs_err::write(
+            dir.join("brief.yaml"),
+            format!("name: t\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {{name: x, flavor: dummy}}\n{RUBRIC}"),
+        )
+        .unwrap();
+        fs_err::write(dir.join("BRIEF.md"), "# t\n\nSay hello.\n").unwrap();
+        fs_err::write(dir.join("JUDGE_BRIEF.md"), JUDGE_BRIEF).unwrap();
+    }
+    let config = root.join("nightly.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "name: nb\nbriefs: [brief-a, brief-b]\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:4,usage:3000\", budget: {{tokens: 5000}}}}\n  - {{name: b, flavor: dummy, model: \"quality:2,usage:3000\"}}\njudges:\n  - {{name: j, flavor: dummy}}\nrepeats: 2\nhistory: {0}/h.sqlite\ncooks_root: {0}\nbudget: {{tokens: 10000, on_exhausted: finish}}\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    let output = cook.run_args(&["nightly", config.to_str().unwrap(), "--night", "2026-11-25"]);
+    assert_eq!(output.status.code(), Some(3), "partial: {}", show(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("because the night's budget is used up (spent 12 000 / 10 000 tokens)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("night: spent 12 000 / 10 000 tokens"),
+        "{stdout}"
+    );
+    // The first cook ran whole; the second's participants ran, its judge never started; the
+    // other two cooks were never created.
+    let cooks: Vec<_> = fs_err::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("-nb-"))
+        .collect();
+    assert_eq!(cooks.len(), 2, "{cooks:?}");
+    let judged = |cook: &str| -> Value {
+        serde_json::from_str(
+            &fs_err::read_to_string(root.join(cook).join("JUDGE_RESULT.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        entry(&judged("20261125-nb-brief-a-r1"), "judges", "j")["status"],
+        "ok"
+    );
+    assert_eq!(
+        entry(&judged("20261125-nb-brief-a-r2"), "judges", "j")["status"],
+        "budget_exhausted"
+    );
+    let history = cook.run_args(&["history", config.to_str().unwrap(), "--json"]);
+    assert_eq!(history.status.code(), Some(0), "{}", show(&history));
+    let history: Value = serde_json::from_slice(&history.stdout).unwrap();
+    let night = &history["nights"][0];
+    assert_eq!(night["status"], "partial");
+    let spend = night["spend"].as_array().unwrap();
+    assert_eq!(spend[0]["role"], "night");
+    assert_eq!(spend[0]["text"], "spent 12 000 / 10 000 tokens");
+    let arm = spend
+        .iter()
+        .find(|r| r["arm"] == "a" && r["role"] == "participant")
+        .unwrap();
+    assert_eq!(
+        arm["text"], "spent 6 000 / 10 000 tokens",
+        "two cells of 3 000, each capped at 5 000"
+    );
+    assert!(
+        night["failures"].as_array().unwrap().iter().any(|f| f
+            .as_str()
+            .unwrap()
+            .contains("not started: the night's budget is used up")),
+        "{night}"
+    );
+    // The same night run again starts nothing: its budget is still used up.
+    let again = cook.run_args(&["nightly", config.to_str().unwrap(), "--night", "2026-11-25"]);
+    assert_eq!(again.status.code(), Some(3), "{}", show(&again));
+    assert_eq!(
+        entry(&judged("20261125-nb-brief-a-r2"), "judges", "j")["status"],
+        "budget_exhausted",
+        "not run again"
+    );
+    assert!(!root.join("20261125-nb-brief-b-r1").exists());
+    assert!(
+        cook.leftovers_under_root().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers_under_root()
+    );
+}
