@@ -4,6 +4,7 @@
 //!
 //! This module never talks to the engine; it only produces build contexts and descriptions.
 
+pub mod build_args;
 mod limits;
 mod usage;
 
@@ -40,6 +41,14 @@ pub enum FlavorError {
         /// The flavor.
         flavor: String,
     },
+    /// `MULTICOOKER_BUILD_ARGS` holds an item that is not a usable build argument.
+    #[error("`MULTICOOKER_BUILD_ARGS`: `{item}`: {reason}")]
+    BuildArgs {
+        /// The item.
+        item: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Assembling the build context failed.
     #[error("cannot assemble the build context of flavor `{flavor}`")]
     Context {
@@ -62,6 +71,9 @@ impl Hint for FlavorError {
             Self::NoCell { .. } => {
                 Some("build multicooker on Linux to use the dummy flavor".into())
             }
+            Self::BuildArgs { .. } => Some(
+                "set it to `NAME=value,…` with the ARG names of the flavor Dockerfiles (images/README.md), e.g. `BASE_IMAGE=my-debian:12`, or unset it".into(),
+            ),
             Self::Context { .. } => None,
         }
     }
@@ -284,14 +296,21 @@ fn context_of(
             flavor: flavor.to_owned(),
         });
     }
+    let args = build_args::from_env()?;
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
     for (name, bytes, executable) in files {
         if name == "Dockerfile" {
-            needs_cell = String::from_utf8_lossy(bytes)
+            let text = String::from_utf8_lossy(bytes);
+            needs_cell = text
                 .lines()
                 .any(|l| l.trim_start().starts_with("COPY mc-cell"));
-            let mut dockerfile = bytes.clone();
+            // Build arguments become the ARG defaults, so they are part of the content hash.
+            let mut dockerfile = if args.is_empty() {
+                bytes.clone()
+            } else {
+                build_args::apply(&text, &args).into_bytes()
+            };
             dockerfile.extend_from_slice(
                 format!(
                     "\n# multicooker: the cell's init, last, so nothing above replaces it\nCOPY {INIT_FILE} {}\n",
@@ -422,7 +441,10 @@ mod image_tests {
     fn real_images_pin_label_run_non_root_and_use_the_entrypoint() {
         for flavor in ["claude", "codex", "agy", "grok", "triad"] {
             let text = dockerfile(flavor);
-            let from = text.lines().find(|l| l.starts_with("FROM ")).unwrap();
+            let from = text
+                .lines()
+                .find(|l| l.starts_with("FROM ") || l.starts_with("ARG BASE_IMAGE="))
+                .unwrap();
             assert!(
                 from.contains(':') && !from.contains(":latest"),
                 "{flavor}: base image pinned by tag: {from}"
