@@ -20,6 +20,7 @@ mod lifecycle;
 mod logins;
 mod nightly;
 mod readme;
+mod real_clis;
 mod reference;
 mod refine;
 mod swarm;
