@@ -35,7 +35,11 @@ fn brief(flavor: &str) -> String {
 fn jwt(claims: &Value) -> String {
     use base64::Engine;
     let e = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
-    format!("{}.{}.c2ln", e(&json!({"alg": "RS256", "typ": "JWT"})), e(claims))
+    format!(
+        "{}.{}.c2ln",
+        e(&json!({"alg": "RS256", "typ": "JWT"})),
+        e(claims)
+    )
 }
 
 /// A home with both CLIs' logins in their real layouts; returns (home, secrets in it).
@@ -53,10 +57,14 @@ fn logins() -> (tempfile::TempDir, Vec<String>) {
     .unwrap();
     let auth = json!({"chatgpt_plan_type": "pro", "chatgpt_account_id": CODEX_ACCOUNT,
                       "chatgpt_user_id": "user-multicooker-test"});
-    let id_token = jwt(&json!({"email": "cell@multicooker.invalid", "exp": far / 1000,
-                              "https://api.openai.com/auth": auth}));
-    let access = jwt(&json!({"exp": far / 1000, "https://api.openai.com/auth": auth,
-                            "marker": "CODEXACCESS"}));
+    let id_token = jwt(
+        &json!({"email": "cell@multicooker.invalid", "exp": far / 1000,
+                              "https://api.openai.com/auth": auth}),
+    );
+    let access = jwt(
+        &json!({"exp": far / 1000, "https://api.openai.com/auth": auth,
+                            "marker": "CODEXACCESS"}),
+    );
     let codex = home.path().join(".codex");
     fs_err::create_dir_all(&codex).unwrap();
     fs_err::write(
@@ -70,13 +78,42 @@ fn logins() -> (tempfile::TempDir, Vec<String>) {
     (home, vec![CLAUDE_TOKEN.to_owned(), access, id_token])
 }
 
-fn run(cook: &TestCook, clis: &RealClis, stand_in: &StandIn, home: &Path, args: &[&str]) -> std::process::Output {
+fn run(
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+    home: &Path,
+    args: &[&str],
+) -> std::process::Output {
     cook.command(args)
         .env("MULTICOOKER_BUILD_ARGS", clis.build_args())
         .env("MULTICOOKER_EGRESS_NETWORK", &stand_in.network)
         .env("MULTICOOKER_HOST_HOME", home)
         .output()
         .expect("the multicooker binary runs")
+}
+
+/// A cell's logs, for a failure message.
+fn cell_logs(cook: &TestCook, cell: &str) -> String {
+    let mut text = String::new();
+    for entry in walkdir::WalkDir::new(cook.dir().join("logs"))
+        .into_iter()
+        .flatten()
+    {
+        if entry.file_type().is_file() && entry.path().to_string_lossy().contains(cell) {
+            let body = fs_err::read_to_string(entry.path()).unwrap_or_default();
+            let tail: String = body
+                .chars()
+                .rev()
+                .take(3000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            text.push_str(&format!("--- {}\n{tail}\n", entry.path().display()));
+        }
+    }
+    text
 }
 
 /// The usage the stand-in reported, summed over its replies.
@@ -93,13 +130,29 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
     let cook = TestCook::new(&format!("real-{flavor}"), &brief(flavor));
     let stand_in = StandIn::start(&cook, clis, &format!("real-{flavor}"));
     let (home, secrets) = logins();
-    let token = if flavor == "claude" { CLAUDE_TOKEN.to_owned() } else { secrets[1].clone() };
-    stand_in.script(&json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND,
+    let token = if flavor == "claude" {
+        CLAUDE_TOKEN.to_owned()
+    } else {
+        secrets[1].clone()
+    };
+    stand_in.script(
+        &json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND,
         "usage": {"input_tokens": 1234, "output_tokens": 56, "cached_input_tokens": 7,
-                  "cache_read_input_tokens": 7}}));
+                  "cache_read_input_tokens": 7}}),
+    );
     let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
-    assert_eq!(output.status.code(), Some(0), "cook: {}", show(&output));
-    assert_eq!(cook.text("work/alice/out/RESULT.md"), "hello from the stand-in\n");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "cook: {}\n{}\nstand-in saw: {:?}",
+        show(&output),
+        cell_logs(&cook, "alice"),
+        stand_in.requests()
+    );
+    assert_eq!(
+        cook.text("work/alice/out/RESULT.md"),
+        "hello from the stand-in\n"
+    );
     let run_result = cook.json("RUN_RESULT.json");
     let alice = &run_result["participants"][0];
     assert_eq!(alice["status"], "ok", "{run_result}");
@@ -109,18 +162,37 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         "input tokens as the stand-in sent them: {}",
         alice["usage"]
     );
-    assert_eq!(alice["usage"]["output_tokens"].as_u64(), Some(sent_usage(&stand_in, "output")));
+    assert_eq!(
+        alice["usage"]["output_tokens"].as_u64(),
+        Some(sent_usage(&stand_in, "output"))
+    );
     // The judge.
     stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
     let output = run(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]);
-    assert_eq!(output.status.code(), Some(0), "judge: {}", show(&output));
-    let output = run(&cook, clis, &stand_in, home.path(), &["report", cook.name()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "judge: {}\n{}",
+        show(&output),
+        cell_logs(&cook, "referee")
+    );
+    let output = run(
+        &cook,
+        clis,
+        &stand_in,
+        home.path(),
+        &["report", cook.name()],
+    );
     assert_eq!(output.status.code(), Some(0), "report: {}", show(&output));
     let requests = stand_in.requests();
     let paths: Vec<&str> = requests.iter().filter_map(|r| r["path"].as_str()).collect();
     eprintln!("{flavor} requests: {paths:?}");
     drop(stand_in);
-    assert!(cook.leftovers().is_empty(), "left behind: {:?}", cook.leftovers());
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use multicooker::runtime::{LABEL_ROOT, Labels, NetworkSpec, ObjectRef, Runtime};
 use multicooker::runtime::{ImageSpec, LABEL_COOK, LABEL_ROLE};
+use multicooker::runtime::{LABEL_ROOT, Labels, NetworkSpec, ObjectRef, Runtime};
 use multicooker::state::root_id;
 
 use super::{TestCook, block_on, engine};
@@ -119,16 +119,29 @@ fn prepare_now() -> RealClis {
         let dockerfile = format!(
             "FROM {rootfs_tag}\nCOPY multicooker-test-ca.crt /usr/local/share/ca-certificates/\nRUN update-ca-certificates\n"
         );
-        build_once(&base, &dockerfile, &[("multicooker-test-ca.crt", &ca_dir.join("ca.pem"))]).await;
+        build_once(
+            &base,
+            &dockerfile,
+            &[("multicooker-test-ca.crt", &ca_dir.join("ca.pem"))],
+        )
+        .await;
         let claude = Path::new(&values["claude_binary"]).to_path_buf();
-        build_once(&claude_source, "FROM scratch\nCOPY opt /opt\n", &[("opt/multicooker-cli/claude", &claude)]).await;
+        build_once(
+            &claude_source,
+            "FROM scratch\nCOPY opt /opt\n",
+            &[("opt/multicooker-cli/claude", &claude)],
+        )
+        .await;
         let codex = Path::new(&values["codex_dir"]);
         build_once(
             &codex_source,
             "FROM scratch\nCOPY opt /opt\n",
             &[
                 ("opt/multicooker-cli/codex", &codex.join("codex")),
-                ("opt/multicooker-cli/codex-code-mode-host", &codex.join("codex-code-mode-host")),
+                (
+                    "opt/multicooker-cli/codex-code-mode-host",
+                    &codex.join("codex-code-mode-host"),
+                ),
             ],
         )
         .await;
@@ -168,11 +181,8 @@ async fn import_rootfs(tag: &str, tar: &Path) {
         ])
         .build();
     let bytes = fs_err::read(tar).unwrap();
-    let mut stream = docker.create_image(
-        Some(options),
-        Some(bollard::body_full(bytes.into())),
-        None,
-    );
+    let mut stream =
+        docker.create_image(Some(options), Some(bollard::body_full(bytes.into())), None);
     use futures_util::StreamExt;
     while let Some(item) = stream.next().await {
         item.unwrap_or_else(|e| panic!("importing {tar:?} as {tag}: {e}"));
@@ -217,10 +227,14 @@ pub(crate) struct StandIn {
 
 impl StandIn {
     pub(crate) fn start(cook: &TestCook, clis: &RealClis, tag: &str) -> Self {
-        let record = tempfile::Builder::new().prefix("mc-standin-").tempdir().unwrap();
+        let record = tempfile::Builder::new()
+            .prefix("mc-standin-")
+            .tempdir()
+            .unwrap();
         let network = format!("mc-test-{tag}-{}-egress", std::process::id());
         let container = format!("mc-test-{tag}-{}-standin", std::process::id());
-        let labels = Labels::new(cook.name(), "test-double").with(LABEL_ROOT, &root_id(cook.root()));
+        let labels =
+            Labels::new(cook.name(), "test-double").with(LABEL_ROOT, &root_id(cook.root()));
         block_on(async {
             let runtime = engine().await;
             runtime
@@ -249,10 +263,18 @@ impl StandIn {
                     "/ca".into(),
                     "/record".into(),
                 ]),
-                labels: Some(labels.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .collect(),
+                ),
                 host_config: Some(bollard::models::HostConfig {
                     binds: Some(vec![
-                        format!("{}:/usr/local/bin/mc-standin:ro", clis.standin_binary.display()),
+                        format!(
+                            "{}:/usr/local/bin/mc-standin:ro",
+                            clis.standin_binary.display()
+                        ),
                         format!("{}:/ca:ro", clis.ca_dir.display()),
                         format!("{}:/record", record.path().display()),
                     ]),
@@ -270,7 +292,11 @@ impl StandIn {
             docker.create_container(Some(options), body).await.unwrap();
             docker.start_container(&container, None).await.unwrap();
         });
-        let stand_in = Self { network, container, record };
+        let stand_in = Self {
+            network,
+            container,
+            record,
+        };
         stand_in.wait_listening();
         stand_in
     }
