@@ -78,6 +78,21 @@ fn logins() -> (tempfile::TempDir, Vec<String>) {
     (home, vec![CLAUDE_TOKEN.to_owned(), access, id_token])
 }
 
+fn command(
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+    home: &Path,
+    args: &[&str],
+) -> std::process::Command {
+    let mut command = cook.command(args);
+    command
+        .env("MULTICOOKER_BUILD_ARGS", clis.build_args())
+        .env("MULTICOOKER_EGRESS_NETWORK", &stand_in.network)
+        .env("MULTICOOKER_HOST_HOME", home);
+    command
+}
+
 fn run(
     cook: &TestCook,
     clis: &RealClis,
@@ -85,12 +100,67 @@ fn run(
     home: &Path,
     args: &[&str],
 ) -> std::process::Output {
-    cook.command(args)
-        .env("MULTICOOKER_BUILD_ARGS", clis.build_args())
-        .env("MULTICOOKER_EGRESS_NETWORK", &stand_in.network)
-        .env("MULTICOOKER_HOST_HOME", home)
+    command(cook, clis, stand_in, home, args)
         .output()
         .expect("the multicooker binary runs")
+}
+
+/// Runs a command to its end while scanning the cook folder: no login secret may appear in any
+/// file outside `.auth/` at any time. Returns its output and how many scans ran.
+fn run_scanning(
+    mut command: std::process::Command,
+    dir: &Path,
+    secrets: &[String],
+) -> (std::process::Output, usize) {
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the multicooker binary starts");
+    let mut scans = 0;
+    loop {
+        let done = child.try_wait().unwrap().is_some();
+        scan(dir, secrets);
+        scans += 1;
+        if done {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    (child.wait_with_output().unwrap(), scans)
+}
+
+fn scan(dir: &Path, secrets: &[String]) {
+    let walk = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".auth");
+    for entry in walk.flatten() {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        // A file may vanish or be replaced while the run writes: only what is read counts.
+        let Ok(bytes) = fs_err::read(entry.path()) else {
+            continue;
+        };
+        for secret in secrets {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "login bytes in {} while running",
+                entry.path().display()
+            );
+        }
+    }
+}
+
+/// The hosts a cell's proxy let through (`allow … CONNECT host:port` lines).
+fn allowed_hosts(cook: &TestCook, cell: &str) -> std::collections::BTreeSet<String> {
+    cook.text(&format!("logs/{cell}/proxy.log"))
+        .lines()
+        .filter(|l| l.starts_with("allow "))
+        .filter_map(|l| l.split("CONNECT ").nth(1))
+        .map(|t| t.split_whitespace().next().unwrap_or_default().to_owned())
+        .collect()
 }
 
 /// A cell's logs, for a failure message.
@@ -140,7 +210,14 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         "usage": {"input_tokens": 1234, "output_tokens": 56, "cached_input_tokens": 7,
                   "cache_read_input_tokens": 7}}),
     );
-    let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    // The participant runs as a uid without a passwd entry; the judge as the default 1000.
+    let mut cook_command = command(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    cook_command.env("MULTICOOKER_HARDENING_USER", "501:20");
+    let (output, scans) = run_scanning(cook_command, &cook.dir(), &secrets);
+    assert!(
+        scans > 3,
+        "the cook folder was scanned while the cell ran ({scans} scans)"
+    );
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -166,9 +243,31 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         alice["usage"]["output_tokens"].as_u64(),
         Some(sent_usage(&stand_in, "output"))
     );
+    let hosts = allowed_hosts(&cook, "alice");
+    let main_host = if flavor == "claude" {
+        "api.anthropic.com:443"
+    } else {
+        "chatgpt.com:443"
+    };
+    assert!(hosts.contains(main_host), "{hosts:?}");
+    for host in &hosts {
+        assert!(
+            multicooker::flavor::api_hosts(flavor).contains(&host.as_str()),
+            "the proxy allowed only {flavor}'s hosts: {hosts:?}"
+        );
+    }
+    let versions = &run_result["cli_versions"];
+    eprintln!(
+        "{flavor}: cli versions {versions}; usage {}",
+        alice["usage"]
+    );
     // The judge.
     stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
-    let output = run(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]);
+    let (output, _) = run_scanning(
+        command(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]),
+        &cook.dir(),
+        &secrets,
+    );
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -203,4 +302,73 @@ fn claude_participant_and_judge_through_the_real_cli() {
 #[test]
 fn codex_participant_and_judge_through_the_real_cli() {
     participant_and_judge("codex", "input_tokens");
+}
+
+/// One participant-only cook against a stand-in answering in `mode`; its participant's result.
+fn cook_with_mode(flavor: &str, mode: &str) -> (Value, String) {
+    let clis = prepare();
+    let cook = TestCook::new(&format!("real-{flavor}-{mode}"), &brief(flavor));
+    let stand_in = StandIn::start(&cook, clis, &format!("{flavor}-{mode}"));
+    let (home, secrets) = logins();
+    let token = if flavor == "claude" {
+        CLAUDE_TOKEN.to_owned()
+    } else {
+        secrets[1].clone()
+    };
+    stand_in.script(&json!({"mode": mode, "token": token, "command": PARTICIPANT_COMMAND}));
+    let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    let result = cook.json("RUN_RESULT.json")["participants"][0].clone();
+    let logs = format!("{}\n{}", show(&output), cell_logs(&cook, "alice"));
+    let statuses: Vec<u64> = stand_in
+        .requests()
+        .iter()
+        .filter_map(|r| r["status"].as_u64())
+        .collect();
+    assert!(
+        statuses.contains(&if mode == "unauthorized" { 401 } else { 429 }),
+        "{statuses:?}"
+    );
+    drop(stand_in);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+    (result, logs)
+}
+
+/// A used-up plan, a momentary rate limit and a refused login, as the CLI reports them, each
+/// classified: `usage_exhausted` (not retried), `rate_limited` (retryable), and a failed run
+/// that is no limit at all.
+fn limits_are_classified(flavor: &str) {
+    let (result, logs) = cook_with_mode(flavor, "rate_limit");
+    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
+    assert_eq!(result["limit_kind"], "rate_limited", "{result}\n{logs}");
+    let (result, logs) = cook_with_mode(flavor, "unauthorized");
+    assert_eq!(
+        result["status"], "non_zero_exit",
+        "a refused login: {result}\n{logs}"
+    );
+    assert!(
+        result.get("limit_kind").is_none_or(Value::is_null),
+        "{result}"
+    );
+    // Last: claude's used-up 5-hour window reads `usage_exhausted` only once its limit is read
+    // from the structured fields (`api_error: usage_limit_reached`, issue 16's findings).
+    let (result, logs) = cook_with_mode(flavor, "usage_limit");
+    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
+    assert_eq!(
+        result["limit_kind"], "usage_exhausted",
+        "a used-up plan: {result}\n{logs}"
+    );
+}
+
+#[test]
+fn claude_limits_and_a_refused_login_are_classified() {
+    limits_are_classified("claude");
+}
+
+#[test]
+fn codex_limits_and_a_refused_login_are_classified() {
+    limits_are_classified("codex");
 }
