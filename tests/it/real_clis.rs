@@ -1,4 +1,4 @@
-//! The real CLIs (Claude Code and codex from the pinned PyPI wheels) in multicooker's cells,
+//! The real CLIs (Claude Code and codex from the pinned `PyPI` wheels) in multicooker's cells,
 //! built from the packaged Dockerfiles with only `BASE_IMAGE` and `<CLI>_SOURCE` swapped, with
 //! logins in their real layouts and the cells' own CONNECT proxies, against the stand-in model
 //! API (`crates/mc-standin`) reached by the vendors' hostnames. A CLI upgrade that changes what
@@ -163,6 +163,44 @@ fn allowed_hosts(cook: &TestCook, cell: &str) -> std::collections::BTreeSet<Stri
         .collect()
 }
 
+/// What each CLI sent is what this suite was written against: a change fails here first.
+fn assert_protocol(flavor: &str, requests: &[Value]) {
+    let seen = |method: &str, path: &str| {
+        requests.iter().any(|r| {
+            r["method"] == method && r["path"].as_str().is_some_and(|p| p.starts_with(path))
+        })
+    };
+    if flavor == "claude" {
+        assert!(seen("POST", "/v1/messages?beta=true"), "{requests:?}");
+        let oauth = requests
+            .iter()
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("/v1/messages"))
+            })
+            .all(|r| {
+                r["headers"]["anthropic-beta"]
+                    .as_str()
+                    .is_some_and(|b| b.contains("oauth-2025-04-20"))
+            });
+        assert!(oauth, "every Messages call carries the OAuth beta header");
+    } else {
+        assert!(
+            seen("GET", "/backend-api/wham/accounts/check"),
+            "{requests:?}"
+        );
+        let zstd = requests
+            .iter()
+            .filter(|r| r["method"] == "POST" && r["path"] == "/backend-api/codex/responses")
+            .all(|r| r["headers"]["content-encoding"] == "zstd" && r["body"]["input"].is_array());
+        assert!(
+            seen("POST", "/backend-api/codex/responses") && zstd,
+            "{requests:?}"
+        );
+    }
+}
+
 /// A cell's logs, for a failure message.
 fn cell_logs(cook: &TestCook, cell: &str) -> String {
     let mut text = String::new();
@@ -256,10 +294,14 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
             "the proxy allowed only {flavor}'s hosts: {hosts:?}"
         );
     }
-    let versions = &run_result["cli_versions"];
-    eprintln!(
-        "{flavor}: cli versions {versions}; usage {}",
-        alice["usage"]
+    let version = if flavor == "claude" {
+        "claude_version"
+    } else {
+        "codex_version"
+    };
+    assert_eq!(
+        alice["cli_version"].as_str(),
+        Some(clis.values[version].as_str())
     );
     // The judge.
     stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
@@ -283,9 +325,7 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         &["report", cook.name()],
     );
     assert_eq!(output.status.code(), Some(0), "report: {}", show(&output));
-    let requests = stand_in.requests();
-    let paths: Vec<&str> = requests.iter().filter_map(|r| r["path"].as_str()).collect();
-    eprintln!("{flavor} requests: {paths:?}");
+    assert_protocol(flavor, &stand_in.requests());
     drop(stand_in);
     assert!(
         cook.leftovers().is_empty(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches what the real-CLI suite (tests/it/real_clis.rs) needs, into a cache keyed on versions:
-#   $CACHE/wheels/<wheel>                  the pinned PyPI wheels (pip download --no-deps)
-#   $CACHE/cli-<name>-<version>/           the CLI binaries taken out of them
+#   $CACHE/cli-<name>-<version>/           the CLI binaries taken out of the pinned PyPI wheels
+#                                          (pip download --no-deps; each wheel is deleted after)
 #   $CACHE/rootfs-<key>.tar                a Debian bookworm minbase rootfs (debootstrap)
 # and prints `key=value` lines the test reads. Run by the test itself; safe to run by hand.
 # Needs: pip (or pip3), python3, debootstrap (`apt-get install -y debootstrap`), root.
@@ -47,19 +47,22 @@ PY
   touch "${dir}.tmp/.done"; rm -rf "${dir}"; mv "${dir}.tmp" "${dir}"
 }
 
-claude_wheel="$(fetch claude-agent-sdk "${CLAUDE_SDK_VERSION}" claude_agent_sdk)"
-codex_wheel="$(fetch openai-codex-cli-bin "${CODEX_WHEEL_VERSION}" openai_codex_cli_bin)"
 claude_dir="${CACHE}/cli-claude-sdk${CLAUDE_SDK_VERSION}"
 codex_dir="${CACHE}/cli-codex-${CODEX_WHEEL_VERSION}"
-extract "${claude_wheel}" "${claude_dir}" claude_agent_sdk/_bundled/claude
-extract "${codex_wheel}" "${codex_dir}" codex_cli_bin/bin/codex codex_cli_bin/bin/codex-code-mode-host
-claude_version="$(python3 - "${claude_wheel}" <<'PY'
-import re, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as z:
-    text = z.read("claude_agent_sdk/_cli_version.py").decode()
-print(re.search(r"['\"]([0-9][^'\"]*)['\"]", text).group(1))
-PY
-)"
+# The wheels go once their binaries are out: the extracted folders are the cache.
+if [ ! -f "${claude_dir}/.done" ]; then
+  claude_wheel="$(fetch claude-agent-sdk "${CLAUDE_SDK_VERSION}" claude_agent_sdk)"
+  extract "${claude_wheel}" "${claude_dir}" claude_agent_sdk/_bundled/claude \
+    claude_agent_sdk/_cli_version.py
+  rm -f "${claude_wheel}"
+fi
+if [ ! -f "${codex_dir}/.done" ]; then
+  codex_wheel="$(fetch openai-codex-cli-bin "${CODEX_WHEEL_VERSION}" openai_codex_cli_bin)"
+  extract "${codex_wheel}" "${codex_dir}" codex_cli_bin/bin/codex codex_cli_bin/bin/codex-code-mode-host
+  rm -f "${codex_wheel}"
+fi
+claude_version="$(sed -n "s/^[^=]*= *['\"]\([0-9][^'\"]*\)['\"].*/\1/p" "${claude_dir}/_cli_version.py" | head -n 1)"
+[ -n "${claude_version}" ] || { echo "no Claude Code version in ${claude_dir}/_cli_version.py" >&2; exit 3; }
 
 key="$(printf '%s %s %s' "${SUITE}" "${PACKAGES}" "${MIRROR}" | sha256sum | cut -c1-12)"
 rootfs="${CACHE}/rootfs-${key}.tar"

@@ -1,4 +1,4 @@
-//! What the real-CLI suite needs: the pinned PyPI wheels' binaries and a Debian rootfs
+//! What the real-CLI suite needs: the pinned `PyPI` wheels' binaries and a Debian rootfs
 //! (`tests/real-clis/prepare.sh`, cached in `~/.cache/multicooker/real-clis`), imported and built
 //! into images through the engine API, and the stand-in model API (`crates/mc-standin`) as a
 //! container on an egress network, reachable by the vendors' hostnames.
@@ -8,6 +8,8 @@
 //! sees them; their tags are keyed on the package list, the CA and the CLI versions.
 
 use std::collections::HashMap;
+
+use futures_util::StreamExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -183,9 +185,8 @@ async fn import_rootfs(tag: &str, tar: &Path) {
     let bytes = fs_err::read(tar).unwrap();
     let mut stream =
         docker.create_image(Some(options), Some(bollard::body_full(bytes.into())), None);
-    use futures_util::StreamExt;
     while let Some(item) = stream.next().await {
-        item.unwrap_or_else(|e| panic!("importing {tar:?} as {tag}: {e}"));
+        item.unwrap_or_else(|e| panic!("importing {} as {tag}: {e}", tar.display()));
     }
 }
 
