@@ -59,7 +59,10 @@ fn messages(request: &Request, script: &Value) -> Reply {
                 &json!({"type": "error", "error": {"type": "rate_limit_error",
                         "message": "Number of request tokens has exceeded your per-minute rate limit"}}),
             )
-            .with("retry-after", "1");
+            .with("retry-after", "1")
+            // The API's own "do not retry" header, so the CLI reports the limit at once
+            // instead of backing off for minutes.
+            .with("x-should-retry", "false");
         }
         _ => {}
     }
