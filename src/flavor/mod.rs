@@ -270,7 +270,7 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             });
         }
     };
-    context_of(flavor, &files)
+    context_of(flavor, &files, &build_args::from_env()?)
 }
 
 /// The build context of a cook's own folder with a Dockerfile (the verifier's `verify/`), its
@@ -280,12 +280,13 @@ pub fn folder_context(name: &str, dir: &Path) -> Result<BuildContext, FlavorErro
         flavor: name.to_owned(),
         source,
     })?;
-    context_of(name, &files)
+    context_of(name, &files, &build_args::from_env()?)
 }
 
 fn context_of(
     flavor: &str,
     files: &[(String, Vec<u8>, bool)],
+    args: &[build_args::BuildArg],
 ) -> Result<BuildContext, FlavorError> {
     let context_error = |source| FlavorError::Context {
         flavor: flavor.to_owned(),
@@ -296,7 +297,6 @@ fn context_of(
             flavor: flavor.to_owned(),
         });
     }
-    let args = build_args::from_env()?;
     let mut builder = tar::Builder::new(Vec::new());
     let mut needs_cell = false;
     for (name, bytes, executable) in files {
@@ -309,7 +309,7 @@ fn context_of(
             let mut dockerfile = if args.is_empty() {
                 bytes.clone()
             } else {
-                build_args::apply(&text, &args).into_bytes()
+                build_args::apply(&text, args).into_bytes()
             };
             dockerfile.extend_from_slice(
                 format!(
@@ -411,6 +411,35 @@ mod tests {
             build_context("dummy", None).unwrap().digest,
             context.digest,
             "contexts are deterministic"
+        );
+    }
+
+    #[test]
+    fn build_args_change_the_content_hash_only_when_the_dockerfile_declares_them() {
+        let files = |flavor: &str| -> Vec<(String, Vec<u8>, bool)> {
+            let prefix = format!("{flavor}/");
+            IMAGE_FILES
+                .iter()
+                .filter(|(p, _, _)| p.starts_with(&prefix))
+                .map(|(p, b, e)| (p[prefix.len()..].to_owned(), b.to_vec(), *e))
+                .collect()
+        };
+        let args = build_args::parse("BASE_IMAGE=mc-test-rootfs:1,CLAUDE_SOURCE=mc-cli:1").unwrap();
+        let plain = context_of("claude", &files("claude"), &[]).unwrap();
+        let swapped = context_of("claude", &files("claude"), &args).unwrap();
+        assert_ne!(
+            plain.digest, swapped.digest,
+            "an image built with test arguments never stands under the normal tag"
+        );
+        assert_ne!(
+            base_tag("claude", &plain.digest),
+            base_tag("claude", &swapped.digest)
+        );
+        let dummy = context_of("dummy", &files("dummy"), &args).unwrap();
+        assert_eq!(
+            dummy.digest,
+            context_of("dummy", &files("dummy"), &[]).unwrap().digest,
+            "a Dockerfile that declares none of them is unchanged"
         );
     }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::common::real_checks::{allowed_hosts, assert_protocol, cell_logs, run_scanning};
 use crate::common::real_clis::{RealClis, StandIn, prepare};
 use crate::common::{TestCook, show};
 
@@ -105,125 +106,6 @@ fn run(
         .expect("the multicooker binary runs")
 }
 
-/// Runs a command to its end while scanning the cook folder: no login secret may appear in any
-/// file outside `.auth/` at any time. Returns its output and how many scans ran.
-fn run_scanning(
-    mut command: std::process::Command,
-    dir: &Path,
-    secrets: &[String],
-) -> (std::process::Output, usize) {
-    use std::process::Stdio;
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the multicooker binary starts");
-    let mut scans = 0;
-    loop {
-        let done = child.try_wait().unwrap().is_some();
-        scan(dir, secrets);
-        scans += 1;
-        if done {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-    }
-    (child.wait_with_output().unwrap(), scans)
-}
-
-fn scan(dir: &Path, secrets: &[String]) {
-    let walk = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_entry(|e| e.file_name() != ".auth");
-    for entry in walk.flatten() {
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        // A file may vanish or be replaced while the run writes: only what is read counts.
-        let Ok(bytes) = fs_err::read(entry.path()) else {
-            continue;
-        };
-        for secret in secrets {
-            assert!(
-                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
-                "login bytes in {} while running",
-                entry.path().display()
-            );
-        }
-    }
-}
-
-/// The hosts a cell's proxy let through (`allow … CONNECT host:port` lines).
-fn allowed_hosts(cook: &TestCook, cell: &str) -> std::collections::BTreeSet<String> {
-    cook.text(&format!("logs/{cell}/proxy.log"))
-        .lines()
-        .filter(|l| l.starts_with("allow "))
-        .filter_map(|l| l.split("CONNECT ").nth(1))
-        .map(|t| t.split_whitespace().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
-/// What each CLI sent is what this suite was written against: a change fails here first.
-fn assert_protocol(flavor: &str, requests: &[Value]) {
-    let seen = |method: &str, path: &str| {
-        requests.iter().any(|r| {
-            r["method"] == method && r["path"].as_str().is_some_and(|p| p.starts_with(path))
-        })
-    };
-    if flavor == "claude" {
-        assert!(seen("POST", "/v1/messages?beta=true"), "{requests:?}");
-        let oauth = requests
-            .iter()
-            .filter(|r| {
-                r["path"]
-                    .as_str()
-                    .is_some_and(|p| p.starts_with("/v1/messages"))
-            })
-            .all(|r| {
-                r["headers"]["anthropic-beta"]
-                    .as_str()
-                    .is_some_and(|b| b.contains("oauth-2025-04-20"))
-            });
-        assert!(oauth, "every Messages call carries the OAuth beta header");
-    } else {
-        assert!(
-            seen("GET", "/backend-api/wham/accounts/check"),
-            "{requests:?}"
-        );
-        let zstd = requests
-            .iter()
-            .filter(|r| r["method"] == "POST" && r["path"] == "/backend-api/codex/responses")
-            .all(|r| r["headers"]["content-encoding"] == "zstd" && r["body"]["input"].is_array());
-        assert!(
-            seen("POST", "/backend-api/codex/responses") && zstd,
-            "{requests:?}"
-        );
-    }
-}
-
-/// A cell's logs, for a failure message.
-fn cell_logs(cook: &TestCook, cell: &str) -> String {
-    let mut text = String::new();
-    for entry in walkdir::WalkDir::new(cook.dir().join("logs"))
-        .into_iter()
-        .flatten()
-    {
-        if entry.file_type().is_file() && entry.path().to_string_lossy().contains(cell) {
-            let body = fs_err::read_to_string(entry.path()).unwrap_or_default();
-            let tail: String = body
-                .chars()
-                .rev()
-                .take(3000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            text.push_str(&format!("--- {}\n{tail}\n", entry.path().display()));
-        }
-    }
-    text
-}
-
 /// The usage the stand-in reported, summed over its replies.
 fn sent_usage(stand_in: &StandIn, field: &str) -> u64 {
     stand_in
@@ -264,46 +146,8 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         cell_logs(&cook, "alice"),
         stand_in.requests()
     );
-    assert_eq!(
-        cook.text("work/alice/out/RESULT.md"),
-        "hello from the stand-in\n"
-    );
-    let run_result = cook.json("RUN_RESULT.json");
-    let alice = &run_result["participants"][0];
-    assert_eq!(alice["status"], "ok", "{run_result}");
-    assert_eq!(
-        alice["usage"][token_field].as_u64(),
-        Some(sent_usage(&stand_in, "input")),
-        "input tokens as the stand-in sent them: {}",
-        alice["usage"]
-    );
-    assert_eq!(
-        alice["usage"]["output_tokens"].as_u64(),
-        Some(sent_usage(&stand_in, "output"))
-    );
-    let hosts = allowed_hosts(&cook, "alice");
-    let main_host = if flavor == "claude" {
-        "api.anthropic.com:443"
-    } else {
-        "chatgpt.com:443"
-    };
-    assert!(hosts.contains(main_host), "{hosts:?}");
-    for host in &hosts {
-        assert!(
-            multicooker::flavor::api_hosts(flavor).contains(&host.as_str()),
-            "the proxy allowed only {flavor}'s hosts: {hosts:?}"
-        );
-    }
-    let version = if flavor == "claude" {
-        "claude_version"
-    } else {
-        "codex_version"
-    };
-    assert_eq!(
-        alice["cli_version"].as_str(),
-        Some(clis.values[version].as_str())
-    );
-    // The judge.
+    check_participant(flavor, token_field, &cook, clis, &stand_in);
+    // The judge, the report, and `doctor --live` on the same cook.
     stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
     let (output, _) = run_scanning(
         command(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]),
@@ -325,12 +169,79 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         &["report", cook.name()],
     );
     assert_eq!(output.status.code(), Some(0), "report: {}", show(&output));
+    let leaderboard = cook.text("leaderboard.md");
+    assert!(leaderboard.contains("alice"), "{leaderboard}");
     assert_protocol(flavor, &stand_in.requests());
+    stand_in.script(&json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND}));
+    let args = ["doctor", cook.name(), "--live", "--json"];
+    let output = run(&cook, clis, &stand_in, home.path(), &args);
+    let answered = format!("live: flavor `{flavor}` answered");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let live_ok = report["checks"].as_array().is_some_and(|checks| {
+        checks.iter().any(|c| {
+            c["level"] == "OK" && c["check"].as_str().is_some_and(|t| t.contains(&answered))
+        })
+    });
+    assert!(live_ok, "doctor --live: {}", show(&output));
     drop(stand_in);
     assert!(
         cook.leftovers().is_empty(),
         "left behind: {:?}",
         cook.leftovers()
+    );
+}
+
+/// The participant's record: its output, usage as sent, the proxy's hosts, version and image.
+fn check_participant(
+    flavor: &str,
+    token_field: &str,
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+) {
+    assert_eq!(
+        cook.text("work/alice/out/RESULT.md"),
+        "hello from the stand-in\n"
+    );
+    let run_result = cook.json("RUN_RESULT.json");
+    let alice = &run_result["participants"][0];
+    assert_eq!(alice["status"], "ok", "{run_result}");
+    assert_eq!(
+        alice["usage"][token_field].as_u64(),
+        Some(sent_usage(stand_in, "input")),
+        "input tokens as the stand-in sent them: {}",
+        alice["usage"]
+    );
+    assert_eq!(
+        alice["usage"]["output_tokens"].as_u64(),
+        Some(sent_usage(stand_in, "output"))
+    );
+    let hosts = allowed_hosts(cook, "alice");
+    let main_host = if flavor == "claude" {
+        "api.anthropic.com:443"
+    } else {
+        "chatgpt.com:443"
+    };
+    assert!(hosts.contains(main_host), "{hosts:?}");
+    for host in &hosts {
+        assert!(
+            multicooker::flavor::api_hosts(flavor).contains(&host.as_str()),
+            "the proxy allowed only {flavor}'s hosts: {hosts:?}"
+        );
+    }
+    let version = format!("{flavor}_version");
+    assert_eq!(
+        alice["cli_version"].as_str(),
+        Some(clis.values[&version].as_str())
+    );
+    // Built with the test's arguments: never under the tag the packaged image has without them.
+    let normal = multicooker::cell::images::base_specs(&[flavor.to_owned()], None).unwrap();
+    let image = alice["image"].as_str().unwrap_or_default();
+    assert!(
+        image.starts_with(&format!("multicooker-base-{flavor}:"))
+            && !image.starts_with(&normal[0].tag),
+        "{image} vs {}",
+        normal[0].tag
     );
 }
 
