@@ -16,6 +16,8 @@ pub mod env {
     pub const PROFILE: &str = crate::cell::plan::PROFILE_ENV;
     /// An existing network for the egress proxies' outside leg.
     pub const EGRESS_NETWORK: &str = "MULTICOOKER_EGRESS_NETWORK";
+    /// Build arguments for the flavor images multicooker builds (`NAME=value,…`).
+    pub const BUILD_ARGS: &str = crate::flavor::build_args::BUILD_ARGS_ENV;
     /// The address the egress canary and the sandbox probe must fail to reach directly.
     pub const CANARY_DIRECT: &str = "MULTICOOKER_CANARY_DIRECT";
     /// Seconds a cell may outlive its timeout before its own init ends it.
@@ -61,6 +63,8 @@ Environment:
   MULTICOOKER_SEAL_MAX_BYTES  cap on one sealed output (default 1g)
   MULTICOOKER_SUBNET_POOL     pool of the per-cell /28 networks (default 10.213.0.0/16)
   MULTICOOKER_EGRESS_NETWORK  an existing network for the proxies' outside leg
+  MULTICOOKER_BUILD_ARGS      build arguments of the flavor images, NAME=value,… (e.g.
+                              BASE_IMAGE=…,CLAUDE_SOURCE=…; part of each image's hash tag)
   MULTICOOKER_CANARY_DIRECT   address the egress canary and sandbox probe must fail to reach
                               (default 203.0.113.1:443, a documentation address nothing routes)
   MULTICOOKER_CELL_GRACE_S    seconds a cell may outlive its timeout before its own init ends

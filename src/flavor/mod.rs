@@ -5,6 +5,7 @@
 //! This module never talks to the engine; it only produces build contexts and descriptions.
 
 mod auth;
+pub mod build_args;
 mod limits;
 pub mod meter;
 mod usage;
@@ -43,6 +44,14 @@ pub enum FlavorError {
         /// The flavor.
         flavor: String,
     },
+    /// `MULTICOOKER_BUILD_ARGS` holds an item that is not a usable build argument.
+    #[error("`MULTICOOKER_BUILD_ARGS`: `{item}`: {reason}")]
+    BuildArgs {
+        /// The item.
+        item: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Assembling the build context failed.
     #[error("cannot assemble the build context of flavor `{flavor}`")]
     Context {
@@ -65,6 +74,9 @@ impl Hint for FlavorError {
             Self::NoCell { .. } => {
                 Some("build multicooker on Linux to use the dummy flavor".into())
             }
+            Self::BuildArgs { .. } => Some(
+                "set it to `NAME=value,…` with the ARG names of the flavor Dockerfiles (images/README.md), e.g. `BASE_IMAGE=my-debian:12`, or unset it".into(),
+            ),
             Self::Context { .. } => None,
         }
     }
@@ -261,7 +273,7 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             });
         }
     };
-    context_of(flavor, &files)
+    context_of(flavor, &files, &build_args::from_env()?)
 }
 
 /// The build context of a cook's own folder with a Dockerfile (the verifier's `verify/`), its
@@ -271,12 +283,13 @@ pub fn folder_context(name: &str, dir: &Path) -> Result<BuildContext, FlavorErro
         flavor: name.to_owned(),
         source,
     })?;
-    context_of(name, &files)
+    context_of(name, &files, &build_args::from_env()?)
 }
 
 fn context_of(
     flavor: &str,
     files: &[(String, Vec<u8>, bool)],
+    args: &[build_args::BuildArg],
 ) -> Result<BuildContext, FlavorError> {
     let context_error = |source| FlavorError::Context {
         flavor: flavor.to_owned(),
@@ -291,10 +304,16 @@ fn context_of(
     let mut needs_cell = false;
     for (name, bytes, executable) in files {
         if name == "Dockerfile" {
-            needs_cell = String::from_utf8_lossy(bytes)
+            let text = String::from_utf8_lossy(bytes);
+            needs_cell = text
                 .lines()
                 .any(|l| l.trim_start().starts_with("COPY mc-cell"));
-            let mut dockerfile = bytes.clone();
+            // Build arguments become the ARG defaults, so they are part of the content hash.
+            let mut dockerfile = if args.is_empty() {
+                bytes.clone()
+            } else {
+                build_args::apply(&text, args).into_bytes()
+            };
             dockerfile.extend_from_slice(
                 format!(
                     "\n# multicooker: the cell's init, last, so nothing above replaces it\nCOPY {INIT_FILE} {}\n",
@@ -399,6 +418,35 @@ mod tests {
     }
 
     #[test]
+    fn build_args_change_the_content_hash_only_when_the_dockerfile_declares_them() {
+        let files = |flavor: &str| -> Vec<(String, Vec<u8>, bool)> {
+            let prefix = format!("{flavor}/");
+            IMAGE_FILES
+                .iter()
+                .filter(|(p, _, _)| p.starts_with(&prefix))
+                .map(|(p, b, e)| (p[prefix.len()..].to_owned(), b.to_vec(), *e))
+                .collect()
+        };
+        let args = build_args::parse("BASE_IMAGE=mc-test-rootfs:1,CLAUDE_SOURCE=mc-cli:1").unwrap();
+        let plain = context_of("claude", &files("claude"), &[]).unwrap();
+        let swapped = context_of("claude", &files("claude"), &args).unwrap();
+        assert_ne!(
+            plain.digest, swapped.digest,
+            "an image built with test arguments never stands under the normal tag"
+        );
+        assert_ne!(
+            base_tag("claude", &plain.digest),
+            base_tag("claude", &swapped.digest)
+        );
+        let dummy = context_of("dummy", &files("dummy"), &args).unwrap();
+        assert_eq!(
+            dummy.digest,
+            context_of("dummy", &files("dummy"), &[]).unwrap().digest,
+            "a Dockerfile that declares none of them is unchanged"
+        );
+    }
+
+    #[test]
     fn flavors_without_an_image_say_so() {
         let error = build_context("nonesuch", None).unwrap_err();
         assert!(matches!(error, FlavorError::NoImage { .. }));
@@ -425,7 +473,10 @@ mod image_tests {
     fn real_images_pin_label_run_non_root_and_use_the_entrypoint() {
         for flavor in ["claude", "codex", "agy", "grok", "triad"] {
             let text = dockerfile(flavor);
-            let from = text.lines().find(|l| l.starts_with("FROM ")).unwrap();
+            let from = text
+                .lines()
+                .find(|l| l.starts_with("FROM ") || l.starts_with("ARG BASE_IMAGE="))
+                .unwrap();
             assert!(
                 from.contains(':') && !from.contains(":latest"),
                 "{flavor}: base image pinned by tag: {from}"

@@ -23,6 +23,7 @@ mod logins;
 mod network_none;
 mod nightly;
 mod readme;
+mod real_clis;
 mod reference;
 mod refine;
 mod swarm;

@@ -9,6 +9,8 @@
 
 pub(crate) mod browser;
 pub(crate) mod cells;
+pub(crate) mod real_checks;
+pub(crate) mod real_clis;
 pub(crate) mod swarm;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,325 @@
+//! The real CLIs (Claude Code and codex from the pinned `PyPI` wheels) in multicooker's cells,
+//! built from the packaged Dockerfiles with only `BASE_IMAGE` and `<CLI>_SOURCE` swapped, with
+//! logins in their real layouts and the cells' own CONNECT proxies, against the stand-in model
+//! API (`crates/mc-standin`) reached by the vendors' hostnames. A CLI upgrade that changes what
+//! it sends or how it reports fails here, not in a user's night.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::common::real_checks::{allowed_hosts, assert_protocol, cell_logs, run_scanning};
+use crate::common::real_clis::{RealClis, StandIn, prepare};
+use crate::common::{TestCook, show};
+
+/// The fake tokens the stand-in accepts (no real login is ever used).
+const CLAUDE_TOKEN: &str = "sk-ant-oat01-multicooker-test-token-CLAUDE";
+const CODEX_ACCOUNT: &str = "acct-multicooker-test";
+
+/// What a participant's tool call runs: one file in out/.
+const PARTICIPANT_COMMAND: &str =
+    "mkdir -p /work/out && printf 'hello from the stand-in\\n' > /work/out/RESULT.md";
+/// What a judge's tool call runs: a score for every submission.
+const JUDGE_COMMAND: &str = "mkdir -p /work/outbox && python3 -c 'import os,json; l=sorted(os.listdir(\"/work/submissions\")); json.dump({\"scores\":{x:{\"correctness\":4,\"clarity\":3} for x in l}}, open(\"/work/outbox/scores.json\",\"w\"))'";
+
+fn brief(flavor: &str) -> String {
+    format!(
+        "name: test\ntimeout_s: 240\njudge_timeout_s: 240\n\
+         network: {{mode: allowlist, allow: [], allow_private: true}}\n\
+         participants:\n  - {{name: alice, flavor: {flavor}}}\n\
+         judges:\n  - {{name: referee, flavor: {flavor}}}\n\
+         rubric:\n  scale: [0, 5]\n  dimensions:\n    - {{id: correctness, weight: 60}}\n    - {{id: clarity, weight: 40}}\n\
+         judging: {{policy: allow_self}}\n"
+    )
+}
+
+fn jwt(claims: &Value) -> String {
+    use base64::Engine;
+    let e = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    format!(
+        "{}.{}.c2ln",
+        e(&json!({"alg": "RS256", "typ": "JWT"})),
+        e(claims)
+    )
+}
+
+/// A home with both CLIs' logins in their real layouts; returns (home, secrets in it).
+fn logins() -> (tempfile::TempDir, Vec<String>) {
+    let home = tempfile::tempdir().unwrap();
+    let claude = home.path().join(".claude");
+    fs_err::create_dir_all(&claude).unwrap();
+    let far = 4_102_444_800_000_i64; // 2100-01-01
+    fs_err::write(
+        claude.join(".credentials.json"),
+        json!({"claudeAiOauth": {"accessToken": CLAUDE_TOKEN, "expiresAt": far,
+               "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}})
+        .to_string(),
+    )
+    .unwrap();
+    let auth = json!({"chatgpt_plan_type": "pro", "chatgpt_account_id": CODEX_ACCOUNT,
+                      "chatgpt_user_id": "user-multicooker-test"});
+    let id_token = jwt(
+        &json!({"email": "cell@multicooker.invalid", "exp": far / 1000,
+                              "https://api.openai.com/auth": auth}),
+    );
+    let access = jwt(
+        &json!({"exp": far / 1000, "https://api.openai.com/auth": auth,
+                            "marker": "CODEXACCESS"}),
+    );
+    let codex = home.path().join(".codex");
+    fs_err::create_dir_all(&codex).unwrap();
+    fs_err::write(
+        codex.join("auth.json"),
+        json!({"OPENAI_API_KEY": null, "tokens": {"id_token": id_token, "access_token": access,
+               "refresh_token": "", "account_id": CODEX_ACCOUNT},
+               "last_refresh": "2026-11-20T00:00:00Z"})
+        .to_string(),
+    )
+    .unwrap();
+    (home, vec![CLAUDE_TOKEN.to_owned(), access, id_token])
+}
+
+fn command(
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+    home: &Path,
+    args: &[&str],
+) -> std::process::Command {
+    let mut command = cook.command(args);
+    command
+        .env("MULTICOOKER_BUILD_ARGS", clis.build_args())
+        .env("MULTICOOKER_EGRESS_NETWORK", &stand_in.network)
+        .env("MULTICOOKER_HOST_HOME", home);
+    command
+}
+
+fn run(
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+    home: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    command(cook, clis, stand_in, home, args)
+        .output()
+        .expect("the multicooker binary runs")
+}
+
+/// The usage the stand-in reported, summed over its replies.
+fn sent_usage(stand_in: &StandIn, field: &str) -> u64 {
+    stand_in
+        .requests()
+        .iter()
+        .filter_map(|r| r["sent_usage"][field].as_u64())
+        .sum()
+}
+
+fn participant_and_judge(flavor: &str, token_field: &str) {
+    let clis = prepare();
+    let cook = TestCook::new(&format!("real-{flavor}"), &brief(flavor));
+    let stand_in = StandIn::start(&cook, clis, &format!("real-{flavor}"));
+    let (home, secrets) = logins();
+    let token = if flavor == "claude" {
+        CLAUDE_TOKEN.to_owned()
+    } else {
+        secrets[1].clone()
+    };
+    stand_in.script(
+        &json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND,
+        "usage": {"input_tokens": 1234, "output_tokens": 56, "cached_input_tokens": 7,
+                  "cache_read_input_tokens": 7}}),
+    );
+    // The participant runs as a uid without a passwd entry; the judge as the default 1000.
+    let mut cook_command = command(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    cook_command.env("MULTICOOKER_HARDENING_USER", "501:20");
+    let (output, scans) = run_scanning(cook_command, &cook.dir(), &secrets);
+    assert!(
+        scans > 3,
+        "the cook folder was scanned while the cell ran ({scans} scans)"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "cook: {}\n{}\nstand-in saw: {:?}",
+        show(&output),
+        cell_logs(&cook, "alice"),
+        stand_in.requests()
+    );
+    check_participant(flavor, token_field, &cook, clis, &stand_in);
+    // The judge, the report, and `doctor --live` on the same cook.
+    stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
+    let (output, _) = run_scanning(
+        command(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]),
+        &cook.dir(),
+        &secrets,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "judge: {}\n{}",
+        show(&output),
+        cell_logs(&cook, "referee")
+    );
+    let output = run(
+        &cook,
+        clis,
+        &stand_in,
+        home.path(),
+        &["report", cook.name()],
+    );
+    assert_eq!(output.status.code(), Some(0), "report: {}", show(&output));
+    let leaderboard = cook.text("leaderboard.md");
+    assert!(leaderboard.contains("alice"), "{leaderboard}");
+    assert_protocol(flavor, &stand_in.requests());
+    stand_in.script(&json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND}));
+    let args = ["doctor", cook.name(), "--live", "--json"];
+    let output = run(&cook, clis, &stand_in, home.path(), &args);
+    let answered = format!("live: flavor `{flavor}` answered");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let live_ok = report["checks"].as_array().is_some_and(|checks| {
+        checks.iter().any(|c| {
+            c["level"] == "OK" && c["check"].as_str().is_some_and(|t| t.contains(&answered))
+        })
+    });
+    assert!(live_ok, "doctor --live: {}", show(&output));
+    drop(stand_in);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+/// The participant's record: its output, usage as sent, the proxy's hosts, version and image.
+fn check_participant(
+    flavor: &str,
+    token_field: &str,
+    cook: &TestCook,
+    clis: &RealClis,
+    stand_in: &StandIn,
+) {
+    assert_eq!(
+        cook.text("work/alice/out/RESULT.md"),
+        "hello from the stand-in\n"
+    );
+    let run_result = cook.json("RUN_RESULT.json");
+    let alice = &run_result["participants"][0];
+    assert_eq!(alice["status"], "ok", "{run_result}");
+    assert_eq!(
+        alice["usage"][token_field].as_u64(),
+        Some(sent_usage(stand_in, "input")),
+        "input tokens as the stand-in sent them: {}",
+        alice["usage"]
+    );
+    assert_eq!(
+        alice["usage"]["output_tokens"].as_u64(),
+        Some(sent_usage(stand_in, "output"))
+    );
+    let hosts = allowed_hosts(cook, "alice");
+    let main_host = if flavor == "claude" {
+        "api.anthropic.com:443"
+    } else {
+        "chatgpt.com:443"
+    };
+    assert!(hosts.contains(main_host), "{hosts:?}");
+    for host in &hosts {
+        assert!(
+            multicooker::flavor::api_hosts(flavor).contains(&host.as_str()),
+            "the proxy allowed only {flavor}'s hosts: {hosts:?}"
+        );
+    }
+    let version = format!("{flavor}_version");
+    assert_eq!(
+        alice["cli_version"].as_str(),
+        Some(clis.values[&version].as_str())
+    );
+    // Built with the test's arguments: never under the tag the packaged image has without them.
+    let normal = multicooker::cell::images::base_specs(&[flavor.to_owned()], None).unwrap();
+    let image = alice["image"].as_str().unwrap_or_default();
+    assert!(
+        image.starts_with(&format!("multicooker-base-{flavor}:"))
+            && !image.starts_with(&normal[0].tag),
+        "{image} vs {}",
+        normal[0].tag
+    );
+}
+
+#[test]
+fn claude_participant_and_judge_through_the_real_cli() {
+    participant_and_judge("claude", "input_tokens");
+}
+
+#[test]
+fn codex_participant_and_judge_through_the_real_cli() {
+    participant_and_judge("codex", "input_tokens");
+}
+
+/// One participant-only cook against a stand-in answering in `mode`; its participant's result.
+fn cook_with_mode(flavor: &str, mode: &str) -> (Value, String) {
+    let clis = prepare();
+    let cook = TestCook::new(&format!("real-{flavor}-{mode}"), &brief(flavor));
+    let stand_in = StandIn::start(&cook, clis, &format!("{flavor}-{mode}"));
+    let (home, secrets) = logins();
+    let token = if flavor == "claude" {
+        CLAUDE_TOKEN.to_owned()
+    } else {
+        secrets[1].clone()
+    };
+    stand_in.script(&json!({"mode": mode, "token": token, "command": PARTICIPANT_COMMAND}));
+    let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    let result = cook.json("RUN_RESULT.json")["participants"][0].clone();
+    let logs = format!("{}\n{}", show(&output), cell_logs(&cook, "alice"));
+    let statuses: Vec<u64> = stand_in
+        .requests()
+        .iter()
+        .filter_map(|r| r["status"].as_u64())
+        .collect();
+    assert!(
+        statuses.contains(&if mode == "unauthorized" { 401 } else { 429 }),
+        "{statuses:?}"
+    );
+    drop(stand_in);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+    (result, logs)
+}
+
+/// A used-up plan, a momentary rate limit and a refused login, as the CLI reports them, each
+/// classified: `usage_exhausted` (not retried), `rate_limited` (retryable), and a failed run
+/// that is no limit at all.
+fn limits_are_classified(flavor: &str) {
+    let (result, logs) = cook_with_mode(flavor, "rate_limit");
+    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
+    assert_eq!(result["limit_kind"], "rate_limited", "{result}\n{logs}");
+    let (result, logs) = cook_with_mode(flavor, "unauthorized");
+    assert_eq!(
+        result["status"], "non_zero_exit",
+        "a refused login: {result}\n{logs}"
+    );
+    assert!(
+        result.get("limit_kind").is_none_or(Value::is_null),
+        "{result}"
+    );
+    // Last: claude's used-up 5-hour window reads `usage_exhausted` only once its limit is read
+    // from the structured fields (`api_error: usage_limit_reached`, issue 16's findings).
+    let (result, logs) = cook_with_mode(flavor, "usage_limit");
+    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
+    assert_eq!(
+        result["limit_kind"], "usage_exhausted",
+        "a used-up plan: {result}\n{logs}"
+    );
+}
+
+#[test]
+fn claude_limits_and_a_refused_login_are_classified() {
+    limits_are_classified("claude");
+}
+
+#[test]
+fn codex_limits_and_a_refused_login_are_classified() {
+    limits_are_classified("codex");
+}
