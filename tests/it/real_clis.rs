@@ -304,6 +304,12 @@ fn limits_are_classified(flavor: &str) {
         result.get("limit_kind").is_none_or(Value::is_null),
         "{result}"
     );
+    assert!(
+        result["login_failure"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "a refused login is named as one, in the CLI's words: {result}\n{logs}"
+    );
     // Last: claude's used-up 5-hour window reads `usage_exhausted` only once its limit is read
     // from the structured fields (`api_error: usage_limit_reached`, issue 16's findings).
     let (result, logs) = cook_with_mode(flavor, "usage_limit");
@@ -322,4 +328,44 @@ fn claude_limits_and_a_refused_login_are_classified() {
 #[test]
 fn codex_limits_and_a_refused_login_are_classified() {
     limits_are_classified("codex");
+}
+
+/// A budget enforced live on the real claude: the stand-in reports 40 000 input tokens on its
+/// first reply, the participant's cap is 10 000, so the cell is stopped while the CLI still runs
+/// (a program that ended by itself keeps its own outcome), ends `budget_exhausted`, unscored,
+/// with the spend read from the CLI's stream.
+#[test]
+fn claude_is_stopped_live_at_its_budget() {
+    let clis = prepare();
+    let yaml = brief("claude").replace(
+        "  - {name: alice, flavor: claude}",
+        "  - {name: alice, flavor: claude, budget: {tokens: 10000}}",
+    );
+    let cook = TestCook::new("real-claude-budget", &yaml);
+    let stand_in = StandIn::start(&cook, clis, "claude-budget");
+    let (home, _) = logins();
+    stand_in.script(
+        &json!({"mode": "ok", "token": CLAUDE_TOKEN, "command": PARTICIPANT_COMMAND,
+                            "usage": {"input_tokens": 40000, "output_tokens": 5}}),
+    );
+    let started = std::time::Instant::now();
+    let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
+    let seconds = started.elapsed().as_secs();
+    let result = cook.json("RUN_RESULT.json")["participants"][0].clone();
+    let logs = format!("{}\n{}", show(&output), cell_logs(&cook, "alice"));
+    assert_eq!(result["status"], "budget_exhausted", "{result}\n{logs}");
+    assert!(
+        result["spend"]["tokens"].as_u64().unwrap_or(0) >= 40_000,
+        "the spend read from the CLI's own stream: {result}"
+    );
+    assert!(
+        seconds < 200,
+        "stopped well before its 240 s timeout ({seconds} s)"
+    );
+    drop(stand_in);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
 }

@@ -2,8 +2,9 @@
 //! weekly window ends in a `result` with `is_error: true`, `api_error: "usage_limit_reached"`
 //! and `rateLimitType` (`five_hour`, `seven_day`, …), its text saying when it resets
 //! (`You've hit your 5-hour limit · resets 6:20pm (UTC)`); a `rate_limit_event` whose
-//! `rate_limit_info.status` is `rejected` says the same, with `resetsAt` (a Unix time, in
-//! seconds or milliseconds). Either is a used-up plan, never a retryable rate limit, unless the
+//! `rate_limit_info.status` is `rejected` and names the window says the same, with `resetsAt`
+//! (a Unix time, in seconds or milliseconds); a rejected event naming no window is the
+//! momentary per-minute limit, retryable. Either is a used-up plan, never a retryable rate limit, unless the
 //! run still ended in a successful `result` (a rejected window it went past, on overage).
 
 use serde_json::{Map, Value};
@@ -97,8 +98,13 @@ fn rate_limit_event(event: &Map<String, Value>, seen: &mut Seen) {
     if info.get("status").and_then(Value::as_str) != Some("rejected") {
         return;
     }
+    // The real claude (2.1.330) also says `rejected`, with no window, for a momentary
+    // per-minute 429: only a named window (`five_hour`, `seven_day`, …) is a used-up plan.
+    let Some(window) = text(info.get("rateLimitType")) else {
+        return;
+    };
     seen.hit = true;
-    seen.window = text(info.get("rateLimitType")).or(seen.window.take());
+    seen.window = Some(window);
     seen.resets_at = epoch_seconds(info.get("resetsAt")).or(seen.resets_at);
 }
 

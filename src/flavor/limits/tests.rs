@@ -360,6 +360,19 @@ fn a_rejected_rate_limit_event_gives_the_weekly_reset() {
 }
 
 #[test]
+fn a_rejected_event_naming_no_window_is_a_momentary_rate_limit() {
+    // What the real claude 2.1.330 prints for a per-minute 429 (x-should-retry: false): a
+    // rejected event without a window, then its API error text.
+    let stream = concat!(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","isUsingOverage":false},"uuid":"u","session_id":"s"}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of request tokens has exceeded your per-minute rate limit\"}}"}"#,
+    );
+    let found = detect_at("claude", stream, &fixed_now()).unwrap();
+    assert_eq!(found.kind, LimitKind::RateLimited, "{}", found.evidence);
+}
+
+#[test]
 fn claudes_limit_text_alone_is_a_used_up_plan() {
     let found = detect_at(
         "claude",
