@@ -4,7 +4,7 @@
 #                                          (pip download --no-deps; each wheel is deleted after)
 #   $CACHE/rootfs-<key>.tar                a Debian bookworm minbase rootfs (debootstrap)
 # and prints `key=value` lines the test reads. Run by the test itself; safe to run by hand.
-# Needs: pip (or pip3), python3, debootstrap (`apt-get install -y debootstrap`), root.
+# Needs: pip (or pip3), python3, debootstrap (installed with apt-get when missing), root.
 set -euo pipefail
 
 CACHE="${MULTICOOKER_REAL_CLIS_CACHE:-${HOME}/.cache/multicooker/real-clis}"
@@ -67,8 +67,12 @@ claude_version="$(sed -n "s/^[^=]*= *['\"]\([0-9][^'\"]*\)['\"].*/\1/p" "${claud
 key="$(printf '%s %s %s' "${SUITE}" "${PACKAGES}" "${MIRROR}" | sha256sum | cut -c1-12)"
 rootfs="${CACHE}/rootfs-${key}.tar"
 if [ ! -f "${rootfs}" ]; then
-  need debootstrap "apt-get install -y debootstrap"
   [ "$(id -u)" = 0 ] || { echo "debootstrap needs root (run the suite as root, as CI does)" >&2; exit 3; }
+  # As the browser tests do with chromium: installed once from Debian's packages when missing.
+  if ! command -v debootstrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; } >&2
+  fi
+  need debootstrap "apt-get install -y debootstrap"
   work="$(mktemp -d "${CACHE}/debootstrap.XXXXXX")"
   trap 'rm -rf "${work}"' EXIT
   debootstrap --variant=minbase --include="${PACKAGES}" "${SUITE}" "${work}/root" "${MIRROR}" >&2
