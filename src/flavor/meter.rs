@@ -171,12 +171,7 @@ impl Meter {
     }
 
     fn line(&mut self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.trim();
-        if !text.starts_with('{') {
-            return;
-        }
-        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(text) else {
+        let Some(line) = super::usage::json_object(&String::from_utf8_lossy(bytes)) else {
             return;
         };
         let kind = line

@@ -6,6 +6,8 @@
 
 mod auth;
 pub mod build_args;
+#[cfg(test)]
+mod fixtures;
 mod limits;
 pub mod meter;
 mod usage;

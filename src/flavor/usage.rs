@@ -40,17 +40,20 @@ fn all_zero(usage: &Value) -> bool {
         .is_none_or(|fields| !fields.values().any(|v| v.as_u64().is_some_and(|n| n > 0)))
 }
 
+/// One line of a CLI's structured output as a JSON object (`None` for anything else).
+pub(super) fn json_object(line: &str) -> Option<Map<String, Value>> {
+    let line = line.trim();
+    if !line.starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
 fn objects(stdout: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
-    stdout.lines().filter_map(|line| {
-        let line = line.trim();
-        if !line.starts_with('{') {
-            return None;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
-        }
-    })
+    stdout.lines().filter_map(json_object)
 }
 
 fn kind(line: &Map<String, Value>) -> &str {

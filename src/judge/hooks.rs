@@ -301,8 +301,9 @@ impl CellHooks for JudgeHooks {
             spend: outcome.spend,
             budget: plan.budget,
         };
-        self.record(plan, &outcome, &result);
-        // Kept per judge, so a run killed before JUDGE_RESULT.json can be resumed.
+        // Kept per judge, so a run killed before JUDGE_RESULT.json can be resumed; written
+        // before the status says the judge finished, so a kill between the two never leaves a
+        // finished judge without its result (resume would skip it and lose its scores).
         let kept = self
             .paths
             .judging()
@@ -312,6 +313,7 @@ impl CellHooks for JudgeHooks {
             fs_err::create_dir_all(kept.parent().unwrap_or(&kept))
                 .and_then(|()| fsx::write_json_atomic(&kept, &result)),
         );
+        self.record(plan, &outcome, &result);
         result
     }
 }

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use super::super::usage::json_object;
 use super::{LimitKind, RateLimit, claude_reset_in};
 
 /// What the stream said about a limit.
@@ -31,7 +32,7 @@ struct Seen {
 /// A used-up plan, from claude's structured fields; `None` when they say nothing of one.
 pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
     let mut seen = Seen::default();
-    for event in output.lines().filter_map(object) {
+    for event in output.lines().filter_map(json_object) {
         match event.get("type").and_then(Value::as_str) {
             Some("rate_limit_event") => rate_limit_event(&event, &mut seen),
             Some("result") => result(&event, &mut seen),
@@ -65,17 +66,6 @@ pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
         retry_after_s,
         kind: LimitKind::UsageExhausted,
     })
-}
-
-fn object(line: &str) -> Option<Map<String, Value>> {
-    let line = line.trim();
-    if !line.starts_with('{') {
-        return None;
-    }
-    match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(map)) => Some(map),
-        _ => None,
-    }
 }
 
 fn text(value: Option<&Value>) -> Option<String> {

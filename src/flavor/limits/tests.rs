@@ -189,18 +189,7 @@ fn the_fakes_limits_are_classified_and_their_successes_are_not_limits() {
                 r#"{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":345,"cache_creation_input_tokens":100,"cache_read_input_tokens":50}}"#,
             ),
         ),
-        (
-            "codex",
-            concat!(
-                r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
-                "\n",
-                r#"{"type":"turn.started"}"#,
-                "\n",
-                r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
-                "\n",
-                r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
-            ),
-        ),
+        ("codex", crate::flavor::fixtures::FAKE_CODEX),
         (
             "agy",
             concat!(

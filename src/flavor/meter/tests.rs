@@ -1,13 +1,6 @@
 use super::*;
 
-fn fixture(cli: &str) -> &'static str {
-    match cli {
-        "claude" => include_str!("../../../tests/fixtures/flavors/claude/success.jsonl"),
-        "codex" => include_str!("../../../tests/fixtures/flavors/codex/success.jsonl"),
-        "agy" => include_str!("../../../tests/fixtures/flavors/agy/success.jsonl"),
-        _ => include_str!("../../../tests/fixtures/flavors/grok/success.jsonl"),
-    }
-}
+use crate::flavor::fixtures::success as fixture;
 
 /// Fed in chunks of any size, the meter ends where the after-the-fact parser does.
 #[test]

@@ -2,14 +2,7 @@
 
 use super::*;
 
-fn fixture(cli: &str) -> &'static str {
-    match cli {
-        "claude" => include_str!("../../../tests/fixtures/flavors/claude/success.jsonl"),
-        "codex" => include_str!("../../../tests/fixtures/flavors/codex/success.jsonl"),
-        "agy" => include_str!("../../../tests/fixtures/flavors/agy/success.jsonl"),
-        _ => include_str!("../../../tests/fixtures/flavors/grok/success.jsonl"),
-    }
-}
+use crate::flavor::fixtures::success as fixture;
 
 #[test]
 fn claude_totals_come_from_the_result_line() {
@@ -145,15 +138,7 @@ fn the_fakes_output_parses() {
         (&json!(1695), &json!(0.0123), &json!(["opus-q4"])),
         "the result line's totals, not result + message"
     );
-    let codex = concat!(
-        r#"{"type":"thread.started","thread_id":"fake-thread"}"#,
-        "\n",
-        r#"{"type":"turn.started"}"#,
-        "\n",
-        r#"{"type":"item.completed","item":{"type":"agent_message","text":"done"}}"#,
-        "\n",
-        r#"{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":200}}"#,
-    );
+    let codex = crate::flavor::fixtures::FAKE_CODEX;
     assert_eq!(
         usage_from_output("codex", codex, Some("m")).unwrap()["total_tokens"],
         1100,
