@@ -126,16 +126,12 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
         .arg(&dir)
         .status()
         .expect("bash");
-    let down = || {
-        let _ = Command::new("bash")
-            .args([script, "down"])
-            .arg(&dir)
-            .status();
-    };
-    if !up.success() {
-        down();
-        panic!("the swarm did not come up (root, iproute2, dockerd, apt-get needed)");
-    }
+    // Torn down when this returns or panics (before `parent` removes the folder).
+    let _down = Down { script, dir: &dir };
+    assert!(
+        up.success(),
+        "the swarm did not come up (root, iproute2, dockerd, apt-get needed)"
+    );
     let env: Vec<(String, String)> = std::fs::read_to_string(dir.join("env"))
         .expect("swarm env")
         .lines()
@@ -191,7 +187,21 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
     }
     print_split(&splits);
     drop(runtime);
-    down();
+}
+
+/// Runs `swarm.sh down` on drop, on every path out of the swarm case.
+struct Down<'a> {
+    script: &'a str,
+    dir: &'a Path,
+}
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .args([self.script, "down"])
+            .arg(self.dir)
+            .status();
+    }
 }
 
 const SWARM_RUNS: usize = 2;
