@@ -233,7 +233,10 @@ fn a_judge_container_mounts_no_mapping_and_no_participant_name() {
         );
     }
     let sandbox: Value = serde_json::from_str(&cook.text("judging/referee/SANDBOX.json")).unwrap();
-    let seen: Vec<&str> = sandbox["mounts"]
+    // Seen once under load: mountinfo listed `/work` a second time, after `/work/outbox` (most
+    // likely the engine mounting the container's volumes for an archive call still in flight).
+    // Which targets the cell sees is what counts, not how often.
+    let seen: std::collections::BTreeSet<&str> = sandbox["mounts"]
         .as_array()
         .unwrap()
         .iter()
@@ -241,7 +244,7 @@ fn a_judge_container_mounts_no_mapping_and_no_participant_name() {
         .filter(|t| t.starts_with("/work"))
         .collect();
     assert_eq!(
-        seen,
+        seen.into_iter().collect::<Vec<_>>(),
         ["/work", "/work/outbox"],
         "seen from inside: its input area (submissions are copies in it) and its outbox"
     );
