@@ -4,6 +4,7 @@
 //! use: paused nodes (no new tasks, running ones stay) and the `io.multicooker.cells` /
 //! `io.multicooker.egress` node labels.
 
+use std::io::Read as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -202,7 +203,8 @@ participants:\n  - {{name: reach, flavor: dummy, model: \"{model}\"}}\n"
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    cook.wait_for_cell_state("reach", "running", Duration::from_secs(180));
+    let mut child = child;
+    running_or_explain(&cook, &mut child, "reach", Duration::from_secs(420));
     let cell = cell_name(&cook, Role::Participant, "reach");
     let proxy = multicooker::cell::plan::proxy_name(&cell);
     // A task's container is `<service>.<slot>.<task>`: the dot keeps `<cell>-proxy` apart.
@@ -251,4 +253,50 @@ participants:\n  - {{name: reach, flavor: dummy, model: \"{model}\"}}\n"
     assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
     let left = swarm.leftovers_after(Duration::from_secs(60));
     assert!(left.is_empty(), "after the proxy across nodes: {left:?}");
+}
+
+/// Waits until `cell` runs; if the cook ends first or the deadline passes, fails with what the
+/// cook said (a swarm under load is slow to place, pull and run the canary; a failure says why).
+fn running_or_explain(
+    cook: &TestCook,
+    child: &mut std::process::Child,
+    cell: &str,
+    deadline: Duration,
+) {
+    let start = std::time::Instant::now();
+    loop {
+        let state = fs_err::read_to_string(cook.dir().join("status.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|s| s["cells"][cell]["state"].clone());
+        if state.as_ref().is_some_and(|s| s == "running") {
+            return;
+        }
+        let ended = child.try_wait().unwrap().is_some();
+        if ended || start.elapsed() > deadline {
+            let _ = child.kill();
+            let mut said = String::new();
+            for pipe in [
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn std::io::Read>),
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn std::io::Read>),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let mut pipe = pipe;
+                let _ = pipe.read_to_string(&mut said);
+            }
+            panic!(
+                "cell `{cell}` never ran (state {state:?}, cook ended: {ended}, {:?}):\n{said}",
+                start.elapsed()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
