@@ -37,18 +37,14 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let progress = Arc::new(session.printer.progress("cook", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
-    let verified = if outcome.state == CookState::Cancelled {
-        None
-    } else {
-        super::verify::after_cook(
-            &session,
-            &runtime,
-            (&paths, brief),
-            &selected,
-            &settings.cells,
-        )
-        .await?
-    };
+    let verified = super::verify::after_cook(
+        &session,
+        &runtime,
+        (&paths, brief, outcome.state),
+        &selected,
+        &settings.cells,
+    )
+    .await?;
 
     let printer = session.printer;
     printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results, "verifications": verified.as_ref().map(|v| &v.results)}));

@@ -195,12 +195,14 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let progress = Arc::new(session.printer.progress("resume", overview));
     let outcome = cook::cook(&runtime, &paths, brief, &names, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
-    let verified = if outcome.state == CookState::Cancelled {
-        None
-    } else {
-        super::verify::after_cook(&session, &runtime, (&paths, brief), &names, &settings.cells)
-            .await?
-    };
+    let verified = super::verify::after_cook(
+        &session,
+        &runtime,
+        (&paths, brief, outcome.state),
+        &names,
+        &settings.cells,
+    )
+    .await?;
     let printer = session.printer;
     printer
         .json(&json!({"cook": paths.name(), "state": outcome.state, "resumed": outcome.results}));

@@ -90,15 +90,18 @@ pub(super) async fn run_verify(
 }
 
 /// After `cook` (or `resume`, `refine`): verify the participants that just ran, when the brief
-/// asks for it. A verification that cannot start is reported and leaves the cook as it is.
+/// asks for it and the cook was not cancelled. A verification that cannot start is reported and leaves the cook as it is.
 pub(super) async fn after_cook(
     session: &Session,
     runtime: &SharedRuntime,
-    (paths, brief): (&CookPaths, &Brief),
+    (paths, brief, cooked): (&CookPaths, &Brief, crate::state::CookState),
     selected: &[String],
     settings: &CellSettings,
 ) -> anyhow::Result<Option<VerifyOutcome>> {
-    if brief.verify.is_none() || settings.cancel.is_cancelled() {
+    if brief.verify.is_none()
+        || settings.cancel.is_cancelled()
+        || cooked == crate::state::CookState::Cancelled
+    {
         return Ok(None);
     }
     run_verify(
