@@ -389,10 +389,16 @@ async fn stage_all(
         };
         if let Err(e) = staged {
             let _ = runtime.kill_cell(name).await;
-            return Err(Box::new(not_started(
-                CellState::StartFailed,
-                Some(format!("staging failed: {e}")),
-            )));
+            // A lost node is an infrastructure failure, not the cell's.
+            let state = match engine_ending(&e) {
+                Ending::NodeLost => CellState::NodeLost,
+                _ => CellState::StartFailed,
+            };
+            let mut outcome = not_started(state, Some(format!("staging failed: {e}")));
+            if let crate::runtime::RuntimeError::NodeLost { node } = e {
+                outcome.node = Some(node);
+            }
+            return Err(Box::new(outcome));
         }
     }
     Ok(())

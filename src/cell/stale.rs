@@ -25,7 +25,12 @@ pub async fn sweep_engine(
         .await?
         .into_iter()
         .filter(|o| {
-            o.kind == ObjectKind::Image || o.name.starts_with(&prefix) || stale_probe(&o.name)
+            let name = on_node(&o.name);
+            o.kind == ObjectKind::Image
+                || name.starts_with(&prefix)
+                || stale_probe(name)
+                // A node's area volumes are named by its engine: the cook's labels select them.
+                || (o.kind == ObjectKind::Volume && name != o.name)
         })
         .collect();
     stale.sort_by_key(|o| o.kind);
@@ -33,4 +38,23 @@ pub async fn sweep_engine(
         runtime.remove(object).await?;
     }
     Ok(stale.len())
+}
+
+/// The name on its node of a cluster backend's node-side object (`node/<host>/<name>`).
+fn on_node(name: &str) -> &str {
+    name.strip_prefix("node/")
+        .and_then(|rest| rest.split_once('/'))
+        .map_or(name, |(_, local)| local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_node;
+
+    #[test]
+    fn node_side_objects_are_matched_by_their_name_on_the_node() {
+        assert_eq!(on_node("node/n2/mc-a-p-x.1.abc"), "mc-a-p-x.1.abc");
+        assert_eq!(on_node("mc-a-p-x"), "mc-a-p-x");
+        assert_eq!(on_node("node/only"), "node/only", "not a node-side name");
+    }
 }

@@ -86,7 +86,10 @@ async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo
             Arc::new(DockerRuntime::connect_with_pool(subnet_pool).await?)
         }
         settings::Backend::Swarm(config) => {
-            Arc::new(crate::runtime::swarm::SwarmRuntime::connect(config).await?)
+            // A node that does not answer is named once, on the command's own output.
+            let printer = session.printer;
+            let warn = crate::runtime::swarm::Warn(Arc::new(move |line| printer.warn(line)));
+            Arc::new(crate::runtime::swarm::SwarmRuntime::connect_warning(config, warn).await?)
         }
     };
     let info = runtime.info().await?;

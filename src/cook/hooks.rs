@@ -201,11 +201,13 @@ impl CellHooks for CookHooks {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
-        // A cell stopped at a budget is unscored (never 0): nothing of it goes to the judges.
-        if state == CellState::BudgetExhausted {
+        // A cell stopped at a budget, or whose node was lost, is unscored (never 0): nothing
+        // of it goes to the judges (an earlier round's seal goes too).
+        let unscored = matches!(state, CellState::BudgetExhausted | CellState::NodeLost);
+        if unscored {
             let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
         }
-        let seal_report = if started && state != CellState::BudgetExhausted {
+        let seal_report = if started && !unscored {
             match seal(
                 &self.paths,
                 &plan.actor,

@@ -238,7 +238,8 @@ pub fn fold(
     } else {
         "ok"
     };
-    let failures = failures(cooks, &cells, status == "failed");
+    let mut failures = failures(cooks, &cells, status == "failed");
+    failures.splice(0..0, lost_nodes(&run_results));
     NightRecord {
         id: 0,
         config: nightly.name.clone(),
@@ -311,6 +312,26 @@ fn failures(cooks: &[NightCook], cells: &[CellRecord], nothing_ranked: bool) -> 
         lines.push("no participant was scored in any cook".into());
     }
     lines
+}
+
+/// Each cluster node that was lost during the night and how many cells it cost (they are
+/// unscored, never 0; running the same night again re-runs them), first among the reasons.
+fn lost_nodes(run_results: &[Value]) -> Vec<String> {
+    let mut lost: BTreeMap<String, usize> = BTreeMap::new();
+    for run in run_results {
+        for entry in run["participants"].as_array().into_iter().flatten() {
+            if entry["status"] == "node_lost" {
+                let node = entry["node"].as_str().unwrap_or("(unknown)");
+                *lost.entry(node.to_owned()).or_default() += 1;
+            }
+        }
+    }
+    lost.into_iter()
+        .map(|(node, cells)| {
+            let noun = if cells == 1 { "cell" } else { "cells" };
+            format!("node `{node}` was lost: {cells} {noun} not scored")
+        })
+        .collect()
 }
 
 /// One cell per participant of a cook: its run status, its score in that cook (the ranking's

@@ -8,9 +8,9 @@
 //! silent fall-back to the local socket (issue 17: `DOCKER_HOST=tcp://…` used to be ignored).
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use bollard::{API_DEFAULT_VERSION, Docker};
+use bollard::{API_DEFAULT_VERSION, ClientVersion, Docker};
 
 use super::RuntimeError;
 
@@ -183,36 +183,55 @@ pub async fn connect_with(env: &DockerEnv) -> Result<(Docker, Endpoint), Runtime
     Ok((docker, endpoint))
 }
 
+/// A client for `env`'s engine whose every request is bounded by `timeout_s`, speaking
+/// `version` without asking the engine (a swarm node that may not answer now: the manager's
+/// negotiated version is used). Never makes an engine call.
+pub fn client_for(
+    env: &DockerEnv,
+    timeout_s: u64,
+    version: &ClientVersion,
+) -> Result<(Docker, Endpoint), RuntimeError> {
+    let endpoint = Endpoint::from_env(env).map_err(|message| RuntimeError::Unreachable {
+        endpoint: env.host.clone(),
+        message,
+    })?;
+    let docker =
+        client_with(&endpoint, timeout_s, version).map_err(|e| RuntimeError::Unreachable {
+            endpoint: Some(endpoint.to_string()),
+            message: e.to_string(),
+        })?;
+    Ok((docker, endpoint))
+}
+
 fn client(endpoint: &Endpoint) -> Result<Docker, bollard::errors::Error> {
+    client_with(endpoint, TIMEOUT_S, API_DEFAULT_VERSION)
+}
+
+fn client_with(
+    endpoint: &Endpoint,
+    timeout_s: u64,
+    version: &ClientVersion,
+) -> Result<Docker, bollard::errors::Error> {
     match endpoint {
         Endpoint::Unix { socket } => {
-            Docker::connect_with_unix(&socket.to_string_lossy(), TIMEOUT_S, API_DEFAULT_VERSION)
+            Docker::connect_with_unix(&socket.to_string_lossy(), timeout_s, version)
         }
         Endpoint::Tcp { address } => {
-            Docker::connect_with_http(&format!("tcp://{address}"), TIMEOUT_S, API_DEFAULT_VERSION)
+            Docker::connect_with_http(&format!("tcp://{address}"), timeout_s, version)
         }
         Endpoint::Tls { address, certs } => {
             let file = |name: &str| certs.join(name);
             let [key, cert, ca] = TLS_FILES.map(file);
-            connect_tls(address, &key, &cert, &ca)
+            Docker::connect_with_ssl(
+                &format!("tcp://{address}"),
+                &key,
+                &cert,
+                &ca,
+                timeout_s,
+                version,
+            )
         }
     }
-}
-
-fn connect_tls(
-    address: &str,
-    key: &Path,
-    cert: &Path,
-    ca: &Path,
-) -> Result<Docker, bollard::errors::Error> {
-    Docker::connect_with_ssl(
-        &format!("tcp://{address}"),
-        key,
-        cert,
-        ca,
-        TIMEOUT_S,
-        API_DEFAULT_VERSION,
-    )
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod real_clis;
 mod reference;
 mod refine;
 mod swarm;
+mod swarm_lost;
 mod swarm_nodes;
 mod verify;
 mod verify_attacks;

@@ -2,8 +2,9 @@
 //! in network namespaces, Debian's registry; `tests/swarm/swarm.sh`): the conformance suite
 //! unchanged, a night of 2 briefs × 2 repeats × 3 participants × 2 judges whose cells spread
 //! over the nodes, and a node lost while its cell runs (the cell is `node_lost`, the others go
-//! on, `resume` re-runs it once the node is back). Nothing labelled with a cook is left on any
-//! node. Cells pinned to different nodes are isolated, and a proxy on one node serves a cell
+//! on, `resume` re-runs it once the node is back); a node down at the start, and a night that
+//! loses a node's engine, then a node's link (`tests/it/swarm_lost.rs`). Nothing labelled with
+//! a cook is left on any node. Cells pinned to different nodes are isolated, and a proxy on one node serves a cell
 //! on another (`tests/it/swarm_nodes.rs`). One test, in order, because the swarm is costly to
 //! start (about 20 s) and shared.
 
@@ -91,6 +92,9 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
     crate::swarm_nodes::a_proxy_on_one_node_serves_a_cell_on_another(&swarm);
     a_night_spreads_over_the_nodes(&swarm);
     a_lost_node_loses_only_its_cell_and_resume_reruns_it(&swarm);
+    crate::swarm_lost::a_node_down_at_the_start_is_left_out(&swarm);
+    crate::swarm_lost::a_night_survives_a_lost_node(&swarm, crate::swarm_lost::Loss::Kill);
+    crate::swarm_lost::a_night_survives_a_lost_node(&swarm, crate::swarm_lost::Loss::Cut);
 }
 
 fn a_night_spreads_over_the_nodes(swarm: &Swarm) {

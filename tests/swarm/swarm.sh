@@ -2,20 +2,24 @@
 # A real 3-node Docker Swarm on one machine, for the swarm backend's tests (docs/ENGINE.md §4b):
 # three extra dockerd (Debian's docker.io), each in its own network namespace with its own
 # hostname, data root and unix socket, joined by veth pairs to a bridge in a "hub" namespace
-# that also runs Debian's docker-registry (plain HTTP on :5000). The host's own engine and its
-# state are never touched.
+# that also runs Debian's docker-registry (plain HTTP on :5000). The host joins the hub's
+# bridge through one more veth pair, and multicooker reaches every node's engine over TCP
+# (:2375) through that bridge, as on a real cluster: cutting a node's link cuts the manager's
+# path to it and multicooker's too. The unix sockets stay for the test's own observations.
+# The host's own engine and its state are never touched.
 #
-#   swarm.sh up   DIR   start everything; writes DIR/env (sockets, registry, node addresses)
+#   swarm.sh up   DIR   start everything; writes DIR/env (engine addresses, registry)
 #   swarm.sh down DIR   stop everything started from DIR (safe to run twice, and on a half-up)
 #   swarm.sh cut  DIR NODE   take a node's link down (a partition);  swarm.sh heal DIR NODE
+#   swarm.sh kill DIR NODE   kill a node's dockerd (SIGKILL);  swarm.sh revive DIR NODE
 #
 # Needs root, iproute2, nsenter/unshare, dockerd; fetches docker-registry's .deb once (cached in
 # ~/.cache/multicooker/swarm). Every name carries a tag derived from DIR, so two runs never
 # collide.
 set -euo pipefail
 
-cmd=${1:?usage: swarm.sh up|down|cut|heal DIR [NODE]}
-dir=${2:?usage: swarm.sh up|down|cut|heal DIR [NODE]}
+cmd=${1:?usage: swarm.sh up|down|cut|heal|kill|revive DIR [NODE]}
+dir=${2:?usage: swarm.sh up|down|cut|heal|kill|revive DIR [NODE]}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 tag=$(printf '%s' "$dir" | sha256sum | cut -c1-6)
@@ -26,6 +30,8 @@ cache=${MC_SWARM_CACHE:-$HOME/.cache/multicooker/swarm}
 net="10.77.$(( 16#${tag:0:2} )).0"
 prefix=${net%.0}
 hub_ip="$prefix.1"
+# The host's own address on the hub's bridge.
+host_ip="$prefix.254"
 
 log() { echo "[swarm $tag] $*" >&2; }
 
@@ -40,6 +46,24 @@ registry_binary() {
   echo "$bin"
 }
 
+# Starts (or restarts) a node's dockerd in its namespace, with its hostname.
+start_engine() {
+  local home="$dir/$1"
+  nsenter --net="/run/netns/$(ns "$1")" unshare --uts setsid sh -c \
+    "hostname $1; exec dockerd --config-file $home/daemon.json" \
+    >> "$home/dockerd.log" 2>&1 < /dev/null &
+  echo $! > "$home/launcher.pid"
+}
+
+wait_engine() {
+  local sock="$dir/$1/docker.sock"
+  for _ in $(seq 1 300); do
+    DOCKER_HOST="unix://$sock" docker info >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  log "$1 did not start"; tail -20 "$dir/$1/dockerd.log" >&2; return 1
+}
+
 up() {
   [ -f "$dir/env" ] && { log "already up"; return; }
   local reg; reg=$(registry_binary)
@@ -48,6 +72,11 @@ up() {
   ip -n "$(ns hub)" link add br0 type bridge
   ip -n "$(ns hub)" addr add "$hub_ip/24" dev br0
   ip -n "$(ns hub)" link set br0 up
+  # The host's leg on the bridge: multicooker reaches the nodes' engines through it.
+  ip link add "mcs${tag}h" type veth peer name "mcs${tag}hb" netns "$(ns hub)"
+  ip -n "$(ns hub)" link set "mcs${tag}hb" master br0 up
+  ip addr add "$host_ip/24" dev "mcs${tag}h"
+  ip link set "mcs${tag}h" up
   local i=10
   for node in "${nodes[@]}"; do
     i=$((i + 1))
@@ -85,7 +114,7 @@ EOF
   "data-root": "$home/data",
   "exec-root": "$home/exec",
   "pidfile": "$home/docker.pid",
-  "hosts": ["unix://$home/docker.sock"],
+  "hosts": ["unix://$home/docker.sock", "tcp://$(cat "$dir/$node.ip"):2375"],
   "storage-driver": "overlay2",
   "cgroup-parent": "/mcs$tag-$node",
   "insecure-registries": ["$hub_ip:5000"],
@@ -93,19 +122,9 @@ EOF
   "log-opts": {"max-size": "10m", "max-file": "2"}
 }
 EOF
-    nsenter --net="/run/netns/$(ns "$node")" unshare --uts setsid sh -c \
-      "hostname $node; exec dockerd --config-file $home/daemon.json" \
-      > "$home/dockerd.log" 2>&1 < /dev/null &
-    echo $! > "$home/launcher.pid"
+    start_engine "$node"
   done
-  for node in "${nodes[@]}"; do
-    local sock="$dir/$node/docker.sock"
-    for _ in $(seq 1 300); do
-      DOCKER_HOST="unix://$sock" docker info >/dev/null 2>&1 && break
-      sleep 0.1
-    done
-    DOCKER_HOST="unix://$sock" docker info >/dev/null 2>&1 || { log "$node did not start"; tail -20 "$dir/$node/dockerd.log" >&2; return 1; }
-  done
+  for node in "${nodes[@]}"; do wait_engine "$node"; done
   for _ in $(seq 1 100); do
     nsenter --net="/run/netns/$(ns hub)" sh -c "exec 3<>/dev/tcp/$hub_ip/5000" 2>/dev/null && break
     sleep 0.1
@@ -127,8 +146,8 @@ EOF
     sleep 0.1
   done
   cat > "$dir/env" <<EOF
-MULTICOOKER_SWARM_MANAGER=unix://$dir/n1/docker.sock
-MULTICOOKER_SWARM_NODES=n1=unix://$dir/n1/docker.sock,n2=unix://$dir/n2/docker.sock,n3=unix://$dir/n3/docker.sock
+MULTICOOKER_SWARM_MANAGER=tcp://$(cat "$dir/n1.ip"):2375
+MULTICOOKER_SWARM_NODES=n1=tcp://$(cat "$dir/n1.ip"):2375,n2=tcp://$(cat "$dir/n2.ip"):2375,n3=tcp://$(cat "$dir/n3.ip"):2375
 MULTICOOKER_SWARM_REGISTRY=$hub_ip:5000
 EOF
   log "up: 3 nodes Ready, registry $hub_ip:5000"
@@ -157,6 +176,7 @@ down() {
   [ -f "$dir/registry.pid" ] && kill -KILL "$(cat "$dir/registry.pid")" 2>/dev/null || true
   # Leftover mounts under the state dir (overlay layers, netns bind mounts of the nodes).
   { grep " $dir/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  ip link del "mcs${tag}h" 2>/dev/null || true
   for node in hub "${nodes[@]}"; do ip netns del "$(ns "$node")" 2>/dev/null || true; done
   for node in "${nodes[@]}"; do
     rmdir "/sys/fs/cgroup"/*/"mcs$tag-$node" 2>/dev/null || true
@@ -167,10 +187,23 @@ down() {
 
 cut_link() { ip -n "$(ns hub)" link set "mcs$tag$1" "$2"; }
 
+# Kills a node's engine outright (its containers' shims go on, as on a crashed daemon).
+kill_engine() {
+  local pid; pid=$(cat "$dir/$1/docker.pid" 2>/dev/null || true)
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  rm -f "$dir/$1/docker.pid"
+}
+
 case "$cmd" in
   up) trap 'down' ERR; up ;;
   down) down ;;
   cut) cut_link "${3:?node}" down ;;
   heal) cut_link "${3:?node}" up ;;
+  kill) kill_engine "${3:?node}" ;;
+  revive) start_engine "${3:?node}"; wait_engine "$3" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

@@ -14,14 +14,22 @@
 //! - **Stage, collect, logs, wait, kill** go to the engine of the node the task runs on,
 //!   through the same archive and container calls as the local backend, so a cell's bytes
 //!   reach the host only through the same checked collect.
-//! - **A node the manager marks Down** turns its cells into [`RuntimeError::NodeLost`]: an
-//!   infrastructure failure, never a score.
+//! - **A node that does not answer** costs only its own cells (`nodes.rs`): every call to a
+//!   node's engine is bounded, an error reaching it is confirmed against the manager, and a
+//!   node the manager marks Down (or that stays silent) turns its cells into
+//!   [`RuntimeError::NodeLost`]: an infrastructure failure, never a score. Listing and removal
+//!   skip it with one warning naming it; what is left there is removed once it answers
+//!   (`left.rs`). A node silent at the start is left out; only a swarm where no node answers
+//!   is refused.
 //! - **What Swarm cannot enforce** (no-new-privileges on API 1.41, swap equal to memory) is
 //!   named by [`Runtime::unenforced`] so the sandbox probe reports it instead of assuming it.
 
+mod left;
+mod nodes;
 mod objects;
 mod service;
 
+pub use nodes::{CONFIRM, NODE_TIMEOUT_S, Warn};
 pub use service::{NODE_LABEL_CELLS, NODE_LABEL_EGRESS};
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +40,7 @@ use bollard::Docker;
 use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 
-use super::connect::{DockerEnv, connect_with};
+use super::connect::{DockerEnv, client_for, connect_with};
 use super::docker::{DockerRuntime, SubnetPool, operation, status};
 use super::{
     Archive, CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec,
@@ -79,7 +87,7 @@ pub struct SwarmRuntime {
 #[derive(Debug)]
 struct Inner {
     manager: DockerRuntime,
-    nodes: BTreeMap<String, DockerRuntime>,
+    nodes: nodes::Nodes,
     registry: String,
     pool: SubnetPool,
     pending: Mutex<HashMap<String, Pending>>,
@@ -100,8 +108,15 @@ struct Placement {
 }
 
 impl SwarmRuntime {
-    /// Connects to the manager and every node, and checks that the manager is one.
+    /// Connects to the manager and every node, and checks that the manager is one; warnings
+    /// (a node that does not answer) go to stderr.
     pub async fn connect(config: &SwarmConfig) -> Result<Self, RuntimeError> {
+        Self::connect_warning(config, Warn::default()).await
+    }
+
+    /// [`SwarmRuntime::connect`], with warnings going to `warn`. A node whose engine does not
+    /// answer is left out with a warning; refused only when no node answers.
+    pub async fn connect_warning(config: &SwarmConfig, warn: Warn) -> Result<Self, RuntimeError> {
         let base = DockerEnv::from_process();
         let env = |host: &str| DockerEnv {
             host: Some(host.to_owned()),
@@ -125,11 +140,18 @@ impl SwarmRuntime {
                 endpoint: config.manager.clone(),
             });
         }
-        let mut nodes = BTreeMap::new();
+        let version = manager.client_version();
+        let mut engines = BTreeMap::new();
         for (host, address) in &config.nodes {
-            let (client, _) = connect_with(&env(address)).await?;
-            nodes.insert(host.clone(), DockerRuntime::from_client(client));
+            let (client, _) = client_for(&env(address), NODE_TIMEOUT_S, &version)?;
+            engines.insert(
+                host.clone(),
+                (address.clone(), DockerRuntime::from_client(client)),
+            );
         }
+        let nodes = nodes::Nodes::new(engines, left::Left::open(&config.manager), warn);
+        nodes.left_out_silent(&config.manager).await?;
+        nodes.fence_answering().await;
         let pool =
             SubnetPool::parse(&config.subnet_pool).ok_or_else(|| RuntimeError::NoSubnet {
                 network: "(any)".into(),
@@ -153,7 +175,12 @@ impl SwarmRuntime {
 
     /// The nodes' hostnames.
     pub fn node_names(&self) -> Vec<String> {
-        self.inner.nodes.keys().cloned().collect()
+        self.inner.nodes.names().map(str::to_owned).collect()
+    }
+
+    /// Nodes declared lost (or left out at the start) in this process, by hostname.
+    pub fn lost_nodes(&self) -> Vec<String> {
+        self.inner.nodes.lost()
     }
 }
 
@@ -230,16 +257,34 @@ impl Inner {
             }
         };
         self.nodes
-            .get_key_value(hostname.as_str())
-            .map(|(host, engine)| (host.as_str(), engine))
+            .get(hostname.as_str())
             .ok_or(RuntimeError::UnknownNode { node: hostname })
+    }
+
+    /// The node's engine, if calls may go to it now (see [`nodes::Nodes::usable`]).
+    async fn usable_node(&self, node_id: &str) -> Result<(&str, &DockerRuntime), RuntimeError> {
+        let (host, engine) = self.node(node_id).await?;
+        self.nodes.usable(host).await?;
+        Ok((host, engine))
+    }
+
+    /// A node call's result, its error confirmed: a node that is not reached is lost.
+    async fn checked<T>(
+        &self,
+        host: &str,
+        result: Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
+        match result {
+            Err(e) => Err(self.nodes.confirm(self.docker(), host, e).await),
+            ok => ok,
+        }
     }
 
     /// Waits until the cell's task has a container on its node (Swarm has no task events).
     /// The node engine and container running `cell`, once placed. A task queued for room
     /// waits as long as it takes (cells of this run free it); any other stall fails after
     /// `PLACEMENT_TIMEOUT`.
-    async fn container(&self, cell: &str) -> Result<(&DockerRuntime, String), RuntimeError> {
+    async fn container(&self, cell: &str) -> Result<(&str, &DockerRuntime, String), RuntimeError> {
         let mut started = std::time::Instant::now();
         let mut replaced = 0;
         loop {
@@ -248,8 +293,8 @@ impl Inner {
                     started = std::time::Instant::now();
                 }
                 if let Some(container) = placement.container.filter(|c| !c.is_empty()) {
-                    let (_, engine) = self.node(&placement.node_id).await?;
-                    return Ok((engine, container));
+                    let (host, engine) = self.usable_node(&placement.node_id).await?;
+                    return Ok((host, engine, container));
                 }
                 if let Some(terminal) = placement.terminal {
                     // The swarm's constraint enforcer counts a killed task's reservation
@@ -292,24 +337,24 @@ impl Inner {
         self.start(cell).await
     }
 
-    /// Resolves once the manager marks the node Down or Disconnected.
-    async fn node_lost(&self, node_id: &str) -> RuntimeError {
+    /// Resolves once the manager marks the node Down or Disconnected, or another call has
+    /// declared it lost (a stream from a silent node would otherwise wait forever).
+    async fn node_lost(&self, host: &str) -> RuntimeError {
         loop {
             tokio::time::sleep(Duration::from_secs(2)).await;
-            let state = self
-                .docker()
-                .inspect_node(node_id)
-                .await
-                .ok()
-                .and_then(|n| n.status)
-                .and_then(|s| s.state)
-                .map(|s| s.to_string());
-            if matches!(state.as_deref(), Some("down" | "disconnected")) {
-                let host = self
-                    .node(node_id)
-                    .await
-                    .map_or_else(|_| node_id.to_owned(), |(host, _)| host.to_owned());
-                return RuntimeError::NodeLost { node: host };
+            if self.nodes.lost().iter().any(|h| h == host) {
+                return RuntimeError::NodeLost {
+                    node: host.to_owned(),
+                };
+            }
+            if let Some(state) = nodes::node_state(self.docker(), host).await
+                && matches!(state.as_str(), "down" | "disconnected")
+            {
+                self.nodes
+                    .declare_lost(host, &format!("the manager marks it {state}"));
+                return RuntimeError::NodeLost {
+                    node: host.to_owned(),
+                };
             }
         }
     }
@@ -397,16 +442,12 @@ impl Inner {
     }
 
     async fn wait(&self, name: &str) -> Result<CellExit, RuntimeError> {
-        let (engine, container) = self.container(name).await?;
-        let node_id = self
-            .placement(name)
-            .await?
-            .map(|p| p.node_id)
-            .unwrap_or_default();
-        tokio::select! {
+        let (host, engine, container) = self.container(name).await?;
+        let exit = tokio::select! {
             exit = engine.engine_wait_cell(&container) => exit,
-            lost = self.node_lost(&node_id) => Err(lost),
-        }
+            lost = self.node_lost(host) => Err(lost),
+        };
+        self.checked(host, exit).await
     }
 
     async fn make_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
@@ -427,14 +468,34 @@ impl Inner {
         // Then killed on its node, so removal does not wait out a stop grace period.
         if let Some(placement) = placement
             && let Some(container) = placement.container
-            && let Ok((_, engine)) = self.node(&placement.node_id).await
+            && let Ok((_, engine)) = self.usable_node(&placement.node_id).await
         {
             let _ = engine.engine_kill_cell(&container).await;
         }
-        for engine in self.nodes.values() {
-            objects::sweep_cell(engine, name).await?;
+        let hosts: Vec<String> = self.nodes.names().map(str::to_owned).collect();
+        for host in hosts {
+            self.sweep_on(&host, name).await?;
         }
         objects::remove_network(self.docker(), &service::alone_network(name)).await
+    }
+
+    /// Removes what `host` keeps of a cell; a node that is not reached is left it, recorded.
+    async fn sweep_on(&self, host: &str, cell: &str) -> Result<(), RuntimeError> {
+        let Some((_, engine)) = self.nodes.get(host) else {
+            return Ok(());
+        };
+        let swept = match self.nodes.usable(host).await {
+            Ok(()) => objects::sweep_cell(engine, cell).await,
+            Err(e) => Err(e),
+        };
+        match swept {
+            Err(e) if nodes::unreached(&e) => {
+                self.nodes.leave(host, ObjectRef::cell(cell));
+                self.nodes.skipped(host, "removing cells");
+                Ok(())
+            }
+            other => other,
+        }
     }
 }
 
@@ -509,8 +570,9 @@ impl Runtime for SwarmRuntime {
         archive: Archive,
     ) -> EngineFuture<'a, ()> {
         async move {
-            let (engine, container) = self.inner.container(cell).await?;
-            engine.engine_stage(&container, target, archive).await
+            let (host, engine, container) = self.inner.container(cell).await?;
+            let staged = engine.engine_stage(&container, target, archive).await;
+            self.inner.checked(host, staged).await
         }
         .boxed()
     }
@@ -523,7 +585,10 @@ impl Runtime for SwarmRuntime {
         let this = self.inner.clone();
         futures_util::stream::once(async move {
             match this.container(&cell).await {
-                Ok((engine, container)) => engine.engine_collect(&container, &source),
+                Ok((host, engine, container)) => {
+                    let stream = engine.engine_collect(&container, &source);
+                    guarded(this.clone(), host.to_owned(), stream)
+                }
                 Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),
             }
         })
@@ -535,8 +600,9 @@ impl Runtime for SwarmRuntime {
     }
     fn oom_killed<'a>(&'a self, name: &'a str) -> EngineFuture<'a, bool> {
         async move {
-            let (engine, container) = self.inner.container(name).await?;
-            engine.engine_oom_killed(&container).await
+            let (host, engine, container) = self.inner.container(name).await?;
+            let oom = engine.engine_oom_killed(&container).await;
+            self.inner.checked(host, oom).await
         }
         .boxed()
     }
@@ -548,8 +614,9 @@ impl Runtime for SwarmRuntime {
                     container: Some(container),
                     ..
                 }) => {
-                    let (_, engine) = self.inner.node(&node_id).await?;
-                    engine.engine_kill_cell(&container).await
+                    let (host, engine) = self.inner.usable_node(&node_id).await?;
+                    let killed = engine.engine_kill_cell(&container).await;
+                    self.inner.checked(host, killed).await
                 }
                 _ => Ok(()),
             }
@@ -561,7 +628,25 @@ impl Runtime for SwarmRuntime {
         let this = self.inner.clone();
         futures_util::stream::once(async move {
             match this.container(&name).await {
-                Ok((engine, container)) => engine.engine_cell_logs(&container),
+                Ok((host, engine, container)) => {
+                    // A broken stream is confirmed before it ends: the cell's end is then
+                    // known as a lost node, not as a program that stopped.
+                    let (inner, host) = (this.clone(), host.to_owned());
+                    engine
+                        .engine_cell_logs(&container)
+                        .then(move |item| {
+                            let (inner, host) = (inner.clone(), host.clone());
+                            async move {
+                                match item {
+                                    Err(e) => {
+                                        Err(inner.nodes.confirm(inner.docker(), &host, e).await)
+                                    }
+                                    ok => ok,
+                                }
+                            }
+                        })
+                        .boxed()
+                }
                 Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),
             }
         })
@@ -606,4 +691,31 @@ impl Runtime for SwarmRuntime {
         }
         .boxed()
     }
+}
+
+/// A node's stream that ends with [`RuntimeError::NodeLost`] once its node is lost (a silent
+/// node never closes it), its errors confirmed.
+fn guarded<T: Send + 'static>(
+    inner: Arc<Inner>,
+    host: String,
+    stream: BoxStream<'static, Result<T, RuntimeError>>,
+) -> BoxStream<'static, Result<T, RuntimeError>> {
+    futures_util::stream::unfold(Some(stream), move |state| {
+        let (inner, host) = (inner.clone(), host.clone());
+        async move {
+            let mut stream = state?;
+            let item = tokio::select! {
+                item = stream.next() => item?,
+                lost = inner.node_lost(&host) => return Some((Err(lost), None)),
+            };
+            match item {
+                Err(e) => Some((
+                    Err(inner.nodes.confirm(inner.docker(), &host, e).await),
+                    None,
+                )),
+                ok => Some((ok, Some(stream))),
+            }
+        }
+    })
+    .boxed()
 }

@@ -1,6 +1,8 @@
 //! The cluster's objects: overlays, listing and removal by label on the manager and on every
 //! node (what nodes keep after a service is gone: task containers, the areas' volume records,
-//! pulled images), and the cluster's capacity.
+//! pulled images), and the cluster's capacity. A node that does not answer is skipped with one
+//! warning naming it, and what could not be removed there is recorded (`left.rs`). An image
+//! goes from the manager, from every node that pulled it, and from the registry.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -136,7 +138,7 @@ pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(),
     Ok(())
 }
 
-async fn remove_volume(docker: &Docker, name: &str) -> Result<(), RuntimeError> {
+pub(super) async fn remove_volume(docker: &Docker, name: &str) -> Result<(), RuntimeError> {
     // A volume is released a moment after its container is removed.
     for attempt in 0..20 {
         let options = RemoveVolumeOptionsBuilder::default().force(true).build();
@@ -158,23 +160,73 @@ pub(super) async fn remove(inner: &Inner, object: &ObjectRef) -> Result<(), Runt
     if let Some(rest) = object.name.strip_prefix(NODE_PREFIX)
         && let Some((host, name)) = rest.split_once('/')
     {
-        let Some(engine) = inner.nodes.get(host) else {
-            return Ok(());
-        };
         let local = ObjectRef {
             kind: object.kind,
             name: name.to_owned(),
         };
-        return match object.kind {
-            ObjectKind::Volume => remove_volume(engine.client(), name).await,
-            _ => engine.engine_remove(&local).await,
-        };
+        return remove_on(inner, host, &local).await;
     }
     match object.kind {
         ObjectKind::Cell => inner.remove_cell(&object.name).await,
         ObjectKind::Network => remove_network(inner.docker(), &object.name).await,
-        ObjectKind::Image | ObjectKind::Volume => inner.manager.engine_remove(object).await,
+        ObjectKind::Image => remove_image(inner, &object.name).await,
+        ObjectKind::Volume => inner.manager.engine_remove(object).await,
     }
+}
+
+/// Removes an object from one node's engine; a node that is not reached is left it, recorded.
+async fn remove_on(inner: &Inner, host: &str, object: &ObjectRef) -> Result<(), RuntimeError> {
+    let Some((_, engine)) = inner.nodes.get(host) else {
+        return Ok(());
+    };
+    let removed = match inner.nodes.usable(host).await {
+        Ok(()) => match object.kind {
+            ObjectKind::Volume => remove_volume(engine.client(), &object.name).await,
+            _ => engine.engine_remove(object).await,
+        },
+        Err(e) => Err(e),
+    };
+    match removed {
+        Err(e) if super::nodes::unreached(&e) => {
+            inner.nodes.leave(host, object.clone());
+            inner.nodes.skipped(host, "removing objects");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Removes an image everywhere a cell's use put it: its tag on the manager, the registry tag
+/// the push added (on the manager and in the registry), and every node's pulled copy.
+async fn remove_image(inner: &Inner, tag: &str) -> Result<(), RuntimeError> {
+    let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+    let remote = format!("{}/{repo}", inner.registry);
+    let pushed = inner
+        .docker()
+        .inspect_image(&format!("{remote}:{version}"))
+        .await
+        .ok()
+        .and_then(|i| i.repo_digests)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|d| d.starts_with(&format!("{remote}@")));
+    inner.manager.engine_remove(&ObjectRef::image(tag)).await?;
+    inner
+        .manager
+        .engine_remove(&ObjectRef::image(&format!("{remote}:{version}")))
+        .await?;
+    inner.pushed.lock().await.remove(tag);
+    let Some(reference) = pushed else {
+        return Ok(());
+    };
+    let hosts: Vec<String> = inner.nodes.names().map(str::to_owned).collect();
+    for host in hosts {
+        remove_on(inner, &host, &ObjectRef::image(&reference)).await?;
+    }
+    if let Some((_, digest)) = reference.split_once('@') {
+        super::service::unpublish(&inner.registry, repo, digest).await;
+    }
+    Ok(())
 }
 
 /// Objects whose labels match, on the manager (services, overlays, images) and on every node
@@ -221,8 +273,24 @@ pub(super) async fn list(
             found.push(object);
         }
     }
-    for (host, engine) in &inner.nodes {
-        for object in engine.engine_list(selector).await? {
+    inner.nodes.fence_answering().await;
+    let hosts: Vec<String> = inner.nodes.names().map(str::to_owned).collect();
+    for host in hosts {
+        let Some((_, engine)) = inner.nodes.get(&host) else {
+            continue;
+        };
+        let listed = match inner.nodes.usable(&host).await {
+            Ok(()) => engine.engine_list(selector).await,
+            Err(e) => Err(e),
+        };
+        let listed = match listed {
+            Err(e) if super::nodes::unreached(&e) => {
+                inner.nodes.skipped(&host, "listing");
+                continue;
+            }
+            other => other?,
+        };
+        for object in listed {
             if object.kind == ObjectKind::Network {
                 continue;
             }

@@ -227,3 +227,34 @@ pub(super) async fn push(
         message: format!("the registry `{registry}` gave no digest"),
     })
 }
+
+/// Deletes a pushed manifest from the registry (the tag the push added goes with it), over
+/// HTTPS, else plain HTTP as an insecure registry is. Best effort and bounded: a registry
+/// that refuses deletion (`storage.delete.enabled` off, authentication) keeps it.
+pub(super) async fn unpublish(registry: &str, repo: &str, digest: &str) {
+    let urls: Vec<String> = ["https", "http"]
+        .iter()
+        .map(|scheme| format!("{scheme}://{registry}/v2/{repo}/manifests/{digest}"))
+        .collect();
+    let _ = tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(std::time::Duration::from_secs(5)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        for url in urls {
+            let accepted = agent
+                .delete(&url)
+                .header(
+                    "Accept",
+                    "application/vnd.docker.distribution.manifest.v2+json",
+                )
+                .call()
+                .is_ok_and(|r| matches!(r.status().as_u16(), 202 | 404));
+            if accepted {
+                return;
+            }
+        }
+    })
+    .await;
+}

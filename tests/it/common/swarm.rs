@@ -1,7 +1,9 @@
 //! A real three-node Docker Swarm for the swarm backend's test: three `dockerd` in network
 //! namespaces and Debian's `docker-registry` (`tests/swarm/swarm.sh`), brought up in a folder of
-//! its own and torn down when the fixture drops, whatever the test did. The host's engine is
-//! never touched.
+//! its own and torn down when the fixture drops, whatever the test did. multicooker reaches the
+//! engines over TCP through the nodes' network (a cut node is cut for it too); the test's own
+//! observations go through each node's unix socket, which a cut does not touch. The host's
+//! engine is never touched.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,11 +75,52 @@ impl Swarm {
         }
     }
 
+    /// A node's engine address as multicooker reaches it (TCP through the node's network).
     fn address(&self, node: &str) -> String {
-        format!(
-            "unix://{}",
-            self.dir.join(node).join("docker.sock").display()
-        )
+        self.env["MULTICOOKER_SWARM_NODES"]
+            .split(',')
+            .find_map(|item| item.strip_prefix(&format!("{node}=")))
+            .unwrap_or_else(|| panic!("no address for `{node}`"))
+            .to_owned()
+    }
+
+    /// Kills a node's engine (SIGKILL: its cells' processes go on without it).
+    pub(crate) fn kill(&self, node: &str) {
+        let output = script(&["kill", self.dir.to_str().unwrap(), node]);
+        assert!(output.status.success(), "{}", show(&output));
+    }
+
+    /// Starts a killed node's engine again and waits until the manager has it Ready.
+    pub(crate) fn revive(&self, node: &str) {
+        let output = script(&["revive", self.dir.to_str().unwrap(), node]);
+        assert!(output.status.success(), "{}", show(&output));
+        self.wait_for_node(node, "ready", Duration::from_secs(120));
+    }
+
+    /// Tags the registry still holds for images that are not base images (`repo:tag`).
+    pub(crate) fn registry_tags(&self) -> Vec<String> {
+        let registry = &self.env["MULTICOOKER_SWARM_REGISTRY"];
+        let get = |path: &str| -> serde_json::Value {
+            ureq::get(&format!("http://{registry}{path}"))
+                .call()
+                .ok()
+                .and_then(|mut r| r.body_mut().read_to_string().ok())
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default()
+        };
+        let catalog = get("/v2/_catalog");
+        let mut tags = Vec::new();
+        for repo in catalog["repositories"].as_array().into_iter().flatten() {
+            let repo = repo.as_str().unwrap_or_default();
+            if repo.starts_with("multicooker-base-") {
+                continue;
+            }
+            let listed = get(&format!("/v2/{repo}/tags/list"));
+            for tag in listed["tags"].as_array().into_iter().flatten() {
+                tags.push(format!("{repo}:{}", tag.as_str().unwrap_or_default()));
+            }
+        }
+        tags
     }
 
     /// A node's own engine.
@@ -122,7 +165,7 @@ impl Swarm {
     }
 
     /// Every object labelled with a multicooker cook on any node: services on the manager;
-    /// containers (running or not), volumes and networks on each node.
+    /// containers (running or not), volumes, networks and images on each node.
     pub(crate) fn labelled_objects(&self) -> Vec<String> {
         let label = vec![multicooker::runtime::LABEL_COOK.to_owned()];
         let mut filters = std::collections::HashMap::new();
@@ -188,6 +231,21 @@ impl Swarm {
                         .into_iter()
                         .map(|n| format!("{node}: network {}", n.name.unwrap_or_default())),
                 );
+                // A cook's own images (base images carry no cook label: the cache stays).
+                let images = engine
+                    .list_images(Some(
+                        bollard::query_parameters::ListImagesOptionsBuilder::default()
+                            .all(true)
+                            .filters(&filters)
+                            .build(),
+                    ))
+                    .await
+                    .unwrap();
+                found.extend(
+                    images
+                        .into_iter()
+                        .map(|i| format!("{node}: image {:?} {:?}", i.repo_tags, i.repo_digests)),
+                );
             }
         });
         found
@@ -230,6 +288,19 @@ impl Swarm {
                 .build();
             manager.update_node(node, spec, options).await.unwrap();
         });
+    }
+
+    /// How many running containers of a cook's `role` a node's engine has.
+    pub(crate) fn running_with_role(&self, node: &str, role: &str) -> usize {
+        let mut filters = std::collections::HashMap::new();
+        filters.insert(
+            "label".to_owned(),
+            vec![format!("{}={role}", multicooker::runtime::LABEL_ROLE)],
+        );
+        let options = bollard::query_parameters::ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        block_on(self.engine(node).list_containers(Some(options))).map_or(0, |c| c.len())
     }
 
     /// The node whose engine runs a container whose name starts with `prefix`.

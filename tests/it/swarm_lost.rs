@@ -1,0 +1,202 @@
+//! A lost node costs only its own cells (issue 22), on the real swarm of `tests/it/swarm.rs`,
+//! whose engines multicooker reaches over TCP through the nodes' own network: a node down at
+//! the start is left out (a cook runs on the others; `clean --all` cleans what it reaches and
+//! names what it could not), and a night survives a node's engine killed, then a node cut
+//! off, in the middle of a cook: the lost cells end `node_lost` and unscored, the others are
+//! scored, the night ends partial (exit 3) with a ranking and the reason; the same `--night`
+//! once the node is back finishes it; after `clean` no node holds anything of a cook, and the
+//! registry no tag but the base images'.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::swarm::{NODES, Swarm};
+use crate::common::{JUDGE_BRIEF, TestCook, show};
+
+fn run(cook: &TestCook, swarm: &Swarm, args: &[&str]) -> std::process::Output {
+    cook.command(args)
+        .envs(swarm.env())
+        .output()
+        .expect("the multicooker binary runs")
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A worker whose engine is killed before the command starts is left out with a warning;
+/// the cook runs on the other nodes, and `clean --all` says which node it could not reach.
+pub(crate) fn a_node_down_at_the_start_is_left_out(swarm: &Swarm) {
+    swarm.kill("n3");
+    swarm.wait_for_node("n3", "down", Duration::from_secs(120));
+    let participants = [("a", "quality:4"), ("b", "quality:3"), ("c", "quality:2")];
+    let cook = TestCook::new(
+        "swarm-down",
+        &crate::common::dummy_brief(&participants, "quality:3"),
+    );
+    let cooked = run(&cook, swarm, &["cook", cook.name(), "--backend", "swarm"]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let said = stderr(&cooked);
+    assert!(
+        said.contains("node `n3`") && said.contains("left out"),
+        "the silent node is named once: {said}"
+    );
+    assert_eq!(
+        said.matches("node `n3`").count(),
+        1,
+        "one warning, not one per call: {said}"
+    );
+    let result = cook.json("RUN_RESULT.json");
+    for entry in result["participants"].as_array().unwrap() {
+        assert_eq!(entry["status"], "ok", "{entry}");
+        assert_ne!(entry["node"], "n3", "{entry}");
+    }
+    let clean = run(&cook, swarm, &["clean", "--all", "--backend", "swarm"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    assert!(
+        stderr(&clean).contains("node `n3`"),
+        "clean says what it could not reach: {}",
+        show(&clean)
+    );
+    swarm.revive("n3");
+}
+
+/// How a node is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loss {
+    /// Its engine is killed (connections refused at once).
+    Kill,
+    /// Its link is cut (nothing answers: every call would wait).
+    Cut,
+}
+
+/// A night of one brief × one repeat × three participants × one judge, with a worker lost
+/// while participants run on it.
+pub(crate) fn a_night_survives_a_lost_node(swarm: &Swarm, loss: Loss) {
+    let tag = format!("{loss:?}").to_lowercase();
+    let cook = TestCook::empty(&format!("swarm-night-{tag}"));
+    let root = cook.root().to_path_buf();
+    let config = night_config(&root, &tag);
+    let config = config.to_str().unwrap();
+    let night = "2026-11-26";
+    let child = cook
+        .command(&["nightly", config, "--night", night])
+        .envs(swarm.env())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (node, lost_cells) = worker_running_participants(swarm, Duration::from_secs(300));
+    let started = Instant::now();
+    match loss {
+        Loss::Kill => swarm.kill(node),
+        Loss::Cut => swarm.cut(node),
+    }
+    let output = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(3), "partial: {}", show(&output));
+    let noun = if lost_cells == 1 { "cell" } else { "cells" };
+    let reason = format!("node `{node}` was lost: {lost_cells} {noun} not scored");
+    assert!(stdout.contains(&reason), "{reason}: {}", show(&output));
+    let history = run(&cook, swarm, &["history", config, "--json"]);
+    let history: Value = serde_json::from_slice(&history.stdout).unwrap();
+    let record = &history["nights"][0];
+    assert_eq!(record["status"], "partial", "{record}");
+    let participants = record["participants"].as_array().unwrap();
+    let unscored = participants
+        .iter()
+        .filter(|p| p["scored_cells"] == 0)
+        .count();
+    assert_eq!(
+        unscored, lost_cells,
+        "the lost cells are unscored, never 0: {record}"
+    );
+    assert!(
+        participants
+            .iter()
+            .filter(|p| p["scored_cells"] == 1)
+            .all(|p| p["estimate"].as_f64().is_some()),
+        "the others are scored and ranked: {record}"
+    );
+    #[expect(
+        clippy::print_stderr,
+        reason = "the measured delay, shown with --nocapture"
+    )]
+    {
+        eprintln!("{loss:?} of `{node}`: the night ended {took:?} later");
+    }
+    match loss {
+        Loss::Kill => swarm.revive(node),
+        Loss::Cut => swarm.heal(node),
+    }
+    let again = run(&cook, swarm, &["nightly", config, "--night", night]);
+    assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    let history = run(&cook, swarm, &["history", config, "--json"]);
+    let history: Value = serde_json::from_slice(&history.stdout).unwrap();
+    let record = &history["nights"][0];
+    assert_eq!(record["status"], "ok", "the same night, finished: {record}");
+    for p in record["participants"].as_array().unwrap() {
+        assert_eq!(p["scored_cells"], 1, "{p}");
+    }
+    let clean = run(&cook, swarm, &["clean", "--all", "--backend", "swarm"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+    let left = swarm.leftovers_after(Duration::from_secs(60));
+    assert!(
+        left.is_empty(),
+        "after the night that lost `{node}`: {left:?}"
+    );
+    let tags = swarm.registry_tags();
+    assert!(
+        tags.is_empty(),
+        "the registry keeps only base images: {tags:?}"
+    );
+}
+
+fn night_config(root: &Path, tag: &str) -> std::path::PathBuf {
+    let dir = root.join("brief-a");
+    fs_err::create_dir_all(dir.join("raw")).unwrap();
+    fs_err::write(
+        dir.join("brief.yaml"),
+        "name: t\ntimeout_s: 240\njudge_timeout_s: 120\nparticipants:\n  - {name: x, flavor: dummy}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 60}\n    - {id: clarity, weight: 40}\n",
+    )
+    .unwrap();
+    fs_err::write(dir.join("BRIEF.md"), "# brief-a\n\nSay hello.\n").unwrap();
+    fs_err::write(dir.join("JUDGE_BRIEF.md"), JUDGE_BRIEF).unwrap();
+    let config = root.join("nightly.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "name: lost{tag}\nbackend: swarm\nbriefs: [brief-a]\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:5,sleep:60\"}}\n  - {{name: b, flavor: dummy, model: \"quality:3,sleep:60\"}}\n  - {{name: c, flavor: dummy, model: \"quality:1,sleep:60\"}}\njudges:\n  - {{name: j1, flavor: dummy}}\nrepeats: 1\nhistory: {0}/h.sqlite\ncooks_root: {0}\njudging: {{policy: allow_self}}\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// Waits until all three participants run, and returns a worker (not the manager) that runs
+/// some, with how many.
+fn worker_running_participants(swarm: &Swarm, deadline: Duration) -> (&'static str, usize) {
+    let start = Instant::now();
+    loop {
+        let counts: Vec<(&str, usize)> = NODES
+            .iter()
+            .map(|n| (*n, swarm.running_with_role(n, "participant")))
+            .collect();
+        let total: usize = counts.iter().map(|(_, c)| c).sum();
+        if total == 3 {
+            if let Some((node, count)) = counts.iter().find(|(n, c)| *n != NODES[0] && *c > 0) {
+                return (node, *count);
+            }
+            panic!("three participants, all on the manager: {counts:?}");
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "the participants never all ran: {counts:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
