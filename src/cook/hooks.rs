@@ -201,13 +201,16 @@ impl CellHooks for CookHooks {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
-        // A cell stopped at a budget, or whose node was lost, is unscored (never 0): nothing
-        // of it goes to the judges (an earlier round's seal goes too).
-        let unscored = matches!(state, CellState::BudgetExhausted | CellState::NodeLost);
-        if unscored {
+        // A cell stopped at a budget or for forged spend, or whose node was lost, is unscored
+        // (never 0): nothing of it goes to the judges (an earlier round's seal goes too).
+        let withheld = matches!(
+            state,
+            CellState::BudgetExhausted | CellState::SpendImplausible | CellState::NodeLost
+        );
+        if withheld {
             let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
         }
-        let seal_report = if started && !unscored {
+        let seal_report = if started && !withheld {
             match seal(
                 &self.paths,
                 &plan.actor,
