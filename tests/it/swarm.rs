@@ -4,8 +4,8 @@
 //! over the nodes, and a node lost while its cell runs (the cell is `node_lost`, the others go
 //! on, `resume` re-runs it once the node is back); a node down at the start, and a night that
 //! loses a node's engine, then a node's link (`tests/it/swarm_lost.rs`). Nothing labelled with
-//! a cook is left on any node. Cells pinned to different nodes are isolated, and a proxy on one node serves a cell
-//! on another (`tests/it/swarm_nodes.rs`). One test, in order, because the swarm is costly to
+//! a cook is left on any node. Cells pinned to different nodes are isolated, and a proxy on one
+//! node serves a cell on another (`tests/it/swarm_nodes.rs`). One test, in order, because the swarm is costly to
 //! start (about 20 s) and shared.
 
 use std::sync::Arc;
@@ -76,6 +76,21 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
         text.contains("not enforced") && text.contains("no-new-privileges"),
         "what a swarm cannot enforce is said, not hidden: {text}"
     );
+    assert!(
+        text.contains("swap is off") && text.contains("is not enforced on this backend"),
+        "the swap limit, which has no probe, is listed too: {text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "engine reachable at {} (swarm manager)",
+            swarm.env()["MULTICOOKER_SWARM_MANAGER"]
+        )),
+        "the engine is the manager's: {text}"
+    );
+    assert!(
+        !text.contains("iptables"),
+        "the local bridge's advice does not apply to overlays: {text}"
+    );
 
     block_on(async {
         let runtime: multicooker::runtime::SharedRuntime = Arc::new(
@@ -95,6 +110,17 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
     crate::swarm_lost::a_node_down_at_the_start_is_left_out(&swarm);
     crate::swarm_lost::a_night_survives_a_lost_node(&swarm, crate::swarm_lost::Loss::Kill);
     crate::swarm_lost::a_night_survives_a_lost_node(&swarm, crate::swarm_lost::Loss::Cut);
+    // The nodes now hold pulled copies of the base image: in use, not stale.
+    let doctor = run(
+        &base,
+        &swarm,
+        &["doctor", "--flavors", "dummy", "--backend", "swarm"],
+    );
+    let text = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(
+        !text.contains("does not use"),
+        "a node's copy of the base image in use is not stale: {text}"
+    );
 }
 
 fn a_night_spreads_over_the_nodes(swarm: &Swarm) {

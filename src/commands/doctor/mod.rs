@@ -53,8 +53,12 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let mut checks = Checks::default();
     let (targets, cook) = flavors_to_check(&session, args, &mut checks);
-    let endpoint = Endpoint::from_env(&DockerEnv::from_process())
-        .map_or_else(|problem| problem, |e| e.to_string());
+    let endpoint = match &session.backend {
+        // On a swarm the engine is the manager's, whatever DOCKER_HOST says.
+        settings::Backend::Swarm(config) => format!("{} (swarm manager)", config.manager),
+        settings::Backend::Docker { .. } => Endpoint::from_env(&DockerEnv::from_process())
+            .map_or_else(|problem| problem, |e| e.to_string()),
+    };
     match connect(&session).await {
         Ok((runtime, info)) => {
             checks.add(
@@ -425,9 +429,24 @@ async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
     let Ok(listed) = runtime.list(&Selector::role("base")).await else {
         return;
     };
+    // A cluster node's copy is named `node/<host>/…`: by a registry tag, or by its id (a copy
+    // pulled by digest), which is the same id as the image it was pushed from.
+    let mut in_use: Vec<String> = Vec::new();
+    for spec in &current {
+        in_use.push(spec.tag.clone());
+        if let Ok(Some(id)) = runtime.image_id(&spec.tag).await {
+            in_use.push(id);
+        }
+    }
+    let used = |name: &str| {
+        let local = on_node(name);
+        in_use
+            .iter()
+            .any(|u| local == u || local.ends_with(&format!("/{u}")))
+    };
     let mut stale: Vec<String> = listed
         .into_iter()
-        .filter(|o| o.kind == ObjectKind::Image && !current.iter().any(|c| c.tag == o.name))
+        .filter(|o| o.kind == ObjectKind::Image && !used(&o.name))
         .map(|o| o.name)
         .collect();
     stale.sort();
@@ -446,6 +465,13 @@ async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
             if more > 0 { format!(" and {more} more") } else { String::new() }
         ),
     );
+}
+
+/// The name on its node of a cluster backend's node-side object (`node/<host>/<name>`).
+fn on_node(name: &str) -> &str {
+    name.strip_prefix("node/")
+        .and_then(|rest| rest.split_once('/'))
+        .map_or(name, |(_, local)| local)
 }
 
 /// Runs a probe cell with a participant's default settings and adds one line per property.
@@ -501,7 +527,22 @@ async fn check_sandbox(
                 };
                 checks.add(if check.ok { "OK" } else { "FAIL" }, line);
             }
-            checks.add("WARN", "sandbox: host services listening on 0.0.0.0 are reachable through a cell's bridge gateway; close them with `iptables -I INPUT -i mc-+ -j DROP` (see SECURITY.md)");
+            // Every limit the backend cannot enforce is said, probed or not (swap has no probe).
+            for item in runtime.unenforced() {
+                if !checks.lines.iter().any(|(_, l)| l.contains(item.property)) {
+                    checks.add(
+                        "WARN",
+                        format!(
+                            "sandbox: {} is not enforced on this backend: {}",
+                            item.property, item.compensation
+                        ),
+                    );
+                }
+            }
+            // The gateway leak is a local bridge's; a swarm's overlays have no host gateway.
+            if runtime.backend() == "docker" {
+                checks.add("WARN", "sandbox: host services listening on 0.0.0.0 are reachable through a cell's bridge gateway; close them with `iptables -I INPUT -i mc-+ -j DROP` (see SECURITY.md)");
+            }
         }
         Err(error) => checks.add("FAIL", format!("sandbox: the probe could not run: {error}")),
     }
