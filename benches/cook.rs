@@ -139,18 +139,20 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .chain([("MULTICOOKER_BACKEND".to_owned(), "swarm".to_owned())])
         .collect();
-    let socket = |node: &str| format!("unix://{}/{node}/docker.sock", dir.display());
+    // The floor reaches the engines as the cook does: over TCP through the nodes' network.
+    let var = |name: &str| {
+        env.iter()
+            .find(|(k, _)| k == name)
+            .map_or_else(|| panic!("{name} in the swarm's env"), |(_, v)| v.clone())
+    };
     let config = SwarmConfig {
-        manager: socket("n1"),
-        nodes: ["n1", "n2", "n3"]
-            .iter()
-            .map(|n| ((*n).to_owned(), socket(n)))
+        manager: var("MULTICOOKER_SWARM_MANAGER"),
+        nodes: var("MULTICOOKER_SWARM_NODES")
+            .split(',')
+            .filter_map(|item| item.split_once('='))
+            .map(|(host, address)| (host.to_owned(), address.to_owned()))
             .collect(),
-        registry: env
-            .iter()
-            .find(|(k, _)| k == "MULTICOOKER_SWARM_REGISTRY")
-            .map(|(_, v)| v.clone())
-            .expect("registry"),
+        registry: var("MULTICOOKER_SWARM_REGISTRY"),
         subnet_pool: DEFAULT_SWARM_POOL.to_owned(),
     };
     let runtime = tokio

@@ -26,11 +26,7 @@ pub async fn sweep_engine(
         .into_iter()
         .filter(|o| {
             let name = on_node(&o.name);
-            o.kind == ObjectKind::Image
-                || name.starts_with(&prefix)
-                || stale_probe(name)
-                // A node's area volumes are named by its engine: the cook's labels select them.
-                || (o.kind == ObjectKind::Volume && name != o.name)
+            o.kind == ObjectKind::Image || name.starts_with(&prefix) || stale_probe(name)
         })
         .collect();
     stale.sort_by_key(|o| o.kind);

@@ -229,3 +229,25 @@ fn a_size_slope_within_briefs_gives_length_controlled_estimates() {
         get("a").length_controlled.expect("a") - get("c").length_controlled.expect("c");
     assert!(controlled_gap.abs() < 2.0, "controlled: {controlled_gap}");
 }
+
+#[test]
+fn each_lost_node_is_named_with_the_cells_it_cost() {
+    let runs = [
+        serde_json::json!({"participants": [
+            {"name": "a", "status": "ok", "node": "n1"},
+            {"name": "b", "status": "node_lost", "node": "n2"},
+        ]}),
+        serde_json::json!({"participants": [
+            {"name": "a", "status": "node_lost", "node": "n2"},
+            {"name": "c", "status": "node_lost", "node": "n3"},
+        ]}),
+    ];
+    assert_eq!(
+        super::lost_nodes(&runs),
+        [
+            "node `n2` was lost: 2 cells not scored",
+            "node `n3` was lost: 1 cell not scored"
+        ]
+    );
+    assert!(super::lost_nodes(&[serde_json::json!({})]).is_empty());
+}

@@ -150,6 +150,11 @@ fn a_night_spreads_over_the_nodes(swarm: &Swarm) {
     let config = config.to_str().unwrap();
     let night = run(&cook, swarm, &["nightly", config, "--night", "2026-11-25"]);
     assert_eq!(night.status.code(), Some(0), "{}", show(&night));
+    assert!(
+        !String::from_utf8_lossy(&night.stderr).contains("killed earlier run"),
+        "each phase removed what it made: nothing is swept as a killed run's: {}",
+        show(&night)
+    );
     let history = run(&cook, swarm, &["history", config, "--json"]);
     assert_eq!(history.status.code(), Some(0), "{}", show(&history));
     let history: Value = serde_json::from_slice(&history.stdout).unwrap();

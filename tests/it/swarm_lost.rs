@@ -134,6 +134,15 @@ pub(crate) fn a_night_survives_a_lost_node(swarm: &Swarm, loss: Loss) {
     }
     let again = run(&cook, swarm, &["nightly", config, "--night", night]);
     assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    let said = stderr(&again);
+    assert!(
+        said.contains(&format!("node `{node}` answers again: removed")),
+        "what was left on the node is removed once it answers (fencing): {said}"
+    );
+    assert!(
+        !said.contains("killed earlier run"),
+        "nothing was killed: {said}"
+    );
     let history = run(&cook, swarm, &["history", config, "--json"]);
     let history: Value = serde_json::from_slice(&history.stdout).unwrap();
     let record = &history["nights"][0];

@@ -290,8 +290,14 @@ pub(super) async fn list(
             }
             other => other?,
         };
+        // A cell's area volumes outlive its service when a run was killed: listed as the cell
+        // (whose removal sweeps every node for them), so sweeps select them by the cell's name.
+        let volumes = cell_volumes(engine.client(), selector).await;
         for object in listed {
-            if object.kind == ObjectKind::Network {
+            if object.kind == ObjectKind::Network
+                || (object.kind == ObjectKind::Volume
+                    && volumes.iter().any(|(v, _)| *v == object.name))
+            {
                 continue;
             }
             found.push(ObjectRef {
@@ -299,10 +305,32 @@ pub(super) async fn list(
                 name: format!("{NODE_PREFIX}{host}/{}", object.name),
             });
         }
+        found.extend(volumes.into_iter().map(|(_, cell)| ObjectRef::cell(&cell)));
     }
     found.sort();
     found.dedup();
     Ok(found)
+}
+
+/// A node's volumes whose labels match and name their cell: (volume, cell).
+async fn cell_volumes(docker: &Docker, selector: &Selector) -> Vec<(String, String)> {
+    let mut filters = HashMap::new();
+    filters.insert("label".to_owned(), selector.engine_filters());
+    let options = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let Ok(listed) = docker.list_volumes(Some(options)).await else {
+        return Vec::new();
+    };
+    listed
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let cell = v.labels.get(LABEL_CELL)?.clone();
+            Some((v.name, cell))
+        })
+        .collect()
 }
 
 /// Services whose labels match and whose task still runs.
