@@ -542,6 +542,8 @@ async fn check_sandbox(
             // The gateway leak is a local bridge's; a swarm's overlays have no host gateway.
             if runtime.backend() == "docker" {
                 checks.add("WARN", "sandbox: host services listening on 0.0.0.0 are reachable through a cell's bridge gateway; close them with `iptables -I INPUT -i mc-+ -j DROP` (see SECURITY.md)");
+            } else {
+                checks.add("WARN", "sandbox: a proxy's outside overlay reaches the host services of its node through `docker_gwbridge` (docs/ENGINE.md §4b); keep host services of nodes that run proxies off 0.0.0.0, or label such nodes `io.multicooker.egress=false`");
             }
         }
         Err(error) => checks.add("FAIL", format!("sandbox: the probe could not run: {error}")),

@@ -290,14 +290,12 @@ pub(super) async fn list(
             }
             other => other?,
         };
-        // A cell's area volumes outlive its service when a run was killed: listed as the cell
-        // (whose removal sweeps every node for them), so sweeps select them by the cell's name.
+        // A cell's area volumes outlive its service when a run was killed: listed as their
+        // cell too (whose removal sweeps every node for them), so a sweep selects them by the
+        // cell's name, never another cell's.
         let volumes = cell_volumes(engine.client(), selector).await;
         for object in listed {
-            if object.kind == ObjectKind::Network
-                || (object.kind == ObjectKind::Volume
-                    && volumes.iter().any(|(v, _)| *v == object.name))
-            {
+            if object.kind == ObjectKind::Network {
                 continue;
             }
             found.push(ObjectRef {
