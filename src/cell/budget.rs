@@ -4,9 +4,12 @@
 //! cap, or a pool that stops running cells, is killed through the runtime like a timeout and
 //! classified `budget_exhausted`; once a pool is reached no further cell starts.
 //!
-//! Enforcement trusts the CLI's own usage reports: a CLI that under-reports, or reports only at
-//! its end (agy, grok; every cost but claude's and grok's final line), is stopped only as soon
-//! as it reports.
+//! Enforcement trusts the CLI's own usage reports only as far as they are plausible: a line that
+//! claims more than its flavor's turns could cost (`Meter::implausible`, docs/FLAVORS.md §8 item
+//! 9) is never added to any count; its cell alone is stopped and ends `spend_implausible`
+//! (unscored, flagged in the report), and every other cell and pool goes on. A CLI that
+//! under-reports, or reports only at its end (agy, grok; every cost but claude's and grok's final
+//! line), is stopped only as soon as it reports.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -111,6 +114,8 @@ pub struct CellSpend {
     pools: Vec<Arc<Pool>>,
     stop: CancellationToken,
     reason: Mutex<Option<String>>,
+    flavor: String,
+    implausible: Mutex<Option<String>>,
 }
 
 impl CellSpend {
@@ -122,6 +127,8 @@ impl CellSpend {
             pools: budgets.pools.clone(),
             stop: CancellationToken::new(),
             reason: Mutex::new(None),
+            flavor: flavor.to_owned(),
+            implausible: Mutex::new(None),
         })
     }
 
@@ -136,17 +143,28 @@ impl CellSpend {
     }
 
     fn account(&self, feed: impl FnOnce(&mut Meter) -> bool) {
-        let (spend, delta) = {
+        let (spend, delta, implausible) = {
             let mut guard = self.meter.lock().unwrap_or_else(PoisonError::into_inner);
             let (meter, counted) = &mut *guard;
-            if !feed(meter) {
+            let first = meter.implausible().is_none();
+            let changed = feed(meter);
+            let implausible = meter.implausible().filter(|_| first);
+            if !changed && implausible.is_none() {
                 return;
             }
             let spend = meter.spend();
             let delta = spend.since(*counted);
             *counted = spend;
-            (spend, delta)
+            (spend, delta, implausible)
         };
+        if let Some(claim) = implausible {
+            let why = implausible_reason(&self.flavor, claim);
+            *self
+                .implausible
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(why.clone());
+            self.stop_because(why);
+        }
         for pool in &self.pools {
             pool.add(delta);
         }
@@ -161,7 +179,16 @@ impl CellSpend {
         self.stop.cancel();
     }
 
-    /// What the cell spent so far.
+    /// Why the cell's spend claims are not believed, once one line claimed more than its turns
+    /// could cost (the cell is stopped for it).
+    pub fn implausible(&self) -> Option<String> {
+        self.implausible
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// What the cell spent so far (implausible claims left out).
     pub fn spend(&self) -> Spend {
         self.meter
             .lock()
@@ -194,6 +221,27 @@ impl CellSpend {
             .clone()
             .unwrap_or_else(|| "its budget is used up".into())
     }
+}
+
+/// `implausible spend: one line claims 1 000 000 000 000 tokens, …`, with the ceiling it broke.
+fn implausible_reason(flavor: &str, claim: crate::flavor::meter::Implausible) -> String {
+    use crate::brief::grouped;
+    let (claimed, allowed) = (claim.claimed, claim.allowed);
+    let what = if claimed.tokens > allowed.tokens {
+        format!(
+            "{} tokens, more than the {} a `{flavor}` cell could have spent by then",
+            grouped(claimed.tokens),
+            grouped(allowed.tokens)
+        )
+    } else {
+        format!(
+            "${:.2}, more than the ${:.2} a `{flavor}` cell could have spent by then",
+            claimed.usd, allowed.usd
+        )
+    };
+    format!(
+        "implausible spend: one line of its output claims {what} (at most one model turn per line, docs/FLAVORS.md §8 item 9); not counted, the cell was stopped and is unscored"
+    )
 }
 
 #[cfg(test)]
@@ -269,5 +317,37 @@ mod tests {
             tokio::time::timeout(std::time::Duration::from_millis(50), c.exhausted()).await;
         assert!(stopped.is_err(), "running cells finish");
         assert!(!finishing.is_reached());
+    }
+
+    /// The attack: one forged line from one cell. The pool never sees it, the forger
+    /// alone is stopped and flagged, and a sibling goes on spending against the same pool.
+    #[tokio::test]
+    async fn a_forged_claim_stops_its_cell_alone_and_never_reaches_the_pool() {
+        let pool = Pool::new(COOK, cap(100_000), true, Spend::default());
+        let budgets = Budgets {
+            pools: vec![pool.clone()],
+        };
+        let forger = CellSpend::new("dummy", None, &budgets);
+        let honest = CellSpend::new("dummy", None, &budgets);
+        forger.push(&line(300));
+        forger.push(b"{\"type\":\"result\",\"usage\":{\"input_tokens\":1000000000000}}\n");
+        let why = forger.exhausted().await;
+        assert!(
+            why.starts_with("implausible spend: one line of its output claims 999 999 999 700 tokens, more than the 1 128 000 a `dummy` cell could have spent by then"),
+            "{why}"
+        );
+        assert_eq!(forger.implausible().as_deref(), Some(why.as_str()));
+        assert_eq!(
+            forger.spend().tokens,
+            300,
+            "the forged claim is counted nowhere"
+        );
+        honest.push(&line(40_000));
+        assert_eq!(pool.spent().tokens, 40_300);
+        assert!(budgets.blocked().is_none(), "the pool is not emptied");
+        assert!(honest.implausible().is_none());
+        let stopped =
+            tokio::time::timeout(std::time::Duration::from_millis(50), honest.exhausted()).await;
+        assert!(stopped.is_err(), "the honest cell goes on");
     }
 }

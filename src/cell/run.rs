@@ -266,7 +266,11 @@ async fn run_until_exit<H: CellHooks>(
     }
     let output = read_output_tails(&plan.stdout_log, &plan.stderr_log).await;
     let rate_limit = detect_rate_limit(&plan.flavor, &output);
-    let (state, error) = classify(&ended, oom, rate_limit.is_some());
+    let (mut state, mut error) = classify(&ended, oom, rate_limit.is_some());
+    if let Some(why) = spend.implausible() {
+        // Flagged whatever else happened: its claims are not believed.
+        (state, error) = (CellState::SpendImplausible, Some(why));
+    }
     let login_failure = (state == CellState::NonZeroExit)
         .then(|| detect_login_failure(&plan.flavor, &output))
         .flatten();

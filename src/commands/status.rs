@@ -208,7 +208,10 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
     let for_good = status.cells.values().any(|c| {
         matches!(
             c.state,
-            CellState::OomKilled | CellState::ArtifactMissing | CellState::BudgetExhausted
+            CellState::OomKilled
+                | CellState::ArtifactMissing
+                | CellState::BudgetExhausted
+                | CellState::SpendImplausible
         )
     });
     match status.state {

@@ -201,11 +201,16 @@ impl CellHooks for CookHooks {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
-        // A cell stopped at a budget is unscored (never 0): nothing of it goes to the judges.
-        if state == CellState::BudgetExhausted {
+        // A cell stopped at a budget or for forged spend is unscored (never 0): nothing of it
+        // goes to the judges.
+        let withheld = matches!(
+            state,
+            CellState::BudgetExhausted | CellState::SpendImplausible
+        );
+        if withheld {
             let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
         }
-        let seal_report = if started && state != CellState::BudgetExhausted {
+        let seal_report = if started && !withheld {
             match seal(
                 &self.paths,
                 &plan.actor,

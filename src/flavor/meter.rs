@@ -12,8 +12,16 @@
 //! - grok: the `end` event (its only usage report, at the end), with `total_cost_usd`.
 //!
 //! Custom flavors report nothing multicooker can read: no budget can be enforced on them.
+//!
+//! A claim is bounded (docs/FLAVORS.md §8 item 9): a line may add at most what one model turn of
+//! its flavor can cost ([`turn_ceiling`]: the largest context window plus the largest output),
+//! and a line that totals many turns (claude's `result`, codex's `turn.completed`, agy's
+//! `result`, grok's `end`) at most that per second the cell has run. A line that claims more is
+//! not counted: the meter records it as [`Implausible`] and reads nothing more, so one cell's
+//! forged line can neither empty a shared pool nor hide later spend.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -78,6 +86,42 @@ pub fn reports(flavor: &str) -> Reports {
     }
 }
 
+/// The most one model turn of a flavor can cost: its largest context window read in full plus
+/// its largest output, at the highest list price of its models (docs/FLAVORS.md §8 item 9).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceiling {
+    /// Tokens of one turn.
+    pub tokens: u64,
+    /// USD of one turn (for flavors that report a cost).
+    pub usd: f64,
+}
+
+/// What one model turn of `flavor` can cost at most; `None` for flavors the meter cannot read.
+pub fn turn_ceiling(flavor: &str) -> Option<Ceiling> {
+    let (tokens, usd) = match flavor {
+        // 1 M context + 128 K output; at most $30 a turn (1 M cache writes at $18.75 / M plus
+        // 128 K output at $75 / M, the dearest list prices).
+        "claude" | "triad" | "dummy" => (1_128_000, 30.0),
+        // 400 K context, output included.
+        "codex" => (400_000, 0.0),
+        // 1 M (1 048 576) input + 64 K output.
+        "agy" => (1_114_112, 0.0),
+        // 2 M context + 128 K output; at most $15 a turn.
+        "grok" => (2_228_224, 15.0),
+        _ => return None,
+    };
+    Some(Ceiling { tokens, usd })
+}
+
+/// A line whose claim no turn of its flavor could cost: not counted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Implausible {
+    /// What the line would have added.
+    pub claimed: Spend,
+    /// The most it could have added.
+    pub allowed: Spend,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dialect {
     Claude,
@@ -98,6 +142,16 @@ pub struct Meter {
     anonymous: u64,
     /// The last `result`/`end` totals (claude, grok, agy) or the turn sum (codex).
     reported: Spend,
+    ceiling: Option<Ceiling>,
+    started: Instant,
+    implausible: Option<Implausible>,
+}
+
+/// How to take back a line's effect.
+struct Undo {
+    reported: Spend,
+    anonymous: u64,
+    message: Option<(String, Option<(u64, u64)>)>,
 }
 
 impl Meter {
@@ -117,14 +171,27 @@ impl Meter {
             messages: HashMap::new(),
             anonymous: 0,
             reported: Spend::default(),
+            ceiling: turn_ceiling(flavor),
+            started: Instant::now(),
+            implausible: None,
         }
+    }
+
+    /// The first line that claimed more than its flavor's turns could cost, if any.
+    pub fn implausible(&self) -> Option<Implausible> {
+        self.implausible
     }
 
     /// The spend so far.
     pub fn spend(&self) -> Spend {
-        let messages: u64 = self.messages.values().map(|(tokens, _)| tokens).sum();
+        let messages = self
+            .messages
+            .values()
+            .fold(self.anonymous, |all, (tokens, _)| {
+                all.saturating_add(*tokens)
+            });
         Spend {
-            tokens: self.reported.tokens.max(messages + self.anonymous),
+            tokens: self.reported.tokens.max(messages),
             usd: self.reported.usd,
         }
     }
@@ -171,6 +238,9 @@ impl Meter {
     }
 
     fn line(&mut self, bytes: &[u8]) {
+        if self.implausible.is_some() {
+            return;
+        }
         let Some(line) = super::usage::json_object(&String::from_utf8_lossy(bytes)) else {
             return;
         };
@@ -179,23 +249,73 @@ impl Meter {
             .or_else(|| line.get("event"))
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let before = self.spend();
+        let mut undo = Undo {
+            reported: self.reported,
+            anonymous: self.anonymous,
+            message: None,
+        };
+        // One model call per claude message; every other metered line totals many.
+        let per_turn = (self.dialect, kind) == (Dialect::Claude, "assistant");
+        self.read(&line, kind, &mut undo);
+        let claimed = self.spend().since(before);
+        if let Some(allowed) = self.allowed(per_turn)
+            && (claimed.tokens > allowed.tokens || claimed.usd > allowed.usd)
+        {
+            self.take_back(undo);
+            self.implausible = Some(Implausible { claimed, allowed });
+        }
+    }
+
+    /// The most one line may add: one turn, or one turn per second run for a line of totals.
+    fn allowed(&self, per_turn: bool) -> Option<Spend> {
+        let ceiling = self.ceiling?;
+        let turns = if per_turn {
+            1
+        } else {
+            1 + self.started.elapsed().as_secs()
+        };
+        #[expect(clippy::cast_precision_loss, reason = "seconds a cell has run")]
+        let usd = ceiling.usd * turns as f64;
+        Some(Spend {
+            tokens: ceiling.tokens.saturating_mul(turns),
+            usd,
+        })
+    }
+
+    fn take_back(&mut self, undo: Undo) {
+        self.reported = undo.reported;
+        self.anonymous = undo.anonymous;
+        match undo.message {
+            Some((id, Some(old))) => {
+                self.messages.insert(id, old);
+            }
+            Some((id, None)) => {
+                self.messages.remove(&id);
+            }
+            None => {}
+        }
+    }
+
+    fn read(&mut self, line: &Map<String, Value>, kind: &str, undo: &mut Undo) {
         match (self.dialect, kind) {
-            (Dialect::Claude, "assistant") => self.claude_message(&line),
+            (Dialect::Claude, "assistant") => undo.message = self.claude_message(line),
             (Dialect::Claude, "result") => {
                 if let Some(usage) = line.get("usage") {
                     self.reported = Spend {
                         tokens: sum(usage, CLAUDE_KEYS),
-                        usd: cost(&line),
+                        usd: cost(line),
                     };
                 }
             }
             (Dialect::Codex, "turn.completed") => {
                 if let Some(usage) = line.get("usage") {
                     let total = match count(usage, "total_tokens") {
-                        0 => count(usage, "input_tokens") + count(usage, "output_tokens"),
+                        0 => count(usage, "input_tokens")
+                            .saturating_add(count(usage, "output_tokens")),
                         reported => reported,
                     };
-                    self.reported.tokens += total;
+                    self.reported.tokens = self.reported.tokens.saturating_add(total);
                 }
             }
             (Dialect::Agy, "result") => {
@@ -208,38 +328,40 @@ impl Meter {
                         0 => sum(usage, AGY_KEYS),
                         reported => reported,
                     };
-                    self.reported.tokens += tokens;
+                    self.reported.tokens = self.reported.tokens.saturating_add(tokens);
                 }
             }
             (Dialect::Grok, "end") => {
                 let tokens = line.get("usage").map_or(0, |u| sum(u, GROK_KEYS));
-                self.reported.tokens += tokens;
-                self.reported.usd += cost(&line);
+                self.reported.tokens = self.reported.tokens.saturating_add(tokens);
+                self.reported.usd += cost(line);
             }
             _ => {}
         }
     }
 
-    fn claude_message(&mut self, line: &Map<String, Value>) {
-        let Some(message) = line.get("message") else {
-            return;
-        };
+    /// Counts an assistant message; returns the message's earlier record, to take it back.
+    fn claude_message(
+        &mut self,
+        line: &Map<String, Value>,
+    ) -> Option<(String, Option<(u64, u64)>)> {
+        let message = line.get("message")?;
         if message.get("model").and_then(Value::as_str) == Some("<synthetic>") {
-            return;
+            return None;
         }
-        let Some(usage) = message.get("usage") else {
-            return;
-        };
+        let usage = message.get("usage")?;
         let tokens = sum(usage, CLAUDE_KEYS);
         let output = count(usage, "output_tokens");
-        match message.get("id").and_then(Value::as_str) {
-            Some(id) => {
-                let entry = self.messages.entry(id.to_owned()).or_insert((0, 0));
-                if output >= entry.1 {
-                    *entry = (tokens.max(entry.0), output);
-                }
+        if let Some(id) = message.get("id").and_then(Value::as_str) {
+            let old = self.messages.get(id).copied();
+            let entry = self.messages.entry(id.to_owned()).or_insert((0, 0));
+            if output >= entry.1 {
+                *entry = (tokens.max(entry.0), output);
             }
-            None => self.anonymous += tokens,
+            Some((id.to_owned(), old))
+        } else {
+            self.anonymous = self.anonymous.saturating_add(tokens);
+            None
         }
     }
 }
@@ -269,7 +391,9 @@ fn count(value: &Value, key: &str) -> u64 {
 }
 
 fn sum(usage: &Value, keys: &[&str]) -> u64 {
-    keys.iter().map(|k| count(usage, k)).sum()
+    keys.iter()
+        .map(|k| count(usage, k))
+        .fold(0, u64::saturating_add)
 }
 
 fn cost(line: &Map<String, Value>) -> f64 {

@@ -234,6 +234,19 @@ fn left_out(report: &Report, lines: &mut Vec<String>) {
             unscored.join(", ")
         ));
     }
+    let flagged: Vec<&str> = report
+        .standings
+        .iter()
+        .filter(|s| s.run.as_ref().and_then(|r| r.status.as_deref()) == Some("spend_implausible"))
+        .map(|s| s.participant.as_str())
+        .collect();
+    if !flagged.is_empty() {
+        lines.push(String::new());
+        lines.push(format!(
+            "Flagged, `spend_implausible` (a line of its output claimed more spend than its turns could cost; the claim is counted nowhere, docs/FLAVORS.md §8 item 9): {}",
+            flagged.join(", ")
+        ));
+    }
     if !report.injection_flags.is_empty() {
         lines.push(String::new());
         lines.push("Possible prompt injection (text aimed at the grader; shown for review, scores unchanged):".into());

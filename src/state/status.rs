@@ -117,6 +117,10 @@ pub enum CellState {
     /// Stopped when its own, the cook's or the night's budget was reached (or never started
     /// because it was): unscored (never 0), not run again unless forced.
     BudgetExhausted,
+    /// Stopped because a line of its output claimed more spend than its flavor's turns could
+    /// cost (docs/FLAVORS.md §8 item 9): flagged, unscored (never 0), its claim counted nowhere,
+    /// not run again unless forced.
+    SpendImplausible,
 }
 
 impl CellState {
@@ -136,6 +140,7 @@ impl CellState {
             Self::ArtifactMissing => "artifact_missing",
             Self::NodeLost => "node_lost",
             Self::BudgetExhausted => "budget_exhausted",
+            Self::SpendImplausible => "spend_implausible",
         }
     }
 

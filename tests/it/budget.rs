@@ -237,3 +237,82 @@ fn a_night_at_its_cap_starts_no_new_cook_ends_partial_and_keeps_spend_in_history
         cook.leftovers_under_root()
     );
 }
+
+/// The attack: one participant prints `{"type":"result","usage":{"input_tokens":
+/// 1000000000000}}`. Only it is stopped and flagged (`spend_implausible`, unscored, its claim
+/// counted nowhere); the cook's pool is not emptied, the honest participants are scored and
+/// judging runs.
+#[test]
+fn a_forged_spend_line_stops_and_flags_its_cell_alone() {
+    let brief = format!(
+        "name: t\ntimeout_s: 120\nbudget: {{tokens: 100000}}\nparticipants:\n  - {{name: forger, flavor: dummy, model: \"quality:5,usage:300,claim:1000000000000,sleep:60\"}}\n  - {{name: honest, flavor: dummy, model: \"quality:3,sleep:3,usage:500\"}}\n  - {{name: other, flavor: dummy, model: \"quality:2,sleep:3,usage:700\"}}\njudges:\n  - {{name: j, flavor: dummy}}\n{RUBRIC}"
+    );
+    let cook = TestCook::new("budget-forged", &brief);
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    let forger = entry(&run, "participants", "forger");
+    assert_eq!(forger["status"], "spend_implausible", "{forger}");
+    assert!(
+        forger["duration_s"].as_f64().unwrap() < 30.0,
+        "stopped at the forged line, not at its 60 s sleep: {forger}"
+    );
+    assert_eq!(
+        forger["spend"]["tokens"], 300,
+        "the claim is counted nowhere"
+    );
+    assert!(
+        forger["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("implausible spend: one line of its output claims 999 999 999 700 tokens"),
+        "{forger}"
+    );
+    for (name, tokens) in [("honest", 500), ("other", 700)] {
+        let cell = entry(&run, "participants", name);
+        assert_eq!(
+            (&cell["status"], &cell["spend"]["tokens"]),
+            (&"ok".into(), &tokens.into()),
+            "{cell}"
+        );
+    }
+    assert!(
+        !cook.dir().join("judging/_inbox/forger").exists(),
+        "nothing of a flagged cell goes to the judges"
+    );
+    let judged = cook.run("judge");
+    assert_eq!(
+        judged.status.code(),
+        Some(0),
+        "judging runs: {}",
+        show(&judged)
+    );
+    assert_eq!(
+        entry(&cook.json("JUDGE_RESULT.json"), "judges", "j")["status"],
+        "ok"
+    );
+    let report = cook.run("report");
+    assert_eq!(report.status.code(), Some(0), "{}", show(&report));
+    let board = cook.text("leaderboard.md");
+    assert!(
+        board.contains("Unscored (no accepted score from any judge): forger"),
+        "{board}"
+    );
+    assert!(
+        board.contains("| honest |") && board.contains("| other |"),
+        "{board}"
+    );
+    assert!(
+        board.contains("| **whole cook** | cook | spent 1 500 / 100 000 tokens |"),
+        "{board}"
+    );
+    assert!(
+        board.contains("Flagged, `spend_implausible` (a line of its output claimed more spend than its turns could cost; the claim is counted nowhere, docs/FLAVORS.md §8 item 9): forger"),
+        "flagged in the report: {board}"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}

@@ -129,7 +129,7 @@ fn huge_deep_and_link_filled_outputs_are_verified_from_their_checked_copy() {
 fn dockerfile_cook(tag: &str, dockerfile: &str) -> TestCook {
     let mut brief = dummy_brief(&[("right", "quality:4,solve:42"), ("wrong", "solve:7")], "");
     brief.push_str(
-        "verify: {image: dockerfile, timeout_s: 30, command: [/usr/local/bin/mc-cell, verify, --spec, /opt/tests.json]}\n",
+        "verify: {image: dockerfile, timeout_s: 30, tests: 1, command: [/usr/local/bin/mc-cell, verify, --spec, /opt/tests.json]}\n",
     );
     let cook = TestCook::new(tag, &brief);
     let hidden = cook.dir().join("verify");

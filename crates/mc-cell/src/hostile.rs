@@ -15,6 +15,9 @@ pub fn perform(directive: &Directive, out: &Path) {
         Directive::Sleep(seconds) => std::thread::sleep(Duration::from_secs_f64(*seconds)),
         Directive::Usage { tokens, usd } => crate::spend::report(*tokens, *usd),
         Directive::Burn { tokens, usd, every } => crate::spend::burn(*tokens, *usd, *every),
+        Directive::Claim(tokens) => {
+            println!("{{\"type\":\"result\",\"usage\":{{\"input_tokens\":{tokens}}}}}");
+        }
         Directive::RateLimit => {
             println!("API Error: rate limit exceeded; please retry after 42 seconds")
         }

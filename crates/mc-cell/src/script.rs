@@ -94,6 +94,10 @@ pub enum Directive {
     Usage { tokens: u64, usd: f64 },
     /// `burn:TOKENS[@USD]/SECS`: a `usage` every SECS seconds, until the cell is stopped.
     Burn { tokens: u64, usd: f64, every: f64 },
+    /// `claim:TOKENS`: print one forged claude `result` line claiming TOKENS input tokens at
+    /// once (`{"type":"result","usage":{"input_tokens":TOKENS}}`), as a hostile cell would to
+    /// empty a shared budget.
+    Claim(u64),
 }
 
 /// A script that could not be parsed.
@@ -213,6 +217,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             let (tokens, usd) = spend(need("TOKENS[@USD]")?).ok_or_else(|| bad("TOKENS[@USD]"))?;
             Directive::Usage { tokens, usd }
         }
+        "claim" => Directive::Claim(need("TOKENS")?.parse().map_err(|_| bad("TOKENS"))?),
         "burn" => {
             let (amount, every) = need("TOKENS[@USD]/SECS")?
                 .split_once('/')
@@ -307,6 +312,11 @@ mod tests {
             ]
         );
         assert!(parse("burn:2000").is_err() && parse("burn:2000/0").is_err());
+        assert_eq!(
+            parse("claim:1000000000000").unwrap(),
+            [Directive::Claim(1_000_000_000_000)]
+        );
+        assert!(parse("claim:lots").is_err());
         assert!(parse("usage:-5").is_err() && parse("usage:5@x").is_err());
     }
 

@@ -1,4 +1,4 @@
-//! `cargo bench -p mc-stats`: how long the leaderboard's statistics take at nightly sizes (the
+//! `cargo bench -p multicooker-stats`: how long the leaderboard's statistics take at nightly sizes (the
 //! report's jackknife rankings beside the percentile bootstraps they replaced).
 //! Prints numbers (median of 5 runs); asserts nothing about time. Target: a night of 10
 //! participants × 20 briefs, 2000 resamples, ranks in under 2 s on one core.

@@ -124,3 +124,69 @@ fn an_overlong_line_is_skipped_and_the_next_one_read() {
     meter.push(b"\n");
     assert_eq!(meter.spend().tokens, 5);
 }
+
+/// A line claiming more than one turn of its flavor can cost is not counted and stops the
+/// meter: the forged `result` line, an assistant message, a codex turn, a grok cost.
+#[test]
+fn a_line_claiming_more_than_a_turn_can_cost_is_not_counted() {
+    let forged = "{\"type\":\"result\",\"usage\":{\"input_tokens\":1000000000000}}\n";
+    let mut meter = Meter::new("dummy");
+    meter.push(
+        b"{\"type\":\"assistant\",\"message\":{\"id\":\"a\",\"usage\":{\"input_tokens\":700}}}\n",
+    );
+    assert!(meter.implausible().is_none());
+    assert!(!meter.push(forged.as_bytes()), "not counted");
+    assert_eq!(meter.spend().tokens, 700, "what came before stays");
+    let claim = meter.implausible().expect("flagged");
+    assert_eq!(claim.claimed.tokens, 1_000_000_000_000 - 700);
+    assert_eq!(
+        claim.allowed.tokens, 1_128_000,
+        "one turn, the cell just started"
+    );
+    // Nothing after the forgery is believed either: the cell is stopped for it.
+    meter.push(
+        b"{\"type\":\"assistant\",\"message\":{\"id\":\"b\",\"usage\":{\"input_tokens\":5}}}\n",
+    );
+    assert_eq!(meter.spend().tokens, 700);
+
+    // One message is one turn: a message of a full context plus output is believed, one more
+    // token than that is not; a later line of a known message is taken back to its old count.
+    let message = |id: &str, input: u64, output: u64| {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"usage\":{{\"input_tokens\":{input},\"output_tokens\":{output}}}}}}}\n"
+        )
+    };
+    let mut meter = Meter::new("claude");
+    meter.push(message("m", 1_000_000, 128_000).as_bytes());
+    assert_eq!(
+        (meter.spend().tokens, meter.implausible()),
+        (1_128_000, None)
+    );
+    meter.push(message("n", 10, 0).as_bytes());
+    meter.push(message("n", 1_128_011, 1).as_bytes());
+    assert_eq!(
+        meter.spend().tokens,
+        1_128_010,
+        "message n back at 10 tokens"
+    );
+    assert!(meter.implausible().is_some());
+
+    let mut codex = Meter::new("codex");
+    codex.push(b"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":18446744073709551615,\"output_tokens\":9}}\n");
+    assert_eq!(codex.spend().tokens, 0, "no overflow, nothing counted");
+    assert!(codex.implausible().is_some());
+
+    let mut grok = Meter::new("grok");
+    grok.push(b"{\"type\":\"end\",\"usage\":{\"input_tokens\":10},\"total_cost_usd\":1e300}\n");
+    assert_eq!(grok.spend(), Spend::default());
+    assert!(grok.implausible().unwrap().claimed.usd > 1e299);
+
+    // A flavor the meter cannot read claims nothing and is never flagged.
+    let mut custom = Meter::new("mycli");
+    custom.push(forged.as_bytes());
+    assert_eq!(
+        (custom.spend(), custom.implausible()),
+        (Spend::default(), None)
+    );
+    assert_eq!(turn_ceiling("mycli"), None);
+}

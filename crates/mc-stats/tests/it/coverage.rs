@@ -1,5 +1,5 @@
 //! Coverage of the report's 95 % intervals, measured: a seeded simulation of a random-effects
-//! model, the table printed (`cargo test -p mc-stats coverage -- --nocapture`).
+//! model, the table printed (`cargo test -p multicooker-stats coverage -- --nocapture`).
 //!
 //! Model: `value = m_item + u_cluster + v_(cluster, item)`, `u ~ N(0, 10^2)` (a judge's
 //! leniency or a brief's difficulty), `v ~ N(0, 6^2)` (how one judge took one output), four
@@ -13,7 +13,7 @@
 //! (`sqrt(0.95 × 0.05 / 2000)` = 0.49 points): about 4 in 100,000 per cell. The draws are
 //! seeded, so the table is the same on every machine. Each cell checks one estimate (item 0, or
 //! the pair 0 − 1), so its 2000 hits are independent. It takes seconds: the workspace builds
-//! mc-stats optimized even in debug (`[profile.dev.package.mc-stats]` in the root Cargo.toml).
+//! mc-stats optimized even in debug (`[profile.dev.package.multicooker-stats]` in the root Cargo.toml).
 //! The old percentile cluster bootstrap is printed beside them (500 replications of 400
 //! resamples: ±1 point), to show why it was left.
 
