@@ -114,7 +114,7 @@ pub(super) fn markdown(jury: &Jury, lines: &mut Vec<String>) {
     lines.push("## How sure is this ranking?".into());
     lines.push(String::new());
     lines.push(format!(
-        "{}. {:.0} % intervals: delete-one-judge jackknife with Student t ({} judge(s), min(judges − 1, residual) degrees of freedom), cut at the 0–100 scale. A participant ranks below another only where their paired difference over the same judges is significant after Holm's correction; ranks are competition ranks (2= shares a rank) with the range the tests allow. Seed {}.",
+        "{}. {:.0} % intervals: delete-one-judge jackknife with Student t ({} judge(s), min(judges − 1, residual) degrees of freedom), cut at the 0–100 scale. The table is ordered by score. Two participants are told apart only where their paired difference over the same judges is significant after Holm's correction; Rank is the competition rank of the participant's group (2= shares it), the groups cut only where every pair across the cut is told apart, and the rank range is what its own tests allow. Seed {}.",
         match stats.method {
             "bradley_terry+cluster_jackknife_t" =>
                 "Score = Bradley–Terry chance of beating an average participant, from pairwise verdicts",

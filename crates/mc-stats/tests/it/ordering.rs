@@ -2,7 +2,7 @@
 //! items listed by score; each item's group rank never falls as the score rises; a group cut
 //! (`{A} > {B}`) only where every pair across it is separated; identical scores share group,
 //! rank and range; a single rank only where the group is a clique of unseparated items. The
-//! counts printed say how often each case arose (`cargo test -p mc-stats ordering --
+//! counts printed say how often each case arose (`cargo test -p multicooker-stats ordering --
 //! --nocapture`).
 //!
 //! Model: rubric cooks, `value = m_item + u_judge + v`, `u ~ N(0, 10^2)`, `v ~ N(0, 6^2)`, 3 to
@@ -34,7 +34,7 @@ fn cook(normal: &mut Normal, index: usize) -> (Vec<Cell>, Shape) {
             });
         }
     }
-    if index % 5 == 0 {
+    if index.is_multiple_of(5) {
         // The last item scores exactly what the first did, judge by judge.
         let copies: Vec<Cell> = cells
             .iter()
