@@ -86,6 +86,18 @@ pub enum Directive {
     /// `search:NEEDLE`: lists every readable file of the cell (outside /proc, /sys, /dev) whose
     /// bytes contain NEEDLE, in SEARCH-<k>.txt (k: the how-manyth search).
     Search(String),
+    /// `forge-record`: write a fake exit record (code 0, no OOM) to init's stdout
+    /// (/proc/1/fd/1) and to its own; the attempts go to PROBES.txt.
+    ForgeRecord,
+    /// `half-record`: the start of an exit record and 20 KiB without a newline on stdout.
+    HalfRecord,
+    /// `freeze-init`: PTRACE_SEIZE + PTRACE_INTERRUPT, SIGSTOP and SIGKILL on PID 1; the
+    /// attempts go to PROBES.txt.
+    FreezeInit,
+    /// `launch-attack`: runs a probe with `mc-cell launch` that tries to write a 0700 folder of
+    /// this uid and leaves a daemon; what it saw, and whether the daemon outlived the call, go to
+    /// PROBES.txt.
+    LaunchAttack,
     /// Judge only: every submission gets the top of the scale, whatever it holds.
     Generous,
     /// `usage:TOKENS[@USD]`: print one claude-style assistant message using TOKENS tokens
@@ -231,6 +243,10 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "loop-forever" => Directive::LoopForever,
         "cheat" => Directive::Cheat,
         "search" => Directive::Search(need("a needle")?.to_owned()),
+        "forge-record" => Directive::ForgeRecord,
+        "half-record" => Directive::HalfRecord,
+        "freeze-init" => Directive::FreezeInit,
+        "launch-attack" => Directive::LaunchAttack,
         "generous" => Directive::Generous,
         "usage" => {
             let (tokens, usd) = spend(need("TOKENS[@USD]")?).ok_or_else(|| bad("TOKENS[@USD]"))?;
