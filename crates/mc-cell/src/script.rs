@@ -122,13 +122,32 @@ impl fmt::Display for ScriptError {
     }
 }
 
-/// Parses a whole script.
+/// Parses a whole script. A script that is one token naming no directive is a model name
+/// (`opus`, `gpt-5-codex`, `gemini-2.5-pro:high`), ignored: a cook whose flavors were swapped to
+/// `dummy` runs unchanged (issue 25: `model: opus` made every such cell exit 2). Among several
+/// tokens an unknown one is a mistake, refused before anything runs.
 pub fn parse(text: &str) -> Result<Vec<Directive>, ScriptError> {
-    text.split(|c: char| c == ',' || c.is_whitespace())
+    let tokens: Vec<&str> = text
+        .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
-        .map(parse_one)
-        .collect()
+        .collect();
+    if let [only] = tokens.as_slice()
+        && is_model_name(only)
+    {
+        return Ok(Vec::new());
+    }
+    tokens.into_iter().map(parse_one).collect()
 }
+
+/// Whether a lone token is a model name rather than a directive: its name (before any `:`)
+/// is no directive's.
+pub fn is_model_name(token: &str) -> bool {
+    let name = token.split_once(':').map_or(token, |(name, _)| name);
+    parse_one(name).is_err_and(|e| e.0.starts_with(UNKNOWN))
+}
+
+/// How an unknown directive's error starts.
+const UNKNOWN: &str = "mc-cell: unknown dummy directive";
 
 fn parse_one(token: &str) -> Result<Directive, ScriptError> {
     let (name, arg) = match token.split_once(':') {
@@ -247,9 +266,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             Directive::Burn { tokens, usd, every }
         }
         _ => {
-            return Err(ScriptError(format!(
-                "mc-cell: unknown dummy directive `{token}`"
-            )));
+            return Err(ScriptError(format!("{UNKNOWN} `{token}`")));
         }
     };
     Ok(directive)
@@ -350,6 +367,24 @@ mod tests {
         );
         assert!(parse("connect:nohost").is_err());
         assert!(parse("quality").unwrap_err().0.contains("needs a number"));
+    }
+
+    #[test]
+    fn a_lone_model_name_is_ignored_but_not_inside_a_script() {
+        for model in [
+            "opus",
+            "gpt-5-codex",
+            "gemini-2.5-pro:high",
+            "claude-sonnet-4-5",
+        ] {
+            assert_eq!(parse(model).unwrap(), [], "{model}");
+        }
+        assert!(parse("quality:4,opus").is_err());
+        assert!(
+            parse("quality").is_err(),
+            "a directive missing its argument is no model"
+        );
+        assert_eq!(parse("probe").unwrap(), [Directive::Probe]);
     }
 
     #[test]
