@@ -17,11 +17,11 @@ use bollard::models::{
     ResourcesUlimits,
 };
 use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
-    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
-    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder,
-    UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder, ListContainersOptionsBuilder,
+    ListImagesOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    RemoveVolumeOptionsBuilder, UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
@@ -723,9 +723,7 @@ where
 }
 
 /// A receiver as a stream.
-fn tokio_stream_of(
-    mut receiver: Attached,
-) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+fn tokio_stream_of(mut receiver: Attached) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
     futures_util::stream::poll_fn(move |context| receiver.poll_recv(context)).boxed()
 }
 

@@ -131,7 +131,7 @@ fn a_cell_that_attacks_its_init_still_ends_at_its_deadline_with_nobody_watching(
     });
 }
 
-/// Issue 21: after multicooker was SIGKILLed, the engine's own json-file log of a cell kept
+/// Issue 21: after a SIGKILL of multicooker, the engine's own `json-file` log of a cell kept
 /// what the cell printed (a raw access token) on the host until `clean`. Cells now log to the
 /// `none` driver and their output is read through the attach API: the engine has no copy.
 #[test]
