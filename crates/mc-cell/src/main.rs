@@ -13,6 +13,7 @@ mod init;
 mod json;
 mod members;
 mod probe;
+mod program;
 mod proxy;
 mod rollout;
 mod run;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Some("canary") => canary::run(&args[2..]),
         Some("run") => run::run(args.get(2).map_or("", String::as_str)),
         Some("verify") => verify::run(&args[2..]),
+        Some("program") => program::run(&args[2..]),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -51,7 +53,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: mc-cell dummy | verify [--spec P] | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+                "usage: mc-cell dummy | verify [--spec P] | program PATH | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
             );
             ExitCode::from(2)
         }
