@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+/// The attacks `sabotage:KIND` knows.
+pub const SABOTAGE: [&str; 5] = ["junit", "daemon", "peek", "tap", "shout"];
+
 /// One directive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Directive {
@@ -247,7 +250,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "fifo-as" => Directive::FifoAs(need("a name")?.to_owned()),
         "sabotage" => {
             let kind = need("junit, daemon, peek, tap or shout")?;
-            if !crate::solution::SABOTAGE.contains(&kind) {
+            if !SABOTAGE.contains(&kind) {
                 return Err(bad("junit, daemon, peek, tap or shout"));
             }
             Directive::Sabotage(kind.to_owned())

@@ -18,9 +18,6 @@ const CONFTEST: &str = "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef
 const EASY_SPEC: &str =
     "{\"tests\": [{\"name\": \"anything\", \"file\": \"RESULT.md\", \"exists\": true}]}\n";
 
-/// The attacks `sabotage:KIND` knows.
-pub const SABOTAGE: [&str; 5] = ["junit", "daemon", "peek", "tap", "shout"];
-
 /// Writes the files of one directive into `out`.
 pub fn write(directive: &Directive, out: &Path) -> Result<(), String> {
     match directive {
