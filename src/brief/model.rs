@@ -337,8 +337,9 @@ pub struct Verify {
     pub resources: Resources,
     /// The verifier cell's network: `none` unless set here (never the brief's).
     pub network: Network,
-    /// How many tests the runner runs; a run that reports fewer counts the rest as errors
-    /// (unset: the most any output's run reported).
+    /// How many tests the runner runs, required with `image: dockerfile` (unset with `dummy`:
+    /// the spec's count). A run that reports fewer counts the rest as errors; a report listing
+    /// more, or planning another number, is tampering.
     pub tests: Option<u64>,
     /// What judges are told about the tests.
     pub jury: JuryView,

@@ -57,6 +57,14 @@ pub(super) fn check_verify(value: &Value, checker: &mut Checker) -> Option<Verif
             ..Network::default()
         });
     let tests = checker.positive_int("verify.tests", map.get("tests"));
+    if image == VerifierImage::Dockerfile && !map.contains_key("tests") {
+        // Counts are fixed before any runner runs: a report is never its own measure.
+        checker.problem(
+            "verify.tests",
+            "missing: `image: dockerfile` runs a runner multicooker cannot count the tests of",
+            Some("add `tests: N` (how many tests the runner runs); a report listing more, or planning another number, is then caught as tampering".into()),
+        );
+    }
     let jury = match checker.string("verify.jury", map.get("jury")) {
         None => JuryView::default(),
         Some(text) => parse_choice(
@@ -204,14 +212,14 @@ mod tests {
 
     #[test]
     fn verify_defaults_to_a_dockerfile_with_no_network_and_a_blind_jury() {
-        let brief = parse("verify: {}\n").unwrap();
+        let brief = parse("verify: {tests: 6}\n").unwrap();
         let verify = brief.verify.unwrap();
         assert_eq!(verify.image, VerifierImage::Dockerfile);
         assert_eq!(verify.network.mode, NetworkMode::None);
         assert_eq!(verify.jury, JuryView::Blind);
         assert_eq!(
             (verify.timeout_s, verify.command, verify.tests),
-            (DEFAULT_VERIFY_TIMEOUT_S, None, None)
+            (DEFAULT_VERIFY_TIMEOUT_S, None, Some(6))
         );
         assert_eq!(brief.scoring, None);
     }
@@ -239,7 +247,8 @@ mod tests {
 
     #[test]
     fn a_runner_from_the_output_under_test_is_refused_with_the_fix() {
-        let error = parse("verify: {command: [/work/output/run-tests.sh]}\n").unwrap_err();
+        let error =
+            parse("verify: {command: [/work/output/run-tests.sh], tests: 1}\n").unwrap_err();
         assert!(
             error.contains("field `verify.command[0]`: `/work/output/run-tests.sh` runs a program from `/work/output`, which the participant wrote"),
             "{error}"
@@ -258,6 +267,7 @@ mod tests {
             "verify.jury",
             "verify.timeout_s",
             "verify.command",
+            "verify.tests",
             "scoring.jury",
         ] {
             assert!(

@@ -65,6 +65,18 @@ pub(super) fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     })?;
     let to = args.to.unwrap_or(latest);
     let from = args.from.unwrap_or(to.saturating_sub(1).max(1));
+    // A round that does not exist is a mistake, not "no change" (issue 25: `--to 9` on a
+    // two-round cook exited 1 as if nothing had changed).
+    if let Some(missing) = [from, to].into_iter().find(|r| *r == 0 || *r > latest) {
+        return Err(UserError::new(
+            format!("`{}` has no round {missing}", paths.name()),
+            format!(
+                "its rounds are 1 to {latest}; e.g. `--from {} --to {latest}`",
+                latest.saturating_sub(1).max(1)
+            ),
+        )
+        .into());
+    }
     if from == to {
         // A one-round cook has nothing to compare yet: name the step that makes round 2
         // rather than suggest the same no-op (issue 17).

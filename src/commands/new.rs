@@ -53,7 +53,8 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     }
     let staging = tempfile::Builder::new()
         .prefix(".new-")
-        .tempdir_in(ensure_root(&session.root)?)?;
+        .tempdir_in(ensure_root(&session.root)?)
+        .map_err(|e| unwritable_root(&session.root, &e))?;
     let staged = CookPaths::new(staging.path().join(&name));
     fs_err::create_dir_all(staged.dir())?;
     match &args.from {
@@ -139,8 +140,23 @@ fn dated_name(name: &str) -> anyhow::Result<String> {
 }
 
 fn ensure_root(root: &Path) -> anyhow::Result<&Path> {
-    fs_err::create_dir_all(root)?;
+    std::fs::create_dir_all(root).map_err(|e| unwritable_root(root, &e))?;
     Ok(root)
+}
+
+/// The cooks folder cannot be written: said with the folder's name (never a temporary path)
+/// and the fix (issue 25: a read-only root named a `.new-…` temp path and gave no hint).
+fn unwritable_root(root: &Path, error: &std::io::Error) -> anyhow::Error {
+    // The OS's words without the path a wrapper may have added (tempfile adds its own).
+    let reason = error.raw_os_error().map_or_else(
+        || error.kind().to_string(),
+        |code| std::io::Error::from_raw_os_error(code).to_string(),
+    );
+    UserError::new(
+        format!("cannot create a cook in `{}`: {reason}", root.display()),
+        "make that folder writable, or choose another with `--root DIR` (or MULTICOOKER_ROOT)",
+    )
+    .into()
 }
 
 /// Copies an example folder's task files (not a previous run's results), following no link.

@@ -134,7 +134,9 @@ fn tolerant_shape(mut top: Map<String, Value>) -> IndexMap<String, Value> {
             Some(Value::Object(dims)) => dims,
             _ => map
                 .into_iter()
-                .filter(|(k, v)| k != "total" && v.is_number())
+                // Booleans are kept so that a rubric dimension given as `true` is named as
+                // not a number, instead of as missing (they never count as numbers).
+                .filter(|(k, v)| k != "total" && (v.is_number() || v.is_boolean()))
                 .collect(),
         };
         let mut canonical = Map::new();
@@ -225,6 +227,18 @@ mod tests {
         .unwrap();
         assert_eq!(entries["A"], json!({"dimensions": {"q": 3}, "total": 61}));
         assert!(!entries.contains_key("B"));
+    }
+
+    /// Issue 25: a flat entry's boolean dimension was dropped, so a rubric dimension given as
+    /// `true` read as "missing dimension"; it is kept, and scoring names it as not a number
+    /// (`report::score`'s tests: booleans never count).
+    #[test]
+    fn a_flat_boolean_dimension_is_kept_for_scoring_to_name_it() {
+        let entries = parse(br#"{"A": {"correctness": 4, "passed": true}}"#, false).unwrap();
+        assert_eq!(
+            entries["A"],
+            json!({"dimensions": {"correctness": 4, "passed": true}})
+        );
     }
 
     #[test]

@@ -61,6 +61,8 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
                 cells: 5,
                 rank: Some(1),
                 rank_worst: Some(3),
+                rank_best: Some(1),
+                rank_single: Some(false),
                 incomplete: false,
                 plain: None,
                 length_controlled: None,
@@ -228,4 +230,21 @@ fn a_size_slope_within_briefs_gives_length_controlled_estimates() {
     let controlled_gap =
         get("a").length_controlled.expect("a") - get("c").length_controlled.expect("c");
     assert!(controlled_gap.abs() < 2.0, "controlled: {controlled_gap}");
+}
+
+/// Issue 25: a cell that was judged as it was left (it exited non-zero) makes the night
+/// partial, and the night's failures say so; before, only unscored cells were listed.
+#[test]
+fn a_scored_cell_that_did_not_end_ok_is_a_reason() {
+    let mut exited = cell("b1", "a", Some(40.0));
+    exited.run_status = Some("non_zero_exit".into());
+    let cells = vec![exited, cell("b1", "b", Some(60.0)), cell("b1", "c", None)];
+    let lines = super::failures(&[], &cells, false);
+    assert_eq!(
+        lines,
+        [
+            "cook `b1-r1`: `c` not scored (ended `failed`)",
+            "cook `b1-r1`: `a` ended `non_zero_exit` (its output was judged as it was left)",
+        ]
+    );
 }

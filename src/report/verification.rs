@@ -252,6 +252,7 @@ mod tests {
                 failed,
                 ..Totals::default()
             },
+            expected_tests: Some(10),
             tests: Vec::new(),
             exit_code: None,
             duration_s: 0.0,

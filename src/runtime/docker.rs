@@ -1,7 +1,8 @@
 //! The local Docker engine through bollard (no `docker` subprocess anywhere).
 //!
-//! Every cell gets the hardening baseline here, whatever its spec says: non-root user, all
-//! capabilities dropped, `no-new-privileges`, default seccomp, read-only root file system,
+//! Every cell gets the hardening baseline here, whatever its spec says: its program runs as a
+//! non-root user with no capability (its init is root with only `INIT_CAPABILITIES`, and
+//! drops to that user), `no-new-privileges`, default seccomp, read-only root file system,
 //! tmpfs HOME and /tmp, pids/memory/CPU limits, no privileged mode, no host namespaces, no
 //! Docker socket, stdin closed. See SECURITY.md.
 
@@ -25,6 +26,7 @@ use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
+use super::spec::INIT_CAPABILITIES;
 use super::{
     CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
     ObjectRef, Runtime, RuntimeError, Selector,
@@ -693,11 +695,12 @@ fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Ve
 pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBody {
     ContainerCreateBody {
         image: Some(spec.image.clone()),
-        entrypoint: Some(spec.init.argv(program)),
+        entrypoint: Some(spec.init.argv(&spec.user, program)),
         cmd: None,
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         labels: Some(spec.labels.to_map()),
-        user: Some(spec.user.clone()),
+        // Init alone is root (with INIT_CAPABILITIES only); the program runs as `spec.user`.
+        user: Some("0:0".into()),
         working_dir: Some(spec.workdir.clone()),
         hostname: Some("cell".into()),
         open_stdin: Some(false),
@@ -775,7 +778,7 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         tmpfs: Some(tmpfs),
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".into()]),
-        cap_add: None,
+        cap_add: Some(INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect()),
         security_opt: Some(vec!["no-new-privileges:true".into()]),
         privileged: Some(false),
         memory: Some(i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX)),
@@ -923,7 +926,15 @@ mod tests {
     fn every_cell_gets_the_hardening_baseline() {
         let host = host_config(&spec());
         assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
-        assert_eq!(host.cap_add, None);
+        assert_eq!(
+            host.cap_add,
+            Some(vec![
+                "SETUID".into(),
+                "SETGID".into(),
+                "SETPCAP".into(),
+                "KILL".into()
+            ])
+        );
         assert_eq!(
             host.security_opt,
             Some(vec!["no-new-privileges:true".to_owned()])
@@ -941,10 +952,10 @@ mod tests {
         let spec = spec();
         let body = container_body(&spec, spec.program.as_deref().unwrap_or_default());
         assert_eq!(body.open_stdin, Some(false));
-        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(body.user.as_deref(), Some("0:0"));
         assert_eq!(
             body.entrypoint.unwrap().join(" "),
-            "/opt/multicooker/mc-cell init --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
+            "/opt/multicooker/mc-cell init --user 1000:1000 --launch-as 1001:1001 --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
         );
         let area = &host.mounts.unwrap()[0];
         assert_eq!(area.typ, Some(MountType::VOLUME));

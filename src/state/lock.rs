@@ -66,10 +66,32 @@ impl Hint for LockError {
     }
 }
 
-/// A held lock; released when dropped (or when the process dies).
+/// A held lock; released when dropped (or when the process dies). Dropping it also removes the
+/// lock file, while still holding the lock, so a command that ends normally (refused or not)
+/// leaves no `.mc-run.lock` behind; only a killed process leaves its file, which the next
+/// command takes.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: std::fs::File,
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Unlinked before the descriptor closes: a process waiting on this inode sees, once it
+        // gets the lock, that the path no longer names it, and starts over (see `acquire_file`).
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Whether `file` is still the file at `path` (not unlinked or replaced since it was opened).
+fn still_at(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
 }
 
 impl RunLock {
@@ -85,12 +107,34 @@ impl RunLock {
 
     /// Takes the lock file at `path` (guarding `what`) for `command`.
     pub fn acquire_file(path: &Path, what: &str, command: &str) -> Result<Self, LockError> {
+        // A holder that ends removes the file while holding it; whoever opened that inode
+        // before then must open the path again (a few rounds at most).
+        let mut rounds = 0;
+        loop {
+            let file = Self::acquire_once(path, what)?;
+            rounds += 1;
+            if still_at(&file, path) || rounds >= 8 {
+                let lock = Self {
+                    file,
+                    path: path.to_path_buf(),
+                };
+                lock.write_owner(command)?;
+                return Ok(lock);
+            }
+            // Closing it releases the stale inode's lock; the path belongs to whoever
+            // created it again.
+            drop(file);
+        }
+    }
+
+    /// Opens (creating) the file at `path` and takes its lock, or says who holds it.
+    fn acquire_once(path: &Path, what: &str) -> Result<std::fs::File, LockError> {
         let path = path.to_path_buf();
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
         };
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
@@ -123,15 +167,24 @@ impl RunLock {
             }
             Err(std::fs::TryLockError::Error(source)) => return Err(io(source)),
         }
+        Ok(file)
+    }
+
+    /// Records who holds the lock, for `status` and for a refused second command.
+    fn write_owner(&self, command: &str) -> Result<(), LockError> {
+        let io = |source| LockError::Io {
+            path: self.path.clone(),
+            source,
+        };
         let owner = serde_json::json!({
             "command": command,
             "pid": std::process::id(),
             "since": jiff::Timestamp::now().to_string(),
         });
-        file.set_len(0).map_err(io)?;
-        file.write_all(format!("{owner}\n").as_bytes())
-            .map_err(io)?;
-        Ok(Self { _file: file })
+        self.file.set_len(0).map_err(io)?;
+        (&self.file)
+            .write_all(format!("{owner}\n").as_bytes())
+            .map_err(io)
     }
 }
 
@@ -190,9 +243,20 @@ mod tests {
         );
         assert!(error.hint().unwrap().contains("kill"));
         drop(held);
-        // The file stays with the old owner's pid (as after a SIGKILL): it is simply taken.
-        assert!(run_lock_path(dir.path()).is_file());
+        // Issue 25: a command that ends leaves no lock file.
+        assert!(!run_lock_path(dir.path()).exists());
         assert_eq!(holder(dir.path()), None, "a released lock has no holder");
+        // A killed holder's file stays with its pid (no process holds the flock): it is taken.
+        std::fs::write(
+            run_lock_path(dir.path()),
+            r#"{"command":"cook","pid":4194303,"since":"x"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            holder(dir.path()),
+            None,
+            "a dead holder's file has no holder"
+        );
         let again = RunLock::acquire(dir.path(), "report").unwrap();
         let now = holder(dir.path()).unwrap();
         assert_eq!(

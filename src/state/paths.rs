@@ -326,18 +326,25 @@ pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
         check_task_name(task)?;
     }
     if direct.is_dir() {
-        return Ok(CookPaths::new(direct));
+        return Ok(CookPaths::new(canonical(direct)));
     }
     if !has_date_prefix(task)
         && let Some(dated) = newest_dated(root, task)
     {
-        return Ok(CookPaths::new(dated));
+        return Ok(CookPaths::new(canonical(dated)));
     }
     Err(StateError::NoCook {
         dir: direct,
         task: task.to_owned(),
         suggestion: closest_cook(root, task),
     })
+}
+
+/// A cook folder by its real path: a cook reached through a symbolic link runs, and is found by
+/// `status` and `clean`, under its own folder's name and root, whichever name reached it (issue
+/// 25: a run started through a link was missed under the real name after a SIGKILL).
+fn canonical(dir: PathBuf) -> PathBuf {
+    std::fs::canonicalize(&dir).unwrap_or(dir)
 }
 
 /// The existing cook name closest to a mistyped `task`: compared with the folder names, and
@@ -404,6 +411,27 @@ fn newest_dated(root: &Path, task: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cook_reached_through_a_link_is_the_real_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("251126-real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, root.path().join("251126-alias")).unwrap();
+        let other = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&real, other.path().join("251126-away")).unwrap();
+        let by_real = super::find_cook(root.path(), "real").unwrap();
+        for (dir, task) in [
+            (root.path(), "251126-alias"),
+            (root.path(), "alias"),
+            (other.path(), "away"),
+        ] {
+            let found = super::find_cook(dir, task).unwrap();
+            assert_eq!(found.name(), "251126-real", "{task}");
+            assert_eq!(found.dir(), by_real.dir(), "{task}");
+            assert_eq!(found.root_id(), by_real.root_id(), "{task}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -2,21 +2,26 @@
 //! it ends, its result read from what the engine collected (`verification/<p>/results/`) and
 //! its standard output log, never from the output under test, and written as
 //! `verification/<p>/result.json`.
+//!
+//! Every count read is held against the number of tests fixed before the run: a report that
+//! lists more, plans another number, is oversized or unreadable is tampering (scored, every
+//! test an error, never unscored and never a pass). The summary line is read only from a
+//! runner that ended by itself, and only as the last line it printed.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::formats::{self, MAX_REPORT_BYTES, Source, TestCase, Totals};
+use super::formats::{self, MAX_REPORT_BYTES, Parsed, Source, TestCase, Totals};
 use super::result::{Outcome, SCHEMA_VERSION, Verification};
 use crate::cell::plan::CellPlan;
 use crate::cell::run::{CellHooks, CellOutcome};
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore, now_iso};
 
-/// A report format's reader.
-type Reader = fn(&str) -> Result<Vec<TestCase>, String>;
+/// A report format's reader, keeping at most the given number of cases.
+type Reader = fn(&str, u64) -> Result<Parsed, String>;
 
 /// How much of the runner's standard output the summary line is looked for in.
 const SUMMARY_TAIL_BYTES: u64 = 64 << 10;
@@ -36,6 +41,8 @@ pub(super) struct VerifyHooks {
     pub(super) image: String,
     /// Each participant's sealed output digest.
     pub(super) digests: Vec<(String, Option<String>)>,
+    /// How many tests exist (`verify.tests`, or the dummy runner's spec).
+    pub(super) expected: u64,
 }
 
 impl VerifyHooks {
@@ -76,6 +83,7 @@ impl VerifyHooks {
             reason: Some(reason),
             source: None,
             totals: Totals::default(),
+            expected_tests: Some(self.expected),
             tests: Vec::new(),
             exit_code: None,
             duration_s: 0.0,
@@ -172,24 +180,15 @@ impl CellHooks for VerifyHooks {
         result.duration_s = outcome.duration_s;
         result.started_at.clone_from(&outcome.started_at);
         result.finished_at.clone_from(&outcome.finished_at);
-        let ran = class.is_none_or(Outcome::scored);
-        if ran {
-            let (source, cases, totals, problems) = read_results(&results_dir, &plan.stdout_log);
-            result.source = source;
-            result.tests = cases;
-            result.totals = totals;
-            result.outcome = class.unwrap_or(if source.is_some() {
-                Outcome::Completed
-            } else {
-                Outcome::NoResults
-            });
-            if source.is_none() && result.reason.is_none() {
-                let exit = outcome.exit_code.map_or("-".into(), |c| c.to_string());
-                result.reason = Some(format!(
-                    "the runner (exit {exit}) wrote no results/junit.xml, no results/results.tap and no `N passed, M failed` line{}",
-                    problems.map_or_else(String::new, |p| format!(" ({p})"))
-                ));
-            }
+        if class.is_none_or(Outcome::scored) {
+            let reading = read_results(
+                &results_dir,
+                &plan.stdout_log,
+                self.expected,
+                class.is_none(),
+            );
+            let exit = outcome.exit_code;
+            reading.apply(&mut result, class, exit, self.expected);
         } else if let Some(class) = class {
             result.outcome = class;
         }
@@ -204,39 +203,133 @@ impl CellHooks for VerifyHooks {
     }
 }
 
-/// The tests' outcomes: `JUnit` XML, else TAP, else the summary line; a report that cannot be
-/// read is named in the last element.
-fn read_results(
-    results: &Path,
-    stdout_log: &Path,
-) -> (Option<Source>, Vec<TestCase>, Totals, Option<String>) {
-    let mut problems = Vec::new();
+/// What the host read of one run.
+#[derive(Debug, PartialEq)]
+enum Reading {
+    /// A report consistent with the number of tests.
+    Report {
+        /// Where.
+        source: Source,
+        /// Its cases (none for a summary line).
+        cases: Vec<TestCase>,
+        /// Their counts.
+        totals: Totals,
+    },
+    /// A report that cannot be believed, and why.
+    Tampered {
+        /// Where.
+        source: Source,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// No report and no summary line.
+    Nothing,
+}
+
+impl Reading {
+    /// Fills `result` from what was read; `class` is how the cell ended when not by itself.
+    fn apply(
+        self,
+        result: &mut Verification,
+        class: Option<Outcome>,
+        exit: Option<i64>,
+        expected: u64,
+    ) {
+        match self {
+            Self::Report {
+                source,
+                cases,
+                totals,
+            } => {
+                result.source = Some(source);
+                result.tests = cases;
+                result.totals = totals;
+                result.outcome = class.unwrap_or(Outcome::Completed);
+            }
+            Self::Tampered { source, why } => {
+                result.source = Some(source);
+                result.totals = Totals {
+                    errors: expected,
+                    ..Totals::default()
+                };
+                result.outcome = Outcome::Tampered;
+                result.reason = Some(format!(
+                    "tampering: {why}; every one of the {expected} tests counts as an error"
+                ));
+            }
+            Self::Nothing => {
+                result.outcome = class.unwrap_or(Outcome::NoResults);
+                if result.reason.is_none() {
+                    let exit = exit.map_or("-".into(), |c| c.to_string());
+                    result.reason = Some(format!(
+                        "the runner (exit {exit}) wrote no results/junit.xml, no results/results.tap and did not end with an `N passed, M failed` line"
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The tests' outcomes: `JUnit` XML, else TAP, else, from a runner that `ended_itself`, the
+/// summary line its standard output ends with. Each is held against `expected`.
+fn read_results(results: &Path, stdout_log: &Path, expected: u64, ended_itself: bool) -> Reading {
     let readers: [(&str, Source, Reader); 2] = [
         ("junit.xml", Source::Junit, formats::junit),
         ("results.tap", Source::Tap, formats::tap),
     ];
     for (file, source, parse) in readers {
         let path = results.join(file);
-        if !fs_err::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        let Ok(meta) = fs_err::symlink_metadata(&path) else {
             continue;
+        };
+        let name = format!("results/{file}");
+        let tampered = |why: String| Reading::Tampered { source, why };
+        if !meta.is_file() {
+            return tampered(format!("{name} is not a regular file"));
+        }
+        if meta.len() > MAX_REPORT_BYTES {
+            return tampered(format!(
+                "{name} is {} bytes, more than a report may be ({MAX_REPORT_BYTES})",
+                meta.len()
+            ));
         }
         let parsed = crate::fsx::read_capped(&path, MAX_REPORT_BYTES)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| parse(&String::from_utf8_lossy(&bytes)));
-        match parsed {
-            Ok(cases) => {
-                let totals = Totals::of(&cases);
-                return (Some(source), cases, totals, None);
-            }
-            Err(e) => problems.push(format!("results/{file}: {e}")),
-        }
+            .map_err(|e| format!("{name} cannot be read: {e}"))
+            .and_then(|bytes| {
+                parse(&String::from_utf8_lossy(&bytes), expected)
+                    .map_err(|e| format!("{name}: {e}"))
+            });
+        return match parsed {
+            Err(why) => tampered(why),
+            Ok(parsed) => match formats::bound(&parsed, expected, &name) {
+                Some(why) => tampered(why),
+                None => Reading::Report {
+                    source,
+                    totals: Totals::of(&parsed.cases),
+                    cases: parsed.cases,
+                },
+            },
+        };
+    }
+    if !ended_itself {
+        return Reading::Nothing;
     }
     let tail = read_tail(stdout_log, SUMMARY_TAIL_BYTES);
-    if let Some(totals) = formats::summary_line(&tail) {
-        return (Some(Source::Summary), Vec::new(), totals, None);
+    match formats::summary_line(&tail) {
+        Some(totals) if totals.reported() > expected => Reading::Tampered {
+            source: Source::Summary,
+            why: format!(
+                "the summary line counts {} tests, but only {expected} exist",
+                totals.reported()
+            ),
+        },
+        Some(totals) => Reading::Report {
+            source: Source::Summary,
+            cases: Vec::new(),
+            totals,
+        },
+        None => Reading::Nothing,
     }
-    let problems = (!problems.is_empty()).then(|| problems.join("; "));
-    (None, Vec::new(), Totals::default(), problems)
 }
 
 fn read_tail(path: &Path, limit: u64) -> String {
@@ -259,6 +352,13 @@ fn read_tail(path: &Path, limit: u64) -> String {
 mod tests {
     use super::*;
 
+    fn source_of(reading: &Reading) -> Option<Source> {
+        match reading {
+            Reading::Report { source, .. } | Reading::Tampered { source, .. } => Some(*source),
+            Reading::Nothing => None,
+        }
+    }
+
     #[test]
     fn junit_wins_over_tap_and_the_summary_line_is_the_fallback() {
         let tmp = tempfile::tempdir().unwrap();
@@ -266,28 +366,62 @@ mod tests {
         fs_err::create_dir_all(&results).unwrap();
         let log = tmp.path().join("verify.stdout.log");
         fs_err::write(&log, "2 passed, 1 failed\n").unwrap();
-        let (source, _, totals, _) = read_results(&results, &log);
+        let Reading::Report { source, totals, .. } = read_results(&results, &log, 3, true) else {
+            panic!("no summary read");
+        };
         assert_eq!(
             (source, totals.passed, totals.failed),
-            (Some(Source::Summary), 2, 1)
+            (Source::Summary, 2, 1)
         );
-        fs_err::write(results.join("results.tap"), "1..1\nok 1 - a\n").unwrap();
-        assert_eq!(read_results(&results, &log).0, Some(Source::Tap));
+        assert_eq!(
+            read_results(&results, &log, 3, false),
+            Reading::Nothing,
+            "a runner killed at its timeout or memory limit did not print its own summary"
+        );
+        fs_err::write(results.join("results.tap"), "1..3\nok 1 - a\n").unwrap();
+        assert_eq!(
+            source_of(&read_results(&results, &log, 3, true)),
+            Some(Source::Tap)
+        );
         fs_err::write(
             results.join("junit.xml"),
             "<testsuite><testcase name=\"x\"/></testsuite>",
         )
         .unwrap();
-        assert_eq!(read_results(&results, &log).0, Some(Source::Junit));
-        fs_err::write(results.join("junit.xml"), "<html/>").unwrap();
-        fs_err::remove_file(results.join("results.tap")).unwrap();
-        fs_err::write(&log, "nothing\n").unwrap();
-        let (source, _, _, problems) = read_results(&results, &log);
-        assert_eq!(source, None);
-        assert!(
-            problems
-                .unwrap()
-                .contains("results/junit.xml: not JUnit XML")
+        assert_eq!(
+            source_of(&read_results(&results, &log, 3, true)),
+            Some(Source::Junit)
         );
+        fs_err::write(&log, "nothing\n").unwrap();
+        fs_err::remove_file(results.join("results.tap")).unwrap();
+        fs_err::remove_file(results.join("junit.xml")).unwrap();
+        assert_eq!(read_results(&results, &log, 3, true), Reading::Nothing);
+    }
+
+    #[test]
+    fn unreadable_oversized_or_overfull_reports_and_summaries_are_tampering() {
+        let tmp = tempfile::tempdir().unwrap();
+        let results = tmp.path().join("results");
+        fs_err::create_dir_all(&results).unwrap();
+        let log = tmp.path().join("verify.stdout.log");
+        fs_err::write(&log, "10000 passed, 0 failed\n").unwrap();
+        let why = |reading: Reading| match reading {
+            Reading::Tampered { why, .. } => why,
+            other => panic!("not tampering: {other:?}"),
+        };
+        assert!(why(read_results(&results, &log, 6, true)).contains("counts 10000 tests"));
+        fs_err::write(results.join("junit.xml"), "<html/>").unwrap();
+        assert!(
+            why(read_results(&results, &log, 6, true)).contains("results/junit.xml: not JUnit XML")
+        );
+        let big = std::fs::File::create(results.join("junit.xml")).unwrap();
+        big.set_len(MAX_REPORT_BYTES + 1).unwrap();
+        assert!(why(read_results(&results, &log, 6, true)).contains("more than a report may be"));
+        fs_err::remove_file(results.join("junit.xml")).unwrap();
+        fs_err::write(results.join("results.tap"), "1..3000000\nok 1\n").unwrap();
+        assert!(why(read_results(&results, &log, 6, true)).contains("plans 3000000 tests"));
+        fs_err::remove_file(results.join("results.tap")).unwrap();
+        fs_err::create_dir(results.join("results.tap")).unwrap();
+        assert!(why(read_results(&results, &log, 6, true)).contains("not a regular file"));
     }
 }

@@ -48,6 +48,20 @@ pub enum VerifyError {
         /// What it is for.
         what: &'static str,
     },
+    /// The dummy runner's spec does not say how many tests exist.
+    #[error("`{}`: {problem}", .path.display())]
+    Spec {
+        /// `verify/tests.json`.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `verify.tests` is unset and no spec counts the tests.
+    #[error("`{}`: field `verify.tests` is missing", .path.display())]
+    Uncounted {
+        /// brief.yaml.
+        path: std::path::PathBuf,
+    },
     /// The run failed outside any one cell.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -62,6 +76,12 @@ impl crate::error::Hint for VerifyError {
                 "add `verify: {image: dockerfile}` and a `verify/` folder with the hidden tests and their Dockerfile (README, \"Hidden verification\")".into(),
             ),
             Self::Missing { what, .. } => Some(format!("add {what}")),
+            Self::Spec { .. } => Some(
+                "give `verify/tests.json` a `tests` list (at most 100,000 entries), or set `verify.tests`".into(),
+            ),
+            Self::Uncounted { .. } => Some(
+                "add `tests: N` under `verify:` (how many tests the runner runs): a report listing more, or planning another number, is then caught as tampering".into(),
+            ),
             Self::Run(e) => e.hint(),
         }
     }
@@ -105,6 +125,7 @@ pub async fn verify(
             path: paths.brief_yaml(),
         })?;
     check_hidden(paths, verify.image)?;
+    let expected = expected_tests(paths, verify)?;
     let names = Names::for_paths(paths);
     // Checked before anything is written: an image that cannot be assembled changes nothing.
     let (images, image) = plan::verifier_images(paths, &names, verify, &settings.run_id)
@@ -119,6 +140,7 @@ pub async fn verify(
         progress: progress.clone(),
         image: verify.image.as_str().to_owned(),
         digests: digests.clone(),
+        expected,
     });
     let to_run = select_runs(paths, &hooks, &digests, rerun)?;
     let before = crate::state::read_status(paths)
@@ -284,6 +306,35 @@ fn check_hidden(paths: &CookPaths, image: VerifierImage) -> Result<(), VerifyErr
         });
     }
     Ok(())
+}
+
+/// How many tests exist, fixed before any runner runs: `verify.tests`, else the number of
+/// entries of the dummy runner's spec. Never what a run reports.
+fn expected_tests(paths: &CookPaths, verify: &crate::brief::Verify) -> Result<u64, VerifyError> {
+    if let Some(tests) = verify.tests {
+        return Ok(tests);
+    }
+    if verify.image != VerifierImage::Dummy {
+        return Err(VerifyError::Uncounted {
+            path: paths.brief_yaml(),
+        });
+    }
+    let path = paths.verify_dir().join("tests.json");
+    let problem = |problem: String| VerifyError::Spec {
+        path: path.clone(),
+        problem,
+    };
+    let bytes = crate::fsx::read_capped(&path, 16 << 20).map_err(|e| problem(e.to_string()))?;
+    let spec: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| problem(format!("not JSON: {e}")))?;
+    match spec.get("tests").and_then(serde_json::Value::as_array) {
+        Some(tests) if !tests.is_empty() && tests.len() <= 100_000 => Ok(tests.len() as u64),
+        Some(tests) => Err(problem(format!(
+            "lists {} tests; between 1 and 100,000 are needed",
+            tests.len()
+        ))),
+        None => Err(problem("has no `tests` list".into())),
+    }
 }
 
 /// Moves `verification/<participant>/` to `verification/_previous/<time>/<participant>/`.

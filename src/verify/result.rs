@@ -3,6 +3,11 @@
 //! not build, the cell did not start, the run was cancelled) is unscored, never 0; a run that
 //! ended early (timeout, memory, a runner that reported nothing) is scored, its unreported
 //! tests counted as errors, so that a participant cannot escape its tests by hanging.
+//!
+//! How many tests exist is fixed before any runner runs (`verify.tests`, or the dummy
+//! runner's spec) and recorded in each result: never taken from what a run reported. A report
+//! that lists more, plans otherwise, or cannot be read is [`Outcome::Tampered`]: scored, every
+//! test an error, and said so in the report.
 
 use std::path::Path;
 
@@ -35,6 +40,9 @@ pub enum Outcome {
     Cancelled,
     /// The participant has no sealed output to verify.
     NoOutput,
+    /// The report lists more tests than exist, plans another number, is oversized or cannot be
+    /// read: every test counts as an error, and the report says so.
+    Tampered,
 }
 
 impl Outcome {
@@ -49,6 +57,7 @@ impl Outcome {
             Self::StartFailed => "start_failed",
             Self::Cancelled => "cancelled",
             Self::NoOutput => "no_output",
+            Self::Tampered => "tampered",
         }
     }
 
@@ -56,7 +65,11 @@ impl Outcome {
     /// are failures of the infrastructure (or of the user's patience): never a score of 0.
     pub fn scored(self) -> bool {
         match self {
-            Self::Completed | Self::TimedOut | Self::OomKilled | Self::NoResults => true,
+            Self::Completed
+            | Self::TimedOut
+            | Self::OomKilled
+            | Self::NoResults
+            | Self::Tampered => true,
             Self::BuildFailed | Self::StartFailed | Self::Cancelled | Self::NoOutput => false,
         }
     }
@@ -77,8 +90,11 @@ pub struct Verification {
     /// Where the tests' outcomes were read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
-    /// Counts per outcome, as reported.
+    /// Counts per outcome, as reported (a tampered report's: every test an error).
     pub totals: Totals,
+    /// How many tests exist (`verify.tests`, or the dummy runner's spec), fixed before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tests: Option<u64>,
     /// Each test, when the report lists them (`JUnit`, TAP).
     #[serde(default)]
     pub tests: Vec<TestCase>,
@@ -136,22 +152,22 @@ pub struct PassCount {
     pub unreported: u64,
 }
 
-/// The pass counts of every result, in order: `None` for an unscored result. `expected` is
-/// `verify.tests`; unset, it is the most tests any scored run reported. When no scored run
-/// reported a single test, the runner itself is broken and nothing is scored.
+/// The pass counts of every result, in order: `None` for an unscored result. The number of
+/// tests is `expected` (`verify.tests`), else the one the result recorded when it ran, else
+/// (a result written before counts were recorded) what that run itself reported: never what
+/// another run reported, so one participant's report cannot change another's rate. A tampered
+/// result passes nothing. When no scored run reported a single test, the runner itself is broken
+/// and nothing is scored.
 pub fn pass_counts(
     results: &[Option<&Verification>],
     expected: Option<u64>,
 ) -> Vec<Option<PassCount>> {
-    let most = results
+    let reported = results
         .iter()
         .flatten()
         .filter(|r| r.outcome.scored())
-        .map(|r| r.totals.reported())
-        .max()
-        .unwrap_or(0);
-    let expected = expected.unwrap_or(most);
-    if most == 0 {
+        .any(|r| r.totals.reported() > 0);
+    if !reported {
         return vec![None; results.len()];
     }
     results
@@ -159,7 +175,17 @@ pub fn pass_counts(
         .map(|result| {
             let result = result.filter(|r| r.outcome.scored())?;
             let totals = result.totals;
-            let unreported = expected.saturating_sub(totals.reported());
+            let exist = expected
+                .or(result.expected_tests)
+                .unwrap_or_else(|| totals.reported());
+            if result.outcome == Outcome::Tampered || totals.reported() > exist {
+                return (exist > 0).then_some(PassCount {
+                    passed: 0,
+                    trials: exist,
+                    unreported: 0,
+                });
+            }
+            let unreported = exist - totals.reported();
             let trials = totals.passed + totals.failed + totals.errors + unreported;
             (trials > 0).then_some(PassCount {
                 passed: totals.passed,
@@ -187,6 +213,7 @@ mod tests {
                 errors: 0,
                 skipped: 1,
             },
+            expected_tests: None,
             tests: Vec::new(),
             exit_code: Some(0),
             duration_s: 1.0,
@@ -207,13 +234,13 @@ mod tests {
         let broken = result(Outcome::BuildFailed, 0, 0);
         let counts = pass_counts(
             &[Some(&full), Some(&hung), Some(&silent), Some(&broken), None],
-            None,
+            Some(5),
         );
         let pairs: Vec<Option<(u64, u64)>> = counts
             .iter()
             .map(|c| c.map(|c| (c.passed, c.trials)))
             .collect();
-        // 5 tests reported at most (one skipped): the hung run reported 2, so 3 are errors.
+        // 5 tests exist (one skipped): the hung run reported 2, so 3 are errors.
         assert_eq!(
             pairs,
             [Some((3, 4)), Some((1, 4)), Some((0, 4)), None, None]
@@ -236,6 +263,60 @@ mod tests {
             pass_counts(&[Some(&empty)], Some(4)),
             [None],
             "a pinned count does not turn a broken runner into zeros"
+        );
+    }
+
+    #[test]
+    fn one_runs_report_never_changes_another_runs_rate() {
+        // The forger's report listed 10,000 passing cases; the honest run 6 of 6.
+        let honest = Verification {
+            totals: Totals {
+                passed: 6,
+                ..Totals::default()
+            },
+            ..result(Outcome::Completed, 0, 0)
+        };
+        let forger = Verification {
+            totals: Totals {
+                passed: 10_000,
+                ..Totals::default()
+            },
+            ..result(Outcome::Completed, 0, 0)
+        };
+        let recorded = |r: &Verification| Verification {
+            expected_tests: Some(6),
+            ..r.clone()
+        };
+        let pairs = |counts: Vec<Option<PassCount>>| -> Vec<Option<(u64, u64)>> {
+            counts
+                .iter()
+                .map(|c| c.map(|c| (c.passed, c.trials)))
+                .collect()
+        };
+        for expected in [Some(6), None] {
+            let (h, f) = (recorded(&honest), recorded(&forger));
+            assert_eq!(
+                pairs(pass_counts(&[Some(&h), Some(&f)], expected)),
+                [Some((6, 6)), Some((0, 6))],
+                "{expected:?}"
+            );
+        }
+        let tampered = Verification {
+            totals: Totals {
+                errors: 6,
+                ..Totals::default()
+            },
+            ..recorded(&result(Outcome::Tampered, 0, 0))
+        };
+        assert_eq!(
+            pairs(pass_counts(&[Some(&tampered)], None)),
+            [Some((0, 6))],
+            "tampering is scored: every test an error"
+        );
+        // Results from before counts were recorded: each run is its own count, never the most.
+        assert_eq!(
+            pairs(pass_counts(&[Some(&honest), Some(&forger)], None)),
+            [Some((6, 6)), Some((10_000, 10_000))]
         );
     }
 

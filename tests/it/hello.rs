@@ -60,3 +60,35 @@ fn the_same_inputs_give_a_byte_identical_report() {
     assert_eq!(cook.text("summary.json"), summary);
     assert!(cook.leftovers().is_empty());
 }
+
+/// Issue 25: `new` in a cooks folder that cannot be written named a `.new-…` temporary path and
+/// gave no hint. On a read-only file system (a tmpfs mounted read-only over the test's root:
+/// root ignores permission bits, not a read-only mount) it names the folder and the fix, and
+/// writes nothing.
+#[test]
+fn new_in_a_read_only_root_names_the_folder_and_the_fix() {
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let cook = TestCook::empty("readonly");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "mc-it-readonly"])
+        .arg(cook.root())
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mounting a read-only tmpfs needs root");
+    let _unmount = Unmount(cook.root());
+    let created = cook.run_args(&["new", cook.name(), "--from", EXAMPLE]);
+    assert_eq!(created.status.code(), Some(2), "{}", show(&created));
+    let said = String::from_utf8_lossy(&created.stderr);
+    let root = cook.root().display().to_string();
+    assert!(
+        said.contains(&format!("cannot create a cook in `{root}`")) && said.contains("--root"),
+        "{said}"
+    );
+    assert!(!said.contains(".new-"), "{said}");
+    assert_eq!(std::fs::read_dir(cook.root()).unwrap().count(), 0);
+}

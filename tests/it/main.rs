@@ -5,6 +5,7 @@ mod archive;
 mod boundary;
 mod brief_errors;
 mod budget;
+mod cell_init;
 mod cli;
 mod cli_failures;
 mod common;

@@ -58,6 +58,15 @@ fn refine_builds_on_the_previous_round_with_feedback_and_keeps_it() {
     assert_eq!(changes[0]["path"], "RESULT.md");
     let unchanged = cook.run_args(&["diff", cook.name(), "--participants", "b"]);
     assert_eq!(unchanged.status.code(), Some(1), "{}", show(&unchanged));
+    // Issue 25: a round that does not exist is an error naming the rounds there are, not
+    // "no change" (exit 1).
+    let missing = cook.run_args(&["diff", cook.name(), "--from", "1", "--to", "9"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", show(&missing));
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        said.contains("has no round 9") && said.contains("rounds are 1 to 2"),
+        "{said}"
+    );
 
     for command in ["judge", "report"] {
         assert_eq!(cook.run(command).status.code(), Some(0), "{command}");

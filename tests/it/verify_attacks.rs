@@ -129,7 +129,7 @@ fn huge_deep_and_link_filled_outputs_are_verified_from_their_checked_copy() {
 fn dockerfile_cook(tag: &str, dockerfile: &str) -> TestCook {
     let mut brief = dummy_brief(&[("right", "quality:4,solve:42"), ("wrong", "solve:7")], "");
     brief.push_str(
-        "verify: {image: dockerfile, timeout_s: 30, command: [/usr/local/bin/mc-cell, verify, --spec, /opt/tests.json]}\n",
+        "verify: {image: dockerfile, timeout_s: 30, tests: 1, command: [/usr/local/bin/mc-cell, verify, --spec, /opt/tests.json]}\n",
     );
     let cook = TestCook::new(tag, &brief);
     let hidden = cook.dir().join("verify");
@@ -168,12 +168,16 @@ fn a_verifier_built_from_the_cooks_dockerfile_runs_and_leaves_no_image() {
 fn a_verifier_image_that_fails_to_build_leaves_every_output_unscored_and_nothing_behind() {
     let cook = dockerfile_cook("vbuild", "FROM scratch\nRUN false\n");
     let output = cook.run("cook");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "the cook itself is fine: {}",
-        show(&output)
+    // Issue 25: the outputs are sealed, but verification was asked for and could not run:
+    // exit 1 and say so (it used to exit 0, and a cron user never learned).
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("the hidden tests could not run for `right` (build_failed)")
+            && said.contains("multicooker verify"),
+        "{said}"
     );
+    assert_eq!(cook.json("status.json")["cells"]["right"]["state"], "ok");
     let verified = cook.run_args(&["verify", cook.name()]);
     assert_eq!(verified.status.code(), Some(1), "{}", show(&verified));
     for name in ["right", "wrong"] {
