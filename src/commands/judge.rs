@@ -58,15 +58,6 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
     }
     let names = brief.judges.iter().map(|j| j.name.as_str());
     let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
-    if again {
-        let kept =
-            judge::inbox::archive_judging(&paths, &crate::state::now_iso().replace(':', "-"))?;
-        if let Some(kept) = kept {
-            session
-                .printer
-                .info(&format!("earlier judging kept in `{}`", kept.display()));
-        }
-    }
     let judges: Vec<_> = brief
         .judges
         .iter()
@@ -85,6 +76,19 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
     let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(&paths, brief, crate::state::Role::Judge, &names);
     let progress = Arc::new(session.printer.progress("judge", overview));
+    let mut moved = judge::inbox::Moved::default();
+    if again {
+        let kept = judge::inbox::archive_judging(
+            &paths,
+            &crate::state::now_iso().replace(':', "-"),
+            &mut moved,
+        )?;
+        if let Some(kept) = kept {
+            session
+                .printer
+                .info(&format!("earlier judging kept in `{}`", kept.display()));
+        }
+    }
     let outcome = judge::judge(
         &runtime,
         &paths,
@@ -94,7 +98,17 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         (&settings.cells, judge::Resume::Fresh),
         progress,
     )
-    .await?;
+    .await
+    .map_err(|cause| {
+        // `rejudge`: what it moved aside comes back when the new judging failed (issue 25).
+        if moved.is_empty() {
+            return cause;
+        }
+        crate::cook::RunError::Restored {
+            cause: Box::new(cause),
+            stuck: moved.undo(),
+        }
+    })?;
     report_leftovers(&session, &outcome.leftovers);
 
     let printer = session.printer;
