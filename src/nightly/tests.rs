@@ -61,6 +61,8 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
                 cells: 5,
                 rank: Some(1),
                 rank_worst: Some(3),
+                rank_best: Some(1),
+                rank_single: Some(false),
                 incomplete: false,
                 plain: None,
                 length_controlled: None,
