@@ -212,27 +212,10 @@ pub async fn judge(
         .collect();
     let logins = crate::cook::snapshot_logins(brief, &running_judges, &settings.logins)?;
     // Until the judges have run, a failure puts the earlier judging back (issue 25).
-    let mut moved = inbox::Moved::default();
-    let mapping_before = std::fs::read(paths.mapping()).ok();
-    let undo = |moved: inbox::Moved, cause: RunError| {
-        match &mapping_before {
-            Some(bytes) => {
-                let _ = fsx::write_atomic(&paths.mapping(), bytes);
-            }
-            None => {
-                let _ = std::fs::remove_file(paths.mapping());
-            }
-        }
-        if moved.is_empty() {
-            return cause;
-        }
-        RunError::Restored {
-            cause: Box::new(cause),
-            stuck: moved.undo(),
-        }
-    };
-    if let Err(error) = prepare_inboxes(paths, brief, &assignments, (seed, resume), &mut moved) {
-        return Err(undo(moved, error));
+    let mut undo = Undo::new(paths);
+    if let Err(error) = prepare_inboxes(paths, brief, &assignments, (seed, resume), &mut undo.moved)
+    {
+        return Err(undo.fail(paths, error));
     }
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
@@ -273,12 +256,12 @@ pub async fn judge(
     };
     let run = match run_phase(runtime, paths, cells, settings, &*progress).await {
         Ok(run) => run,
-        Err(error) => return Err(undo(moved, RunError::Engine(error))),
+        Err(error) => return Err(undo.fail(paths, RunError::Engine(error))),
     };
     let (ran, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         status.set_state(Phase::Judge, CookState::Failed)?;
-        return Err(undo(moved, RunError::Build(message.to_string())));
+        return Err(undo.fail(paths, RunError::Build(message.to_string())));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
     let judge_result = JudgeRunResult {
@@ -308,6 +291,37 @@ pub async fn judge(
         seed,
         leftovers,
     })
+}
+
+/// What a judging changes before its judges run, so that a failure can put it back: the
+/// earlier judges' folders it moved aside and the mapping it rewrote.
+struct Undo {
+    moved: inbox::Moved,
+    mapping: Option<Vec<u8>>,
+}
+
+impl Undo {
+    fn new(paths: &CookPaths) -> Self {
+        Self {
+            moved: inbox::Moved::default(),
+            mapping: std::fs::read(paths.mapping()).ok(),
+        }
+    }
+
+    /// Puts everything back and returns `cause`, saying so when there was something to keep.
+    fn fail(self, paths: &CookPaths, cause: RunError) -> RunError {
+        let _ = match &self.mapping {
+            Some(bytes) => fsx::write_atomic(&paths.mapping(), bytes),
+            None => std::fs::remove_file(paths.mapping()),
+        };
+        if self.moved.is_empty() {
+            return cause;
+        }
+        RunError::Restored {
+            cause: Box::new(cause),
+            stuck: self.moved.undo(),
+        }
+    }
 }
 
 /// `JUDGE_RESULT.json` entries; when resuming, the judges not run again keep theirs (from the
