@@ -15,6 +15,7 @@ mod launch;
 mod launch_probe;
 mod members;
 mod probe;
+mod program;
 mod proxy;
 mod rollout;
 mod run;
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Some("canary") => canary::run(&args[2..]),
         Some("run") => run::run(args.get(2).map_or("", String::as_str)),
         Some("verify") => verify::run(&args[2..]),
+        Some("program") => program::run(&args[2..]),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: mc-cell dummy | launch -- CMD ARGS… | verify [--spec P] | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+                "usage: mc-cell dummy | launch -- CMD ARGS… | verify [--spec P] | program PATH | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
             );
             ExitCode::from(2)
         }

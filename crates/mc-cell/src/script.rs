@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+/// The attacks `sabotage:KIND` knows.
+pub const SABOTAGE: [&str; 5] = ["junit", "daemon", "peek", "tap", "shout"];
+
 /// One directive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Directive {
@@ -74,6 +77,12 @@ pub enum Directive {
     Link { name: String, target: String },
     /// Replaces out/<name> by a FIFO.
     FifoAs(String),
+    /// Participant: `sabotage:KIND` writes a wrong answer and a program that attacks its
+    /// verifier (issue 21): `junit` (10,000 passing cases in results/junit.xml, read-only),
+    /// `daemon` (a daemon that stops the runner and swaps in an all-pass report), `peek` (prints
+    /// the hidden expected answer), `tap` (a results/results.tap planning 3,000,000 tests),
+    /// `shout` (`100 passed, 0 failed` on every stdout it can open).
+    Sabotage(String),
     /// Participant: `solve:ANSWER` writes out/answer.txt and a program printing ANSWER
     /// (out/solution.mcs), for the hidden tests to check.
     Solve(String),
@@ -239,6 +248,13 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             }
         }
         "fifo-as" => Directive::FifoAs(need("a name")?.to_owned()),
+        "sabotage" => {
+            let kind = need("junit, daemon, peek, tap or shout")?;
+            if !SABOTAGE.contains(&kind) {
+                return Err(bad("junit, daemon, peek, tap or shout"));
+            }
+            Directive::Sabotage(kind.to_owned())
+        }
         "solve" => Directive::Solve(need("an answer")?.replace('_', " ")),
         "loop-forever" => Directive::LoopForever,
         "cheat" => Directive::Cheat,
