@@ -13,6 +13,12 @@ use regex::Regex;
 
 use super::{Brief, JudgingMode};
 
+// The dummy's own script parser, so that lint refuses exactly what the dummy would refuse at
+// run time (one parser for the host and the cells, as `creds` shares its member list).
+#[path = "../../crates/mc-cell-src/script.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs, clippy::pedantic)]
+mod dummy_script;
+
 /// One lint finding: the file, what is wrong, and the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -27,6 +33,25 @@ pub struct Finding {
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {} ({})", self.file, self.problem, self.fix)
+    }
+}
+
+/// A dummy cell's `model:` that the dummy would refuse at run time (issue 25: lint accepted
+/// what then made the cell exit 2). A lone model name is fine: the dummy ignores it.
+fn dummy_models(brief: &Brief, findings: &mut Vec<Finding>) {
+    let actors = brief.participants.iter().chain(&brief.judges);
+    for actor in actors.filter(|a| a.flavor == "dummy") {
+        let Some(model) = &actor.model else { continue };
+        if let Err(error) = dummy_script::parse(model) {
+            let why = error.0.trim_start_matches("mc-cell: ");
+            findings.push(Finding {
+                file: "brief.yaml",
+                problem: format!("`{}` (dummy) has model `{model}`: {why}", actor.name),
+                fix: "give dummy directives separated by commas (docs/FLAVORS.md, the dummy), \
+                      or one model name, which the dummy ignores"
+                    .into(),
+            });
+        }
     }
 }
 
@@ -54,6 +79,7 @@ pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
     }
     super::lint_verify::lint_hidden(cook, brief, &mut findings);
     super::lint_network::lint_network(cook, brief, &mut findings);
+    dummy_models(brief, &mut findings);
     if brief.judges.is_empty() {
         return findings;
     }
@@ -200,6 +226,28 @@ mod tests {
             "Score on a 0-5 scale.\n- rate (60 %): how fast\n- clarity (40 %): how clear\n",
         );
         assert_eq!(lint(dir.path(), &brief("")), []);
+    }
+
+    /// Issue 25: lint accepted a dummy `model:` that the dummy refused at run time.
+    #[test]
+    fn a_dummy_model_the_dummy_refuses_is_a_finding_and_a_model_name_is_not() {
+        let dir = cook(
+            "# Task\nDo it.\n",
+            "Score on a 0-5 scale.\n- rate (60 %): how fast\n- clarity (40 %): how clear\n",
+        );
+        let mut with_models = brief("");
+        with_models.participants[0].model = Some("opus".into());
+        with_models.judges[0].model = Some("quality:4,explode".into());
+        let findings = lint(dir.path(), &with_models);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].file, "brief.yaml");
+        assert!(
+            findings[0].problem.contains("`j` (dummy)")
+                && findings[0]
+                    .problem
+                    .contains("unknown dummy directive `explode`"),
+            "{findings:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Lint of the hidden tests: `verify:` needs a real `verify/` folder (and its Dockerfile or
 //! spec), a `verify/` folder without `verify:` never runs, and no file of `raw/` (which every
-//! participant reads) may be a copy of a hidden one.
+//! participant reads) may be a copy of a hidden one. A warning (never blocking, so older runners
+//! still run) when no hidden file uses `$MULTICOOKER_LAUNCH`: the code under test then runs with
+//! the runner's powers.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -57,6 +59,41 @@ pub(super) fn lint_hidden(cook: &Path, brief: &Brief, findings: &mut Vec<Finding
     if is_dir {
         copies_in_raw(cook, &dir, findings);
     }
+}
+
+/// What a runner uses to start the code under test with less power.
+const LAUNCH_ENV: &str = "MULTICOOKER_LAUNCH";
+
+/// The warning for a `dockerfile` verifier none of whose hidden files (runner, tests, helpers)
+/// names `$MULTICOOKER_LAUNCH`: the code under test then runs as the runner's user, and can
+/// write the results, read the hidden tests and outlive its call. `None` when the runner is the
+/// dummy's (`mc-cell verify`, which launches on its own) or some hidden file uses the launcher.
+pub fn unlaunched(cook: &Path, brief: &Brief) -> Option<String> {
+    let verify = brief.verify.as_ref()?;
+    let dummy_runner = verify.command.as_ref().is_some_and(|c| {
+        c.first().is_some_and(|p| p.ends_with("mc-cell")) && c.get(1).is_some_and(|a| a == "verify")
+    });
+    if verify.image == VerifierImage::Dummy || dummy_runner {
+        return None;
+    }
+    let dir = cook.join(crate::state::VERIFY_DIR);
+    let launches = walkdir::WalkDir::new(&dir)
+        .follow_links(false)
+        .max_depth(crate::cell::collect::MAX_DEPTH)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.metadata().is_ok_and(|m| m.len() <= MAX_COMPARED_BYTES))
+        .take(100_000)
+        .any(|e| {
+            std::fs::read(e.path()).is_ok_and(|b| {
+                b.windows(LAUNCH_ENV.len())
+                    .any(|w| w == LAUNCH_ENV.as_bytes())
+            })
+        });
+    (!launches && dir.is_dir()).then(|| {
+        format!("no file of `verify/` uses `${LAUNCH_ENV}`, so the code under test runs with the runner's powers (it can write /work/results, read /work/verify and outlive its call); start it with `${LAUNCH_ENV} CMD ARGS…` (README, \"Hidden verification\")")
+    })
 }
 
 /// A raw/ file with the same bytes as a hidden file hands the tests to every participant.
@@ -118,6 +155,42 @@ mod tests {
             .into_iter()
             .map(|f| format!("{}: {}", f.file, f.problem))
             .collect()
+    }
+
+    #[test]
+    fn a_runner_that_never_uses_the_launcher_is_warned_about_and_still_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cook = tmp.path();
+        fs_err::create_dir_all(cook.join("verify/tests")).unwrap();
+        fs_err::write(cook.join("verify/Dockerfile"), "FROM scratch\n").unwrap();
+        fs_err::write(
+            cook.join("verify/tests/test_a.py"),
+            "subprocess.run([sys.executable, PROGRAM])\n",
+        )
+        .unwrap();
+        let dockerfile = brief("verify: {image: dockerfile, tests: 1}\n");
+        let warning = unlaunched(cook, &dockerfile).unwrap();
+        assert!(
+            warning.contains("runs with the runner's powers"),
+            "{warning}"
+        );
+        assert!(
+            problems(cook, &dockerfile).is_empty(),
+            "a warning, never a finding"
+        );
+        fs_err::write(
+            cook.join("verify/tests/test_a.py"),
+            "LAUNCH = os.environ.get(\"MULTICOOKER_LAUNCH\", \"\").split()\n",
+        )
+        .unwrap();
+        assert_eq!(unlaunched(cook, &dockerfile), None);
+        assert_eq!(unlaunched(cook, &brief("verify: {image: dummy}\n")), None);
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        for example in ["implementation-spike", "code-review-audit"] {
+            let dir = examples.join(example);
+            let loaded = crate::brief::load(&dir.join("brief.yaml")).unwrap();
+            assert_eq!(unlaunched(&dir, &loaded.brief), None, "{example}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 mod budget;
 pub mod lint;
 pub mod lint_network;
-mod lint_verify;
+pub mod lint_verify;
 mod model;
 mod names;
 mod parse;

@@ -1,6 +1,8 @@
 //! A cell's logs on their way to the host: redacted and made terminal-safe before a byte is
 //! written, capped per stream, and watched for the exit record the cell's init prints when the
 //! program ends (which is how the runner learns that a holding cell's program is done).
+//! Only init can write a record: it relays the program's output with the record separator
+//! escaped (`mc-cell init`), and the program cannot reach init's own descriptors.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -93,7 +95,12 @@ async fn run_pump(
     err.finish().await
 }
 
-/// Finds the exit record in stdout and keeps it out of the log.
+/// Longest record init prints; a "record" longer than this is passed on as text.
+const RECORD_MAX: usize = 4096;
+
+/// Finds the exit record in stdout and keeps it out of the log. Never goes silent: whatever is
+/// not the first well-formed record (a half record, binary, anything after the record) is
+/// passed on as text, and at most [`RECORD_MAX`] bytes are held back.
 #[derive(Debug, Default)]
 struct RecordWatch {
     pending: Vec<u8>,
@@ -105,16 +112,17 @@ impl RecordWatch {
     /// Log bytes that can be written now, and the record once complete.
     fn push(&mut self, chunk: &[u8]) -> (Vec<u8>, Option<ExitRecord>) {
         if self.done {
-            return (Vec::new(), None);
+            return (chunk.to_vec(), None);
         }
         self.pending.extend_from_slice(chunk);
         let marker = EXIT_RECORD.as_bytes();
         if !self.in_record {
             if let Some(at) = find(&self.pending, marker) {
-                let text = self.pending[..at].to_vec();
+                let mut text = self.pending[..at].to_vec();
                 self.pending.drain(..at + marker.len());
                 self.in_record = true;
-                let (_, record) = self.push(&[]);
+                let (more, record) = self.push(&[]);
+                text.extend(more);
                 return (text, record);
             }
             // Keep back a tail that may be the start of the marker.
@@ -126,24 +134,36 @@ impl RecordWatch {
             return (self.pending.drain(..cut).collect(), None);
         }
         let Some(end) = self.pending.iter().position(|b| *b == b'\n') else {
-            if self.pending.len() > 4096 {
-                // Not a record init wrote: give up on it.
-                self.done = true;
+            if self.pending.len() <= RECORD_MAX {
+                return (Vec::new(), None);
             }
-            return (Vec::new(), None);
+            // Not a record init wrote: it is text, and the watch goes on.
+            self.in_record = false;
+            let mut text = marker.to_vec();
+            text.append(&mut self.pending);
+            return (text, None);
         };
         let record = serde_json::from_slice::<ExitRecord>(&self.pending[..end]).ok();
-        self.done = record.is_some();
         self.in_record = false;
-        self.pending.drain(..=end);
-        (Vec::new(), record)
+        let line: Vec<u8> = self.pending.drain(..=end).collect();
+        if record.is_some() {
+            self.done = true;
+            return (std::mem::take(&mut self.pending), record);
+        }
+        let mut text = marker.to_vec();
+        text.extend(line);
+        let (more, record) = self.push(&[]);
+        text.extend(more);
+        (text, record)
     }
 
     fn finish(&mut self) -> Vec<u8> {
-        if self.in_record || self.done {
-            return Vec::new();
+        let mut text = Vec::new();
+        if self.in_record {
+            text.extend_from_slice(EXIT_RECORD.as_bytes());
         }
-        std::mem::take(&mut self.pending)
+        text.append(&mut self.pending);
+        text
     }
 }
 
@@ -231,7 +251,7 @@ mod tests {
             log.extend(watch.finish());
             assert_eq!(
                 String::from_utf8(log).unwrap(),
-                "hello\n",
+                "hello\nafter",
                 "split at {split}"
             );
             let record = first.or(second).expect("the record is found");
@@ -258,6 +278,53 @@ mod tests {
         assert!(text.len() < 1100, "{}", text.len());
         assert!(text.ends_with("[multicooker: log truncated at the cap]\n"));
         assert!(!text.contains('\u{1b}') && text.contains("^[[2J"));
+    }
+
+    /// Regression (issue 21): a half record over 16 KiB without a newline made the reader give
+    /// up for good (the cell's later usage lines were never counted, its log was empty).
+    #[test]
+    fn a_half_record_or_binary_garbage_never_silences_the_reader() {
+        let mut watch = RecordWatch::default();
+        let mut log = Vec::new();
+        let half = format!(
+            "{EXIT_RECORD}{{\"code\":0,\"pad\":\"{}",
+            "q".repeat(20 << 10)
+        );
+        for piece in half.as_bytes().chunks(1000) {
+            let (text, record) = watch.push(piece);
+            assert!(record.is_none());
+            log.extend(text);
+            assert!(watch.pending.len() <= RECORD_MAX + 1000, "bounded");
+        }
+        let (text, _) = watch.push(b"\x00\xff\xfe garbage\n");
+        log.extend(text);
+        let usage = b"{\"type\":\"result\",\"usage\":{\"input_tokens\":5}}\n";
+        let (text, _) = watch.push(usage);
+        log.extend(text);
+        let real = format!("{EXIT_RECORD}{{\"code\":3,\"signal\":null,\"timed_out\":false}}\nlate");
+        let (text, record) = watch.push(real.as_bytes());
+        log.extend(text);
+        log.extend(watch.finish());
+        assert_eq!(record.map(|r| r.code), Some(Some(3)));
+        let log = String::from_utf8_lossy(&log);
+        assert!(
+            log.ends_with("\"input_tokens\":5}}\nlate"),
+            "{}",
+            &log[log.len() - 100..]
+        );
+        assert!(log.contains("garbage"));
+        assert_eq!(log.matches('q').count(), 20 << 10);
+    }
+
+    #[test]
+    fn a_malformed_record_is_text_and_the_real_one_still_counts() {
+        let mut watch = RecordWatch::default();
+        let text = format!(
+            "{EXIT_RECORD}not json\n{EXIT_RECORD}{{\"code\":1,\"signal\":null,\"timed_out\":true}}\n"
+        );
+        let (log, record) = watch.push(text.as_bytes());
+        assert_eq!(record.map(|r| (r.code, r.timed_out)), Some((Some(1), true)));
+        assert!(String::from_utf8_lossy(&log).contains("not json"));
     }
 
     #[test]

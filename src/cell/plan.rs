@@ -224,6 +224,12 @@ impl Egress {
 /// Port the egress proxy listens on.
 pub const PROXY_PORT: u16 = 3128;
 
+/// The environment variable naming, in a verifier cell, the command line that starts the code
+/// under test as the cell's launch identity (docs/BEHAVIOR.md, verification).
+pub const LAUNCH_ENV: &str = "MULTICOOKER_LAUNCH";
+/// Its value: `mc-cell launch` from init's layer, then `--`; the runner appends CMD ARGS….
+pub const LAUNCH_COMMAND: &str = "/opt/multicooker/mc-cell launch --";
+
 /// Shared inputs of every plan in one command run.
 #[derive(Debug, Clone)]
 pub struct PlanContext<'a> {
@@ -272,6 +278,10 @@ impl PlanContext<'_> {
             "MULTICOOKER_TIMEOUT_S".to_owned(),
             timeout.as_secs().to_string(),
         ));
+        if role == Role::Verifier {
+            // The documented way for a runner to start the code under test with less power.
+            env.push((LAUNCH_ENV.to_owned(), LAUNCH_COMMAND.to_owned()));
+        }
         if self.brief.network_for(actor).web_tools && role == Role::Participant {
             env.push(("MULTICOOKER_WEB_TOOLS".to_owned(), "1".to_owned()));
         }

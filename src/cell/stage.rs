@@ -2,7 +2,10 @@
 //! following links; links, devices, FIFOs and sockets in them are left out and recorded, so a
 //! careless `raw/` (a link to `~/.ssh`) shows nothing of the host. Owners and modes are set
 //! here, not taken from the host: inputs belong to root and are read-only for the cell; a
-//! writable area's seed (a refine round's previous output) belongs to the cell user.
+//! writable area's seed (a refine round's previous output) belongs to the cell user; a
+//! verifier's hidden folder belongs to root and the cell user's group, readable by that group
+//! only, so the code under test, started as the launch identity (another uid and gid), cannot
+//! read it and nobody in the cell can change it.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -24,6 +27,12 @@ pub enum Ownership {
         /// uid.
         uid: u32,
         /// gid.
+        gid: u32,
+    },
+    /// Root's, readable by the cell user's group alone (files 0440, or 0550 when executable;
+    /// folders 0550): the hidden tests, which the runner reads and the code it launches cannot.
+    Group {
+        /// The cell user's gid.
         gid: u32,
     },
     /// The cell user's and nobody else's, for a login (files 0400, folders 0500).
@@ -284,6 +293,7 @@ impl StageTar {
             Ownership::Cell { uid, gid } => {
                 (uid, gid, if folder || executable { 0o755 } else { 0o644 })
             }
+            Ownership::Group { gid } => (0, gid, if folder || executable { 0o550 } else { 0o440 }),
             Ownership::Secret { uid, gid } => (uid, gid, if folder { 0o500 } else { 0o400 }),
         };
         header.set_uid(u64::from(uid));
@@ -326,12 +336,17 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
     let mut areas = Vec::new();
     let mut skipped = Vec::new();
     let mut inputs = StageTar::on_disk(Ownership::ReadOnly)?;
+    let mut hidden = None;
     for input in &files.inputs {
         match input {
             Input::Text { path, bytes } => inputs.file(path, bytes, false)?,
             Input::Folder { path } => inputs.folder(path)?,
             Input::Copy { path, source } => inputs.tree(path, source.path())?,
-            Input::Hidden(hidden) => inputs.tree(hidden.path(), hidden.source().path())?,
+            Input::Hidden(copy) => {
+                let mut tar = StageTar::on_disk(Ownership::Group { gid: user.gid })?;
+                tar.tree(copy.path(), copy.source().path())?;
+                hidden = Some(tar.finish()?);
+            }
         }
     }
     // No entry for a writable area's folder: the engine makes its mount point, and an entry
@@ -339,12 +354,16 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
     let staged = inputs.finish()?;
     areas.push(Area {
         target: INPUT_AREA.to_owned(),
-        size_bytes: area_size(&staged),
+        size_bytes: area_size(&staged) + hidden.as_ref().map_or(0, area_size),
         owner: (0, 0),
         mode: 0o755,
     });
     skipped.extend(staged.skipped);
     archives.push((INPUT_AREA.to_owned(), staged.archive));
+    if let Some(hidden) = hidden {
+        skipped.extend(hidden.skipped);
+        archives.push((INPUT_AREA.to_owned(), hidden.archive));
+    }
     let cell = Ownership::Cell {
         uid: user.uid,
         gid: user.gid,
@@ -474,6 +493,40 @@ mod tests {
                 ("raw/sub".into(), 0, 0o555, String::new()),
                 ("raw/sub/notes.md".into(), 0, 0o444, "notes".into()),
                 ("missing".into(), 0, 0o555, String::new()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_hidden_folder_is_roots_and_readable_by_the_cell_users_group_alone() {
+        let host = tempfile::tempdir().unwrap();
+        let hidden = host.path().join("verify");
+        std::fs::create_dir_all(hidden.join("tests")).unwrap();
+        std::fs::write(hidden.join("tests/test_a.py"), "x").unwrap();
+        let mut tar = StageTar::on_disk(Ownership::Group { gid: 1000 }).unwrap();
+        tar.tree("verify", &hidden).unwrap();
+        let bytes = tar.finish().unwrap().archive.into_bytes().unwrap();
+        let mut archive = tar::Archive::new(bytes.as_ref());
+        let listed: Vec<(String, u64, u64, u32)> = archive
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let h = e.header();
+                (
+                    e.path().unwrap().display().to_string(),
+                    h.uid().unwrap(),
+                    h.gid().unwrap(),
+                    h.mode().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("verify".into(), 0, 1000, 0o550),
+                ("verify/tests".into(), 0, 1000, 0o550),
+                ("verify/tests/test_a.py".into(), 0, 1000, 0o440),
             ]
         );
     }

@@ -68,6 +68,9 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::Cancelled);
     }
     printer.info(&format!("sealed outputs in `{}`", paths.inbox().display()));
+    if super::verify::could_not_run(printer, verified.as_ref()) {
+        return Ok(ExitCode::NothingUsable);
+    }
     if any_ok {
         printer.info(&format!("next: multicooker judge {}", paths.name()));
         Ok(ExitCode::Success)

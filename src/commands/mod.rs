@@ -76,6 +76,11 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
             .printer
             .warn(&format!("`{}`: {warning}", paths.brief_yaml().display()));
     }
+    if let Some(warning) = brief::lint_verify::unlaunched(paths.dir(), &loaded.brief) {
+        session
+            .printer
+            .warn(&format!("`{}`: {warning}", paths.verify_dir().display()));
+    }
     Ok((paths, loaded))
 }
 

@@ -402,8 +402,17 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
             _ => "[no interval]".to_owned(),
         };
+        let rank = match (estimate.rank, estimate.rank_single) {
+            (None, _) => String::new(),
+            (Some(_), Some(false)) => format!(
+                "ranks {}–{}",
+                estimate.rank_best.unwrap_or(0),
+                estimate.rank_worst.unwrap_or(0)
+            ),
+            (Some(r), _) => format!("rank {r}"),
+        };
         printer.data(&format!(
-            "  {:<20} {:>6} {interval:<16} {}/{} cells scored",
+            "  {:<20} {:>6} {interval:<16} {rank:<11} {}/{} cells scored",
             estimate.participant,
             estimate
                 .estimate
@@ -416,9 +425,9 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
     for line in crate::nightly::budget::spend_lines(&spend) {
         printer.data(&line);
     }
-    if let Some(groups) = record.tied_groups.as_ref().filter(|g| !g.is_empty()) {
+    if let Some(groups) = record.tied_groups.as_ref().filter(|g| g.len() > 1) {
         printer.data(&format!(
-            "  tied groups: {}",
+            "  groups (every pair across a `>` separated): {}",
             groups
                 .iter()
                 .map(|g| format!("{{{}}}", g.join(", ")))

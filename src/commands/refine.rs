@@ -49,6 +49,7 @@ fn copy_clean(from: &Path, to: &Path) -> std::io::Result<()> {
             ignore: fsx::SEAL_IGNORE,
             max_bytes: u64::MAX,
             read_only: false,
+            share: true,
         },
     )
     .map(|_| ())
@@ -186,8 +187,11 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
     let printer = session.printer;
     printer.json(&json!({"cook": paths.name(), "round": round, "state": outcome.state, "participants": outcome.results}));
     super::print_results(printer, &outcome.results);
-    if outcome.state == CookState::Cancelled || verified.is_some_and(|v| v.cancelled) {
+    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
         return Ok(ExitCode::Cancelled);
+    }
+    if super::verify::could_not_run(printer, verified.as_ref()) {
+        return Ok(ExitCode::NothingUsable);
     }
     if outcome.results.iter().any(|r| r.status == CellState::Ok) {
         printer.info(&format!(

@@ -207,8 +207,11 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     printer
         .json(&json!({"cook": paths.name(), "state": outcome.state, "resumed": outcome.results}));
     super::print_results(printer, &outcome.results);
-    if outcome.state == CookState::Cancelled || verified.is_some_and(|v| v.cancelled) {
+    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
         return Ok(ExitCode::Cancelled);
+    }
+    if super::verify::could_not_run(printer, verified.as_ref()) {
+        return Ok(ExitCode::NothingUsable);
     }
     if outcome.results.iter().any(|r| r.status == CellState::Ok) {
         printer.info(&format!("next: multicooker judge {}", paths.name()));

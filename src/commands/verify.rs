@@ -115,6 +115,40 @@ pub(super) async fn after_cook(
     .map(Some)
 }
 
+/// After `cook`, `refine` or `resume`: whether hidden tests that brief.yaml asks for could not
+/// run for some output (the verifier's image did not build, or its cell did not start); says
+/// which and how to retry. The command then exits 1 (issue 25: `cook` exited 0 and a cron user
+/// never learned that verification was skipped).
+pub(super) fn could_not_run(
+    printer: crate::output::Printer,
+    verified: Option<&VerifyOutcome>,
+) -> bool {
+    use crate::verify::Outcome;
+    let failed: Vec<&crate::verify::Verification> = verified
+        .map(|v| {
+            v.results
+                .iter()
+                .filter(|r| matches!(r.outcome, Outcome::BuildFailed | Outcome::StartFailed))
+                .collect()
+        })
+        .unwrap_or_default();
+    for result in &failed {
+        printer.warn(&format!(
+            "the hidden tests could not run for `{}` ({}): {}",
+            result.participant,
+            result.outcome.as_str(),
+            result.reason.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    if let Some(first) = failed.first() {
+        printer.info(&format!(
+            "its output is sealed but unverified; fix the verifier, then `multicooker verify` retries (results in `verification/{}/`)",
+            first.participant
+        ));
+    }
+    !failed.is_empty()
+}
+
 /// 130 after Ctrl-C; 1 when some verification could not run (unscored); else 0.
 pub(super) fn exit_code(outcome: &VerifyOutcome) -> ExitCode {
     if outcome.cancelled {

@@ -40,7 +40,8 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
                     "backend": arm.and_then(|a| a.backend.clone()),
                     "nodes": arm.map(|a| a.nodes.clone()).unwrap_or_default(),
                     "estimate": e.estimate, "lo": e.lo, "hi": e.hi,
-                    "rank": e.rank, "rank_worst": e.rank_worst,
+                    "rank": e.rank, "rank_best": e.rank_best.or(e.rank),
+                    "rank_worst": e.rank_worst, "rank_single": e.rank_single,
                     "incomplete": e.incomplete, "plain_mean": e.plain,
                     "length_controlled": e.length_controlled,
                     "scored_cells": e.scored_cells, "cells": e.cells,
@@ -278,11 +279,7 @@ pub fn history_text(document: &Value) -> Vec<String> {
                     (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
                     _ => String::new(),
                 };
-                let rank = match (p["rank"].as_u64(), p["rank_worst"].as_u64()) {
-                    (Some(r), Some(w)) if w > r => format!(" rank {r}–{w}"),
-                    (Some(r), _) => format!(" rank {r}"),
-                    _ => String::new(),
-                };
+                let rank = crate::report::rank_words(night, p);
                 let incomplete = if p["incomplete"] == true {
                     " (incomplete)"
                 } else {

@@ -79,6 +79,7 @@ pub fn write_cook(
                     ignore: &[],
                     max_bytes: u64::MAX,
                     read_only: false,
+                    share: false,
                 },
             )?;
         } else {
@@ -307,6 +308,16 @@ fn failures(cooks: &[NightCook], cells: &[CellRecord], nothing_ranked: bool) -> 
             "cook `{}`: `{}` not scored ({how})",
             cell.cook, cell.participant
         ));
+    }
+    // A cell that did not end ok is judged as it was left (docs/BEHAVIOR.md), so it is scored,
+    // but it still makes the night partial: say so (issue 25: such nights said nothing).
+    for cell in cells.iter().filter(|c| c.score.is_some()) {
+        if let Some(status) = cell.run_status.as_deref().filter(|s| *s != "ok") {
+            lines.push(format!(
+                "cook `{}`: `{}` ended `{status}` (its output was judged as it was left)",
+                cell.cook, cell.participant
+            ));
+        }
     }
     if nothing_ranked && lines.is_empty() {
         lines.push("no participant was scored in any cook".into());

@@ -29,9 +29,11 @@ pub struct JudgedScore {
 /// What a night's statistics add up to.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Pooled {
-    /// One per participant: ranked ones by rank, then estimate; then the unscored.
+    /// One per participant: ranked ones by estimate (identical ones in name order), then the
+    /// unscored.
     pub estimates: Vec<EstimateRecord>,
-    /// Participants of equal rank, best first; `None` when no pair could be tested.
+    /// Groups in score order, every cross pair separated, best first; `None` when no pair
+    /// could be tested.
     pub tied_groups: Option<Vec<Vec<String>>>,
     /// What few briefs mean for these intervals, when they are few.
     pub caveat: Option<String>,
@@ -107,34 +109,27 @@ fn finish(names: &[&str], ranking: Option<&Ranking>, cells: &[CellRecord]) -> Po
                 scored_cells: scored,
                 cells: own.len(),
                 rank: rank.map(|r| r.rank),
+                rank_best: rank.map(|r| r.best),
                 rank_worst: rank.map(|r| r.worst),
+                rank_single: rank.map(|r| r.single),
                 incomplete: scored < own.len(),
                 plain: plain_mean(&own),
                 length_controlled: None,
             }
         })
         .collect();
-    estimates.sort_by(|x, y| match (x.rank, y.rank) {
-        (Some(a), Some(b)) => a.cmp(&b).then(crate::report::by_score(
-            y.estimate.unwrap_or(f64::NEG_INFINITY),
-            x.estimate.unwrap_or(f64::NEG_INFINITY),
-        )),
+    // Score order (docs/RANKING.md §6); a stable sort keeps name order among identical scores.
+    estimates.sort_by(|x, y| match (x.estimate, y.estimate) {
+        (Some(a), Some(b)) => crate::report::by_score(b, a),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    let tested = ranking.is_some_and(|r| r.pairs.iter().any(|p| p.p_adjusted.is_some()));
-    let tied_groups = tested.then(|| {
-        let mut groups: Vec<Vec<String>> = Vec::new();
-        let mut last = None;
-        for e in estimates.iter().filter(|e| e.rank.is_some()) {
-            match groups.last_mut() {
-                Some(group) if last == e.rank => group.push(e.participant.clone()),
-                _ => groups.push(vec![e.participant.clone()]),
-            }
-            last = e.rank;
-        }
+    let tied_groups = ranking.and_then(|r| r.groups.as_ref()).map(|groups| {
         groups
+            .iter()
+            .map(|g| g.iter().map(|&i| names[i].to_owned()).collect())
+            .collect()
     });
     let briefs = ranking.map_or(0, |r| r.clusters);
     let caveat = crate::report::few_clusters_caveat(

@@ -61,6 +61,8 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
                 cells: 5,
                 rank: Some(1),
                 rank_worst: Some(3),
+                rank_best: Some(1),
+                rank_single: Some(false),
                 incomplete: false,
                 plain: None,
                 length_controlled: None,
@@ -250,4 +252,21 @@ fn each_lost_node_is_named_with_the_cells_it_cost() {
         ]
     );
     assert!(super::lost_nodes(&[serde_json::json!({})]).is_empty());
+}
+
+/// Issue 25: a cell that was judged as it was left (it exited non-zero) makes the night
+/// partial, and the night's failures say so; before, only unscored cells were listed.
+#[test]
+fn a_scored_cell_that_did_not_end_ok_is_a_reason() {
+    let mut exited = cell("b1", "a", Some(40.0));
+    exited.run_status = Some("non_zero_exit".into());
+    let cells = vec![exited, cell("b1", "b", Some(60.0)), cell("b1", "c", None)];
+    let lines = super::failures(&[], &cells, false);
+    assert_eq!(
+        lines,
+        [
+            "cook `b1-r1`: `c` not scored (ended `failed`)",
+            "cook `b1-r1`: `a` ended `non_zero_exit` (its output was judged as it was left)",
+        ]
+    );
 }

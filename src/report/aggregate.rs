@@ -303,8 +303,7 @@ fn ordered_dimensions(
     ordered
 }
 
-/// Ranked participants (by competition rank, then score; ties in brief order), then unscored
-/// ones.
+/// Ranked participants by score (identical scores in brief order), then unscored ones.
 fn standings(
     input: &ReportInput,
     brief: &Brief,
@@ -356,7 +355,9 @@ fn unranked(
 ) -> Standing {
     Standing {
         rank: None,
+        rank_best: None,
         rank_worst: None,
+        rank_single: false,
         participant: participant.name.clone(),
         flavor: participant.flavor.clone(),
         mean_pct: score,
@@ -370,10 +371,11 @@ fn unranked(
     }
 }
 
-/// Takes each scored participant's rank and score from the jury's estimates and sorts by rank,
-/// then score (ties and unscored in brief order). A scored participant without an estimate
-/// (judges that share nobody, so no model connects them) is ranked by its own score, with equal
-/// scores sharing a rank.
+/// Takes each scored participant's rank and score from the jury's estimates and sorts by score
+/// (docs/RANKING.md §6: identical scores and the unscored in brief order). A scored
+/// participant without an estimate (judges that share nobody, so no model connects them) has
+/// no test to separate it: such participants share one group, rank 1=, each ranging over all
+/// of them.
 fn rank(all: &mut [Standing], jury: &jury::Jury) {
     for standing in all.iter_mut().filter(|s| s.mean_pct.is_some()) {
         if let Some(e) = jury
@@ -384,26 +386,27 @@ fn rank(all: &mut [Standing], jury: &jury::Jury) {
         {
             standing.score_pct = Some(e.estimate);
             standing.rank = Some(e.rank);
+            standing.rank_best = Some(e.rank_best);
             standing.rank_worst = Some(e.rank_worst);
+            standing.rank_single = e.rank_single;
         } else {
             standing.score_pct = standing.mean_pct;
         }
     }
-    let unmodelled: Vec<f64> = all
+    let unmodelled = all
         .iter()
-        .filter(|s| s.rank.is_none())
-        .filter_map(|s| s.score_pct)
-        .collect();
+        .filter(|s| s.rank.is_none() && s.score_pct.is_some())
+        .count();
     for standing in all.iter_mut().filter(|s| s.rank.is_none()) {
-        if let Some(score) = standing.score_pct {
-            standing.rank = Some(1 + unmodelled.iter().filter(|&&x| x > score).count());
+        if standing.score_pct.is_some() {
+            standing.rank = Some(1);
+            standing.rank_best = Some(1);
+            standing.rank_worst = Some(unmodelled);
+            standing.rank_single = true;
         }
     }
-    all.sort_by(|a, b| match (a.rank, b.rank) {
-        (Some(x), Some(y)) => x.cmp(&y).then(super::ranking::by_score(
-            b.score_pct.unwrap_or(f64::NEG_INFINITY),
-            a.score_pct.unwrap_or(f64::NEG_INFINITY),
-        )),
+    all.sort_by(|a, b| match (a.score_pct, b.score_pct) {
+        (Some(x), Some(y)) => super::ranking::by_score(y, x),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,

@@ -157,7 +157,7 @@ fn ranking(summary: &Value, out: &mut String) {
     let stats = &summary["statistics"];
     let _ = write!(
         out,
-        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · level {} · seed {}. Ranks are competition ranks (2= shares a rank): a participant ranks below another only where their paired difference is significant after Holm's correction.</p>\n",
+        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · level {} · seed {}. Ordered by score. Rank is the competition rank of the participant's group (2= shares it); groups are cut only where every pair across the cut is separated by its paired test (Holm-corrected); the rank range is what the participant's own tests allow.</p>\n",
         text(&stats["method"]),
         text(&stats["clusters"]),
         text(&stats["level"]),
@@ -185,16 +185,21 @@ fn ranking(summary: &Value, out: &mut String) {
         let (lo, hi) = estimate.map_or((None, None), |e| (e["lo"].as_f64(), e["hi"].as_f64()));
         let group = group_of(summary, name);
         let class = group.map_or(String::new(), |g| format!(" class=\"group-{}\"", g % 2));
-        let shared = rows
+        let group_size = rows
             .iter()
             .filter(|r| r["rank"].is_number() && r["rank"] == row["rank"])
-            .count()
-            > 1;
-        let range = match (row["rank"].as_u64(), row["rank_worst"].as_u64()) {
-            (Some(best), Some(worst)) if worst > best => format!("{best}–{worst}"),
-            (Some(best), _) => best.to_string(),
-            _ => "–".to_owned(),
-        };
+            .count();
+        // A summary older than the score-order rule has no rank_best or rank_single: its rank
+        // was the best rank and always printed.
+        let best = row["rank_best"].as_u64().or_else(|| row["rank"].as_u64());
+        let single = row["rank_single"].as_bool().unwrap_or(true);
+        let usize_of = |v: Option<u64>| v.and_then(|v| usize::try_from(v).ok());
+        let range = crate::report::ranking::range_text(
+            usize_of(best),
+            usize_of(row["rank_worst"].as_u64()),
+        );
+        let rank_cell =
+            crate::report::ranking::rank_text(usize_of(row["rank"].as_u64()), single, group_size);
         let interval = match (lo, hi) {
             (Some(lo), Some(hi)) => format!("{lo:.1} – {hi:.1}"),
             _ => "–".to_owned(),
@@ -204,11 +209,7 @@ fn ranking(summary: &Value, out: &mut String) {
             out,
             "<tr{class} data-participant=\"{pe}\"><td class=\"num\">{rank}</td><td class=\"num\">{range}</td><td>{pe}</td><td>{flavor}</td><td class=\"num\">{score}</td><td class=\"num\">{interval}</td><td>{bar}</td><td class=\"num\">{mean}</td><td class=\"num\">{size}</td><td class=\"num\">{judges}</td><td>{run}</td><td class=\"num\">{dur}</td><td class=\"num\">{tokens}</td><td class=\"num\">{cost}</td><td><a href=\"work/{href}/out/\">out/</a></td></tr>",
             pe = escape(name),
-            rank = match (scored, shared) {
-                (false, _) => "–".to_owned(),
-                (true, true) => format!("{}=", text(&row["rank"])),
-                (true, false) => text(&row["rank"]),
-            },
+            rank = rank_cell,
             mean = num(&row["mean_pct"], 1),
             size = row["output_bytes"]
                 .as_u64()
@@ -233,6 +234,16 @@ fn ranking(summary: &Value, out: &mut String) {
         );
     }
     out.push_str("</tbody></table>\n");
+    if rows
+        .iter()
+        .any(|r| r["rank"].is_number() && r["rank_single"] == false)
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">{}</p>",
+            escape(crate::report::ranking::NO_SINGLE_RANK)
+        );
+    }
     if let Some(note) = stats["note"].as_str() {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(note));
     }

@@ -105,10 +105,11 @@ fn night_ranking(night: &Value) -> Vec<String> {
         .into_iter()
         .flatten()
         .map(|p| {
-            let rank = match (p["rank"].as_u64(), p["rank_worst"].as_u64()) {
-                (Some(r), Some(w)) if w > r => format!(" (rank {r}–{w})"),
-                (Some(r), _) => format!(" (rank {r})"),
-                _ => String::new(),
+            let rank = super::rank_words(night, p);
+            let rank = if rank.is_empty() {
+                rank
+            } else {
+                format!(" ({})", rank.trim_start())
             };
             let interval = match (p["lo"].as_f64(), p["hi"].as_f64()) {
                 (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),

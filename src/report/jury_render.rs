@@ -84,10 +84,11 @@ fn statistics(stats: &Statistics) -> Value {
         "scale": "percent",
         "interval": "delete-one-judge jackknife, Student t with min(judges - 1, residual df) degrees of freedom",
         "separation": "paired difference per pair, Holm-corrected",
+        "order": "by score; rank: competition rank of the participant's group, groups cut only where every cross pair is separated; rank_best-rank_worst: the ranks its own tests allow; rank_single false: its group has separated members, so no single rank",
         "estimates": stats.estimates.iter().map(|e| json!({
             "participant": e.participant, "estimate": round2(e.estimate), "plain_mean": e.plain.map(round2),
             "adjustment": e.plain.map(|p| round2(e.estimate - p)), "lo": e.lo.map(round2), "hi": e.hi.map(round2),
-            "df": e.df, "clusters": e.clusters, "rank": e.rank, "rank_worst": e.rank_worst,
+            "df": e.df, "clusters": e.clusters, "rank": e.rank, "rank_best": e.rank_best, "rank_worst": e.rank_worst, "rank_single": e.rank_single,
             "output_bytes": e.output_bytes, "length_controlled": e.length_controlled.map(round2),
         })).collect::<Vec<_>>(),
         "tied_groups": stats.tied_groups,
@@ -113,7 +114,7 @@ pub(super) fn markdown(jury: &Jury, lines: &mut Vec<String>) {
     lines.push("## How sure is this ranking?".into());
     lines.push(String::new());
     lines.push(format!(
-        "{}. {:.0} % intervals: delete-one-judge jackknife with Student t ({} judge(s), min(judges − 1, residual) degrees of freedom), cut at the 0–100 scale. A participant ranks below another only where their paired difference over the same judges is significant after Holm's correction; ranks are competition ranks (2= shares a rank) with the range the tests allow. Seed {}.",
+        "{}. {:.0} % intervals: delete-one-judge jackknife with Student t ({} judge(s), min(judges − 1, residual) degrees of freedom), cut at the 0–100 scale. The table is ordered by score. Two participants are told apart only where their paired difference over the same judges is significant after Holm's correction; Rank is the competition rank of the participant's group (2= shares it), the groups cut only where every pair across the cut is told apart, and the rank range is what its own tests allow. Seed {}.",
         match stats.method {
             "bradley_terry+cluster_jackknife_t" =>
                 "Score = Bradley–Terry chance of beating an average participant, from pairwise verdicts",
@@ -201,9 +202,9 @@ fn separations(stats: &Statistics, lines: &mut Vec<String>) {
                 .join("; ")
         ));
     }
-    if let Some(groups) = &stats.tied_groups {
+    if let Some(groups) = stats.tied_groups.as_ref().filter(|g| g.len() > 1) {
         lines.push(format!(
-            "Tied groups (equal rank, best first): {}.",
+            "Groups (every pair across a `>` separated, best first): {}.",
             groups
                 .iter()
                 .map(|g| format!("{{{}}}", g.join(", ")))

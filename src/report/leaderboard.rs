@@ -126,6 +126,13 @@ fn ranking_table(report: &Report, lines: &mut Vec<String>) {
         ));
     }
     cost_note(report.run_totals, lines);
+    if report
+        .standings
+        .iter()
+        .any(|s| s.rank.is_some() && !s.rank_single)
+    {
+        lines.extend([String::new(), super::ranking::NO_SINGLE_RANK.to_owned()]);
+    }
 }
 
 /// What a cost figure is (issue 16): the CLI's estimate at API list prices (claude's
@@ -138,29 +145,13 @@ fn cost_note(total: Option<Usage>, lines: &mut Vec<String>) {
 }
 
 fn standing_row(report: &Report, standing: &Standing) -> String {
-    let shared = |rank: usize| {
-        report
-            .standings
-            .iter()
-            .filter(|s| s.rank == Some(rank))
-            .count()
-            > 1
-    };
-    let rank = standing.rank.map_or_else(
-        || "–".to_owned(),
-        |r| {
-            if shared(r) {
-                format!("{r}=")
-            } else {
-                r.to_string()
-            }
-        },
-    );
-    let range = match (standing.rank, standing.rank_worst) {
-        (Some(best), Some(worst)) if worst > best => format!("{best}–{worst}"),
-        (Some(best), _) => best.to_string(),
-        _ => "–".to_owned(),
-    };
+    let group_size = report
+        .standings
+        .iter()
+        .filter(|s| s.rank.is_some() && s.rank == standing.rank)
+        .count();
+    let rank = super::ranking::rank_text(standing.rank, standing.rank_single, group_size);
+    let range = super::ranking::range_text(standing.rank_best, standing.rank_worst);
     let estimate = report
         .jury
         .statistics

@@ -79,11 +79,16 @@ impl Report {
 /// One participant's line of the ranking.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
-    /// Competition rank: 1 + participants the paired tests put ahead of it (equal ranks for
-    /// participants nothing separates); `None` when unscored.
+    /// Competition rank of its group (docs/RANKING.md §6): 1 + participants in better groups,
+    /// groups cut only where every cross pair is separated; `None` exactly when unscored.
     pub rank: Option<usize>,
-    /// Worst rank the paired tests allow.
+    /// Best rank its paired tests allow.
+    pub rank_best: Option<usize>,
+    /// Worst rank its paired tests allow.
     pub rank_worst: Option<usize>,
+    /// `rank` is a true competition rank (its group's members are all unseparated); when
+    /// false the table prints the range only.
+    pub rank_single: bool,
     /// Participant name.
     pub participant: String,
     /// Its flavor.

@@ -1,5 +1,6 @@
-//! From mc-stats' ranking to the report's statistics: estimates sorted by competition rank,
-//! tied groups by equal rank, the paired separations, each judge's leniency, and the words a
+//! From mc-stats' ranking to the report's statistics: estimates sorted by score, each with its
+//! group's competition rank and its own rank range, groups cut only where every cross pair is
+//! separated (docs/RANKING.md §6), the paired separations, each judge's leniency, and the words a
 //! reader needs (why an interval is missing; what few judges mean; what α says). Pure.
 
 use indexmap::IndexMap;
@@ -51,14 +52,18 @@ pub(crate) fn statistics(
                     df: item.df,
                     clusters: inputs.scored_by.get(i).copied().unwrap_or(0),
                     rank: rank.rank,
+                    rank_best: rank.best,
                     rank_worst: rank.worst,
+                    rank_single: rank.single,
                     output_bytes: inputs.output_bytes.get(&name(i)).copied(),
                     length_controlled: None,
                 })
             })
             .collect()
     });
-    estimates.sort_by(|x, y| x.rank.cmp(&y.rank).then(by_score(y.estimate, x.estimate)));
+    // Score order (a stable sort keeps brief order among identical scores); the group ranks
+    // never fall as the score rises.
+    estimates.sort_by(|x, y| by_score(y.estimate, x.estimate));
     let pairs: Vec<PairSeparation> = fitted.map_or_else(Vec::new, |ranking| {
         ranking
             .pairs
@@ -66,8 +71,12 @@ pub(crate) fn statistics(
             .map(|p| separation(&name(p.a), &name(p.b), p.difference, p))
             .collect()
     });
-    let tested = pairs.iter().any(|p| p.p_adjusted.is_some());
-    let tied_groups = tested.then(|| groups(&estimates));
+    let tied_groups = fitted.and_then(|r| r.groups.as_ref()).map(|groups| {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|&i| name(i)).collect())
+            .collect()
+    });
     let clusters = fitted.map_or(0, |r| r.clusters);
     let leniency = fitted
         .and_then(|r| r.effects.first())
@@ -101,6 +110,51 @@ pub(crate) fn statistics(
         pairs,
         leniency,
         note,
+    }
+}
+
+/// The Rank cell (docs/RANKING.md §6): the group's competition rank, `=` when the group has
+/// several members, or `–` when the group holds separated members (no single rank: read the
+/// range). `None` rank: unscored, `–`.
+pub(crate) fn rank_text(rank: Option<usize>, single: bool, group_size: usize) -> String {
+    match rank {
+        Some(r) if single && group_size > 1 => format!("{r}="),
+        Some(r) if single => r.to_string(),
+        _ => "–".to_owned(),
+    }
+}
+
+/// The Rank range cell: `best–worst`, or one number when they agree.
+pub(crate) fn range_text(best: Option<usize>, worst: Option<usize>) -> String {
+    match (best, worst) {
+        (Some(best), Some(worst)) if worst > best => format!("{best}–{worst}"),
+        (Some(best), _) => best.to_string(),
+        _ => "–".to_owned(),
+    }
+}
+
+/// Said under a table with a ranked participant that has no single rank.
+pub(crate) const NO_SINGLE_RANK: &str = "Rank –: the participant's group holds participants the paired tests do separate, so no single rank is true of it; its rank range is what its own tests allow.";
+
+/// A participant's place in a night (docs/RANKING.md §6): ` rank 2`, ` rank 2= (2–3)` when its
+/// group shares the rank, ` ranks 1–3` when its group holds separated members (no single rank).
+/// Nights stored before `rank_single` print their rank as it was.
+pub(crate) fn rank_words(night: &serde_json::Value, p: &serde_json::Value) -> String {
+    let Some(rank) = p["rank"].as_u64() else {
+        return String::new();
+    };
+    let best = p["rank_best"].as_u64().unwrap_or(rank);
+    let worst = p["rank_worst"].as_u64().unwrap_or(best);
+    let group = night["participants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|q| q["rank"].as_u64() == Some(rank))
+        .count();
+    match p["rank_single"].as_bool() {
+        Some(false) => format!(" ranks {best}–{worst}"),
+        _ if group > 1 || worst > best => format!(" rank {rank}= ({best}–{worst})"),
+        _ => format!(" rank {rank}"),
     }
 }
 
@@ -143,23 +197,6 @@ fn separation(
         p_adjusted: test.p_adjusted,
         separated: test.separated,
     }
-}
-
-/// Participants sharing a competition rank, best first.
-fn groups(estimates: &[Estimate]) -> Vec<Vec<String>> {
-    let mut groups: Vec<Vec<String>> = Vec::new();
-    let mut last = None;
-    for estimate in estimates {
-        if last == Some(estimate.rank) {
-            if let Some(group) = groups.last_mut() {
-                group.push(estimate.participant.clone());
-            }
-        } else {
-            groups.push(vec![estimate.participant.clone()]);
-        }
-        last = Some(estimate.rank);
-    }
-    groups
 }
 
 fn note(estimates: &[Estimate], unconnected: bool, residual_df: Option<usize>) -> Option<String> {

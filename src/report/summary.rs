@@ -83,7 +83,9 @@ fn standing(report: &Report, standing: &Standing) -> Value {
         .find(|e| e.participant == standing.participant);
     let mut entry = json!({
         "rank": standing.rank,
+        "rank_best": standing.rank_best,
         "rank_worst": standing.rank_worst,
+        "rank_single": standing.rank.map(|_| standing.rank_single),
         "participant": standing.participant,
         "flavor": standing.flavor,
         "mean_pct": standing.mean_pct.map(round2),

@@ -1,9 +1,11 @@
 //! The local Docker engine through bollard (no `docker` subprocess anywhere).
 //!
-//! Every cell gets the hardening baseline here, whatever its spec says: non-root user, all
-//! capabilities dropped, `no-new-privileges`, default seccomp, read-only root file system,
+//! Every cell gets the hardening baseline here, whatever its spec says: its program runs as a
+//! non-root user with no capability (its init is root with only `INIT_CAPABILITIES`, and
+//! drops to that user), `no-new-privileges`, default seccomp, read-only root file system,
 //! tmpfs HOME and /tmp, pids/memory/CPU limits, no privileged mode, no host namespaces, no
-//! Docker socket, stdin closed. See SECURITY.md.
+//! Docker socket, stdin closed, and the `none` log driver (output is read through the attach
+//! API, attached before the cell starts, so the engine stores none of it). See SECURITY.md.
 
 use std::collections::HashMap;
 
@@ -15,16 +17,17 @@ use bollard::models::{
     ResourcesUlimits,
 };
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
-    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
-    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder,
-    UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder, ListContainersOptionsBuilder,
+    ListImagesOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    RemoveVolumeOptionsBuilder, UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
+use super::spec::INIT_CAPABILITIES;
 use super::{
     CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
     ObjectRef, Runtime, RuntimeError, Selector,
@@ -44,7 +47,13 @@ pub struct DockerRuntime {
     pool: SubnetPool,
     /// Each image's own entrypoint and command, asked once per image.
     programs: std::sync::Arc<std::sync::Mutex<HashMap<String, Vec<String>>>>,
+    /// Each created cell's output, attached before it starts (cells log to the `none` driver:
+    /// the engine keeps no copy of what a cell prints), until [`Runtime::cell_logs`] takes it.
+    attached: std::sync::Arc<std::sync::Mutex<HashMap<String, Attached>>>,
 }
+
+/// A cell's output as it arrives.
+type Attached = tokio::sync::mpsc::UnboundedReceiver<Result<LogChunk, RuntimeError>>;
 
 impl DockerRuntime {
     /// Connects to the engine the standard Docker environment names (see
@@ -60,6 +69,7 @@ impl DockerRuntime {
             docker,
             pool: SubnetPool::parse(DEFAULT_SUBNET_POOL).expect("the default pool is a valid CIDR"),
             programs: std::sync::Arc::default(),
+            attached: std::sync::Arc::default(),
         }
     }
 
@@ -80,6 +90,7 @@ impl DockerRuntime {
             docker,
             pool,
             programs: std::sync::Arc::default(),
+            attached: std::sync::Arc::default(),
         })
     }
 
@@ -261,18 +272,53 @@ impl DockerRuntime {
             .create_container(Some(options.clone()), body.clone())
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(e) if status(&e) == Some(409) => {
                 // A stale namesake from a killed run: replace it.
                 self.engine_remove(&object).await?;
                 self.docker
                     .create_container(Some(options), body)
                     .await
-                    .map(drop)
-                    .map_err(|e| operation("create", object, &e))
+                    .map_err(|e| operation("create", object.clone(), &e))?;
             }
-            Err(e) => Err(operation("create", object, &e)),
+            Err(e) => return Err(operation("create", object, &e)),
         }
+        self.attach(&spec.name).await
+    }
+
+    /// Attaches to a created cell's stdout and stderr before it starts (nothing it prints is
+    /// missed, and the engine stores none of it) and buffers the output for `cell_logs`.
+    async fn attach(&self, name: &str) -> Result<(), RuntimeError> {
+        let options = AttachContainerOptionsBuilder::default()
+            .stream(true)
+            .stdout(true)
+            .stderr(true)
+            .logs(false)
+            .build();
+        let object = ObjectRef::cell(name);
+        let attached = self
+            .docker
+            .attach_container(name, Some(options))
+            .await
+            .map_err(|e| operation("attach to", object.clone(), &e))?;
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut output = log_chunks(attached.output, object);
+        tokio::spawn(async move {
+            let _input = attached.input;
+            while let Some(chunk) = output.next().await {
+                if sender.send(chunk).is_err() {
+                    break;
+                }
+            }
+        });
+        self.lock_attached().insert(name.to_owned(), receiver);
+        Ok(())
+    }
+
+    fn lock_attached(&self) -> std::sync::MutexGuard<'_, HashMap<String, Attached>> {
+        self.attached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The image's own entrypoint and command, which init runs when a cell names no program.
@@ -438,37 +484,28 @@ impl DockerRuntime {
         }
     }
 
+    /// A cell's output: the stream attached when this runtime created it, else (a cell a
+    /// swarm created) the engine's log, followed.
     pub(super) fn engine_cell_logs(
         &self,
         name: &str,
     ) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+        if let Some(receiver) = self.lock_attached().remove(name) {
+            return tokio_stream_of(receiver);
+        }
         let options = LogsOptionsBuilder::default()
             .follow(true)
             .stdout(true)
             .stderr(true)
             .build();
-        let object = ObjectRef::cell(name);
-        self.docker
-            .logs(name, Some(options))
-            .filter_map(move |item| {
-                let mapped = match item {
-                    Ok(bollard::container::LogOutput::StdErr { message }) => {
-                        Some(Ok(LogChunk::Stderr(message)))
-                    }
-                    Ok(
-                        bollard::container::LogOutput::StdOut { message }
-                        | bollard::container::LogOutput::Console { message },
-                    ) => Some(Ok(LogChunk::Stdout(message))),
-                    Ok(bollard::container::LogOutput::StdIn { .. }) => None,
-                    Err(e) => Some(Err(operation("read logs of", object.clone(), &e))),
-                };
-                std::future::ready(mapped)
-            })
-            .boxed()
+        log_chunks(self.docker.logs(name, Some(options)), ObjectRef::cell(name))
     }
 
     pub(super) async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
+        if object.kind == ObjectKind::Cell {
+            self.lock_attached().remove(name);
+        }
         let result = match object.kind {
             ObjectKind::Cell => {
                 let options = RemoveContainerOptionsBuilder::default()
@@ -662,6 +699,34 @@ impl Runtime for DockerRuntime {
     }
 }
 
+/// The engine's output frames as log chunks (stdin frames dropped).
+fn log_chunks<S>(stream: S, object: ObjectRef) -> BoxStream<'static, Result<LogChunk, RuntimeError>>
+where
+    S: futures_util::Stream<Item = Result<bollard::container::LogOutput, BollardError>>
+        + Send
+        + 'static,
+{
+    use bollard::container::LogOutput;
+    stream
+        .filter_map(move |item| {
+            let mapped = match item {
+                Ok(LogOutput::StdErr { message }) => Some(Ok(LogChunk::Stderr(message))),
+                Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
+                    Some(Ok(LogChunk::Stdout(message)))
+                }
+                Ok(LogOutput::StdIn { .. }) => None,
+                Err(e) => Some(Err(operation("read logs of", object.clone(), &e))),
+            };
+            std::future::ready(mapped)
+        })
+        .boxed()
+}
+
+/// A receiver as a stream.
+fn tokio_stream_of(mut receiver: Attached) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+    futures_util::stream::poll_fn(move |context| receiver.poll_recv(context)).boxed()
+}
+
 /// Appends every label to the context's Dockerfile as one `LABEL` instruction. The engine's
 /// `labels` build parameter would add one build step per label, each a committed layer, and
 /// concurrent builds sharing those cached steps race on the legacy builder.
@@ -693,11 +758,12 @@ fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Ve
 pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBody {
     ContainerCreateBody {
         image: Some(spec.image.clone()),
-        entrypoint: Some(spec.init.argv(program)),
+        entrypoint: Some(spec.init.argv(&spec.user, program)),
         cmd: None,
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         labels: Some(spec.labels.to_map()),
-        user: Some(spec.user.clone()),
+        // Init alone is root (with INIT_CAPABILITIES only); the program runs as `spec.user`.
+        user: Some("0:0".into()),
         working_dir: Some(spec.workdir.clone()),
         hostname: Some("cell".into()),
         open_stdin: Some(false),
@@ -761,9 +827,6 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
             (t.target.clone(), options)
         })
         .collect();
-    let mut log_options = HashMap::new();
-    log_options.insert("max-size".to_owned(), "10m".to_owned());
-    log_options.insert("max-file".to_owned(), "3".to_owned());
     #[expect(
         clippy::cast_possible_truncation,
         reason = "limits are far below i64::MAX"
@@ -775,7 +838,7 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         tmpfs: Some(tmpfs),
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".into()]),
-        cap_add: None,
+        cap_add: Some(INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect()),
         security_opt: Some(vec!["no-new-privileges:true".into()]),
         privileged: Some(false),
         memory: Some(i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX)),
@@ -795,9 +858,11 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
                 hard: Some(0),
             },
         ]),
+        // The engine keeps no copy of a cell's output (a login it prints would stay on the
+        // host until `clean`): the output is read through the attach API only.
         log_config: Some(HostConfigLogConfig {
-            typ: Some("json-file".into()),
-            config: Some(log_options),
+            typ: Some("none".into()),
+            config: None,
         }),
         restart_policy: None,
         auto_remove: Some(false),
@@ -923,12 +988,21 @@ mod tests {
     fn every_cell_gets_the_hardening_baseline() {
         let host = host_config(&spec());
         assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
-        assert_eq!(host.cap_add, None);
+        assert_eq!(
+            host.cap_add,
+            Some(vec![
+                "SETUID".into(),
+                "SETGID".into(),
+                "SETPCAP".into(),
+                "KILL".into()
+            ])
+        );
         assert_eq!(
             host.security_opt,
             Some(vec!["no-new-privileges:true".to_owned()])
         );
         assert_eq!(host.readonly_rootfs, Some(true));
+        assert_eq!(host.log_config.unwrap().typ.as_deref(), Some("none"));
         assert_eq!(host.privileged, Some(false));
         assert_eq!(host.nano_cpus, Some(1_500_000_000));
         assert_eq!(host.pids_limit, Some(256));
@@ -941,10 +1015,10 @@ mod tests {
         let spec = spec();
         let body = container_body(&spec, spec.program.as_deref().unwrap_or_default());
         assert_eq!(body.open_stdin, Some(false));
-        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(body.user.as_deref(), Some("0:0"));
         assert_eq!(
             body.entrypoint.unwrap().join(" "),
-            "/opt/multicooker/mc-cell init --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
+            "/opt/multicooker/mc-cell init --user 1000:1000 --launch-as 1001:1001 --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
         );
         let area = &host.mounts.unwrap()[0];
         assert_eq!(area.typ, Some(MountType::VOLUME));

@@ -29,7 +29,8 @@ pub use labels::{
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
-    Area, CONTROL_AREA, CellSpec, GO_FILE, INIT_PATH, ImageSpec, Init, Limits, NetworkSpec, Tmpfs,
+    Area, CONTROL_AREA, CellSpec, GO_FILE, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init, Limits,
+    NetworkSpec, Tmpfs, launch_identity,
 };
 
 use crate::error::Hint;

@@ -93,10 +93,31 @@ pub const CONTROL_AREA: &str = "/run/mc-cell";
 /// The file whose arrival lets init start the program.
 pub const GO_FILE: &str = "/run/mc-cell/go";
 
+/// The capabilities a cell's init keeps (the container runs as root with only these, and
+/// `no-new-privileges`): enough to start the program as the cell user with an empty bounding
+/// set (SETUID, SETGID, SETPCAP) and to end every process of the cell (KILL). The program
+/// itself has none.
+pub const INIT_CAPABILITIES: [&str; 4] = ["SETUID", "SETGID", "SETPCAP", "KILL"];
+
+/// The identity programs started with `mc-cell launch` get in a cell whose program runs as
+/// `user` (`uid:gid`): the next uid and gid, neither root's nor the program's.
+pub fn launch_identity(user: &str) -> Option<(u32, u32)> {
+    let (uid, gid) = user.split_once(':')?;
+    Some((
+        uid.trim().parse::<u32>().ok()?.checked_add(1)?,
+        gid.trim().parse::<u32>().ok()?.checked_add(1)?,
+    ))
+}
+
 impl Init {
-    /// The init command line placed before the program's own.
-    pub fn argv(&self, program: &[String]) -> Vec<String> {
+    /// The init command line placed before the program's own, which runs as `user`
+    /// (`uid:gid`) while init keeps root with [`INIT_CAPABILITIES`].
+    pub fn argv(&self, user: &str, program: &[String]) -> Vec<String> {
         let mut argv = vec![INIT_PATH.to_owned(), "init".to_owned()];
+        argv.extend(["--user".to_owned(), user.to_owned()]);
+        if let Some((uid, gid)) = launch_identity(user) {
+            argv.extend(["--launch-as".to_owned(), format!("{uid}:{gid}")]);
+        }
         if self.wait_for_go {
             argv.extend(["--go".to_owned(), GO_FILE.to_owned()]);
         }
@@ -128,7 +149,8 @@ pub struct CellSpec {
     pub network: Option<String>,
     /// Labels.
     pub labels: Labels,
-    /// `uid:gid`, never root.
+    /// `uid:gid` the program runs as, never root (its init runs as root with only
+    /// [`INIT_CAPABILITIES`]).
     pub user: String,
     /// The complete environment (nothing is inherited from the host).
     pub env: Vec<(String, String)>,

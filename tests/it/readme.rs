@@ -107,7 +107,7 @@ fn the_brief_yaml_example_is_valid() {
     assert_eq!(loaded.brief.participants.len(), 2);
 }
 
-/// README's nightly config with every flavor set to `dummy` (vendor models dropped) and its
+/// README's nightly config with every flavor set to `dummy` (models kept as written) and its
 /// paths in a temporary
 /// folder (history; no webhook): two bundled examples, `judging: {mode: pairwise}`, as written.
 fn nightly_config(dir: &Path) -> PathBuf {
@@ -115,8 +115,9 @@ fn nightly_config(dir: &Path) -> PathBuf {
         .into_iter()
         .find(|b| b.contains("briefs:"))
         .expect("README.md shows a nightly config");
-    // A vendor's model name means nothing to the dummy (its `model:` scripts it), so it goes.
-    let flavor = regex::Regex::new(r"flavor: [a-z]+(, model: [A-Za-z0-9.-]+)?").unwrap();
+    // Only the flavor changes: the vendors' model names stay as written, and the dummy takes
+    // a lone model name as a name it ignores (issue 25: `model: opus` made every night partial).
+    let flavor = regex::Regex::new(r"flavor: [a-z]+").unwrap();
     let mut config = String::new();
     for line in yaml.lines() {
         let line = if line.starts_with("history:") {

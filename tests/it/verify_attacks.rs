@@ -168,12 +168,16 @@ fn a_verifier_built_from_the_cooks_dockerfile_runs_and_leaves_no_image() {
 fn a_verifier_image_that_fails_to_build_leaves_every_output_unscored_and_nothing_behind() {
     let cook = dockerfile_cook("vbuild", "FROM scratch\nRUN false\n");
     let output = cook.run("cook");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "the cook itself is fine: {}",
-        show(&output)
+    // Issue 25: the outputs are sealed, but verification was asked for and could not run:
+    // exit 1 and say so (it used to exit 0, and a cron user never learned).
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("the hidden tests could not run for `right` (build_failed)")
+            && said.contains("multicooker verify"),
+        "{said}"
     );
+    assert_eq!(cook.json("status.json")["cells"]["right"]["state"], "ok");
     let verified = cook.run_args(&["verify", cook.name()]);
     assert_eq!(verified.status.code(), Some(1), "{}", show(&verified));
     for name in ["right", "wrong"] {

@@ -88,7 +88,10 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
     for directive in script {
         match directive {
             Directive::Note(note) => text.push_str(&format!("\n{note}\n")),
-            Directive::Solve(_) | Directive::LoopForever | Directive::Cheat => {
+            Directive::Solve(_)
+            | Directive::LoopForever
+            | Directive::Cheat
+            | Directive::Sabotage(_) => {
                 crate::solution::write(directive, out)?;
             }
             Directive::Plant(path) => {

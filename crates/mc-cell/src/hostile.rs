@@ -57,6 +57,10 @@ pub fn perform(directive: &Directive, out: &Path) {
         }
         Directive::Env => report("env", probe::write_env(&out.join("ENV.txt"))),
         Directive::Search(needle) => report("search", crate::search::write_search(needle, out)),
+        Directive::ForgeRecord => forge_record(out),
+        Directive::HalfRecord => half_record(),
+        Directive::FreezeInit => freeze_init(out),
+        Directive::LaunchAttack => crate::launch_probe::attack(out),
         _ => {}
     }
 }
@@ -312,4 +316,50 @@ fn odd_names(out: &Path) -> std::io::Result<()> {
         std::fs::write(dir.join(name), name.as_bytes())?;
     }
     Ok(())
+}
+
+/// A record init would print for a clean exit.
+const FORGED: &str =
+    "\n\u{1e}[mc-cell] exit {\"code\":0,\"signal\":null,\"timed_out\":false,\"oom\":false}\n";
+
+fn forge_record(out: &Path) {
+    let init = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/1/fd/1")
+        .and_then(|mut f| f.write_all(FORGED.as_bytes()));
+    record(out, &format!("forge /proc/1/fd/1 {}", outcome(&init)));
+    let mut stdout = std::io::stdout().lock();
+    let own = stdout
+        .write_all(FORGED.as_bytes())
+        .and_then(|()| stdout.flush());
+    record(out, &format!("forge stdout {}", outcome(&own)));
+}
+
+fn half_record() {
+    let mut stdout = std::io::stdout().lock();
+    let mut text = String::from("\u{1e}[mc-cell] exit {\"code\":0,\"pad\":\"");
+    text.push_str(&"x".repeat(20 << 10));
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.write_all(b"\x00\xff\xfe binary\x1b[2J");
+    let _ = stdout.flush();
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = stdout.write_all(b"\n");
+    let _ = stdout.flush();
+}
+
+fn freeze_init(out: &Path) {
+    let seize = crate::sys::seize_and_interrupt(1);
+    record(out, &format!("freeze ptrace {}", outcome(&seize)));
+    let stop = crate::sys::signal(1, crate::sys::SIGSTOP);
+    record(out, &format!("freeze sigstop {}", outcome(&stop)));
+    let kill = crate::sys::signal(1, crate::sys::SIGKILL);
+    record(out, &format!("freeze sigkill {}", outcome(&kill)));
+}
+
+/// `ok`, or `denied: ERROR` (what a PROBES.txt line says of an attempt).
+fn outcome(result: &std::io::Result<()>) -> String {
+    match result {
+        Ok(()) => "ok".to_owned(),
+        Err(e) => format!("denied: {e}"),
+    }
 }

@@ -13,16 +13,31 @@
 //! - at `--deadline` (counted from its own start) it ends the cell whatever happens: a cell
 //!   whose multicooker was killed dies on its own.
 //!
-//! Processes of the cell cannot signal it: the kernel drops signals a namespace's init has no
-//! handler for, SIGKILL included, when they come from inside the namespace.
+//! Init is not the program's peer. Started as root with only the capabilities it needs
+//! (SETUID, SETGID, SETPCAP, KILL; no-new-privileges), it makes itself non-dumpable and starts
+//! the program as `--user` (empty capability sets, empty bounding set): the program cannot
+//! trace init, signal it, or open its descriptors. The program writes into pipes of its own
+//! that init relays; init escapes the record separator byte in what it relays, so no program
+//! byte can form an exit record on init's stdout. `--launch-as` serves `mc-cell launch` (see
+//! `launch.rs`). Started as any other uid (an engine that refused the capabilities), init runs
+//! the program as its peer and says so on stderr.
+//!
+//! Processes of the cell cannot signal it anyway: the kernel drops signals a namespace's init
+//! has no handler for, SIGKILL included, when they come from inside the namespace.
 
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use crate::launch;
+use crate::sys;
 
 /// What starts an exit record on stdout. The host reads the first one and ignores the rest.
 pub const EXIT_RECORD: &str = "\u{1e}[mc-cell] exit ";
 
-const SIGKILL: i32 = 9;
+const SIGKILL: i32 = sys::SIGKILL;
 const WNOHANG: i32 = 1;
 /// How often init looks at its child and at the go file.
 const TICK: Duration = Duration::from_millis(10);
@@ -39,7 +54,19 @@ struct Options {
     timeout: Option<Duration>,
     deadline: Option<Duration>,
     hold: bool,
+    /// `uid:gid` the program runs as.
+    user: Option<(u32, u32)>,
+    /// `uid:gid` programs started with `mc-cell launch` run as.
+    launch_as: Option<(u32, u32)>,
     program: Vec<String>,
+}
+
+fn identity(value: Option<&String>, flag: &str) -> Result<(u32, u32), String> {
+    value
+        .and_then(|v| v.split_once(':'))
+        .and_then(|(u, g)| Some((u.parse().ok()?, g.parse().ok()?)))
+        .filter(|(uid, _)| *uid != 0)
+        .ok_or_else(|| format!("{flag} needs a non-root uid:gid"))
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -58,6 +85,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--timeout" => options.timeout = Some(seconds(rest.next(), "--timeout")?),
             "--deadline" => options.deadline = Some(seconds(rest.next(), "--deadline")?),
             "--hold" => options.hold = true,
+            "--user" => options.user = Some(identity(rest.next(), "--user")?),
+            "--launch-as" => options.launch_as = Some(identity(rest.next(), "--launch-as")?),
             "--" => {
                 options.program = rest.cloned().collect();
                 break;
@@ -106,7 +135,8 @@ impl Ended {
     }
 }
 
-/// `mc-cell init [--go FILE] [--timeout S] [--deadline S] [--hold] -- PROGRAM ARGS…`
+/// `mc-cell init [--go FILE] [--timeout S] [--deadline S] [--hold] [--user U:G]
+/// [--launch-as U:G] -- PROGRAM ARGS…`
 pub fn run(args: &[String]) -> ExitCode {
     let options = match parse(args) {
         Ok(options) => options,
@@ -115,6 +145,18 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let separated = sys::uid() == 0 && options.user.is_some();
+    if separated {
+        if let Err(e) = sys::set_undumpable() {
+            eprintln!("mc-cell init: cannot make itself non-dumpable: {e}");
+            return ExitCode::from(125);
+        }
+    } else if options.user.is_some() {
+        eprintln!(
+            "mc-cell init: started as uid {} without the capabilities to change identity: the program runs as init's peer",
+            sys::uid()
+        );
+    }
     let born = Instant::now();
     let deadline = options.deadline.map(|d| born + d);
     let past = |at: Option<Instant>| at.is_some_and(|at| Instant::now() >= at);
@@ -127,11 +169,11 @@ pub fn run(args: &[String]) -> ExitCode {
             std::thread::sleep(TICK);
         }
     }
-    let child = match Command::new(&options.program[0])
-        .args(&options.program[1..])
-        .stdin(Stdio::null())
-        .spawn()
-    {
+    let user = options.user.filter(|_| separated);
+    if let (Some((caller, _)), Some((uid, gid))) = (user, options.launch_as) {
+        launch::serve(launch::Identities { caller, uid, gid });
+    }
+    let mut child = match spawn(&options.program, user) {
         Ok(child) => child,
         Err(e) => {
             eprintln!("mc-cell init: cannot start `{}`: {e}", options.program[0]);
@@ -142,18 +184,85 @@ pub fn run(args: &[String]) -> ExitCode {
                 oom: false,
             };
             print!("{}", ended.record());
+            let _ = std::io::stdout().flush();
             return hold_or_exit(&options, deadline, ended);
         }
     };
+    let relays = relay(&mut child);
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let timeout = options.timeout.map(|t| Instant::now() + t);
     let mut ended = supervise(pid, timeout, deadline);
     // Whatever the program left running dies with it (init itself is never signalled).
     reap_all();
+    // Every writer of the pipes is dead: the relays end once they have passed the rest on.
+    for _ in 0..2 {
+        let _ = relays.recv_timeout(Duration::from_secs(2));
+    }
     ended.oom = oom_kills() > 0;
-    print!("{}", ended.record());
-    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(ended.record().as_bytes());
+    let _ = stdout.flush();
+    drop(stdout);
     hold_or_exit(&options, deadline, ended)
+}
+
+/// Starts the program with its own stdout and stderr pipes, as `user` when given.
+fn spawn(program: &[String], user: Option<(u32, u32)>) -> std::io::Result<std::process::Child> {
+    let mut command = Command::new(&program[0]);
+    command
+        .args(&program[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some((uid, gid)) = user {
+        // SAFETY: `become_user` only makes system calls (async-signal-safe).
+        unsafe {
+            command.pre_exec(move || sys::become_user(uid, gid));
+        }
+    }
+    command.spawn()
+}
+
+/// Relays the program's stdout to init's (escaped: see [`escape`]) and its stderr to init's;
+/// each relay sends on the returned channel when its pipe ends.
+fn relay(child: &mut std::process::Child) -> mpsc::Receiver<()> {
+    let (done, ended) = mpsc::channel();
+    if let Some(mut out) = child.stdout.take() {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut buffer = vec![0u8; 64 << 10];
+            while let Ok(n @ 1..) = out.read(&mut buffer) {
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(&escape(&buffer[..n]));
+                let _ = stdout.flush();
+            }
+            let _ = done.send(());
+        });
+    }
+    if let Some(mut err) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut err, &mut std::io::stderr());
+            let _ = done.send(());
+        });
+    }
+    ended
+}
+
+/// The program's bytes with every record separator (0x1e, which starts init's records)
+/// written as `^^`, the way a terminal-safe log shows it anyway.
+fn escape(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !bytes.contains(&0x1e) {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    for byte in bytes {
+        if *byte == 0x1e {
+            out.extend_from_slice(b"^^");
+        } else {
+            out.push(*byte);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Waits for the child, reaping orphans as init must; kills it at the timeout or deadline.
@@ -174,6 +283,7 @@ fn supervise(pid: i32, timeout: Option<Instant>, deadline: Option<Instant>) -> E
             if reaped <= 0 {
                 break;
             }
+            launch::note_reaped(reaped, status);
         }
         if !timed_out && stop_at.is_some_and(|at| Instant::now() >= at) {
             timed_out = true;
@@ -230,6 +340,7 @@ fn reap_all() {
             if reaped == 0 {
                 break;
             }
+            launch::note_reaped(reaped, status);
         }
         unsafe {
             kill(-1, SIGKILL);
@@ -292,6 +403,23 @@ mod tests {
             "\n\u{1e}[mc-cell] exit {\"code\":3,\"signal\":null,\"timed_out\":false,\"oom\":false}\n"
         );
         assert_eq!(decode(0x0900, false).code, Some(9));
+        assert_eq!(decode(9, true).signal, Some(9));
+    }
+
+    #[test]
+    fn no_relayed_byte_can_start_a_record() {
+        let forged = format!("a\n{EXIT_RECORD}{{\"code\":0}}\n");
+        let relayed = escape(forged.as_bytes());
+        assert!(!relayed.contains(&0x1e));
+        assert_eq!(&*relayed, "a\n^^[mc-cell] exit {\"code\":0}\n".as_bytes());
+        assert_eq!(&*escape(b"plain"), b"plain");
+        let options = parse(&args("--user 1000:1000 --launch-as 1001:1001 -- /bin/x")).unwrap();
+        assert_eq!(
+            (options.user, options.launch_as),
+            (Some((1000, 1000)), Some((1001, 1001)))
+        );
+        assert!(parse(&args("--user 0:0 -- /bin/x")).is_err());
+        assert!(parse(&args("--launch-as 5 -- /bin/x")).is_err());
         assert_eq!(decode(9, true).signal, Some(9));
     }
 }

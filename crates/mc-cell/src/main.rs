@@ -1,7 +1,7 @@
 //! mc-cell: the program multicooker runs inside its own images. std only, no dependencies,
 //! compiled statically by multicooker's build.rs so it runs in a `FROM scratch` image with no
 //! registry. It is the `dummy` flavor (a scriptable stand-in for an LLM coding CLI), its test
-//! runner for verifier cells (`verify`), the egress proxy that stands beside allowlisted cells,
+//! runner for verifier cells (`verify`), the launcher of code under test (`launch`), the egress proxy that stands beside allowlisted cells,
 //! and the canary that checks it.
 
 mod canary;
@@ -11,8 +11,11 @@ mod fake_errors;
 mod hostile;
 mod init;
 mod json;
+mod launch;
+mod launch_probe;
 mod members;
 mod probe;
+mod program;
 mod proxy;
 mod rollout;
 mod run;
@@ -20,6 +23,7 @@ mod script;
 mod search;
 mod solution;
 mod spend;
+mod sys;
 mod verify;
 
 use std::process::ExitCode;
@@ -36,11 +40,14 @@ fn main() -> ExitCode {
     }
     match args.get(1).map(String::as_str) {
         Some("init") => init::run(&args[2..]),
+        Some("launch") => launch::run(&args[2..]),
+        Some("launch-probe") => launch_probe::run(&args[2..]),
         Some("dummy") => dummy::run(),
         Some("proxy") => proxy::run(&args[2..]),
         Some("canary") => canary::run(&args[2..]),
         Some("run") => run::run(args.get(2).map_or("", String::as_str)),
         Some("verify") => verify::run(&args[2..]),
+        Some("program") => program::run(&args[2..]),
         Some("dummy-sleep") => {
             let seconds = args
                 .get(2)
@@ -51,7 +58,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: mc-cell dummy | verify [--spec P] | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
+                "usage: mc-cell dummy | launch -- CMD ARGS… | verify [--spec P] | program PATH | run <flavor> | proxy --allow HOST:PORT,… | canary --proxy HOST:PORT …"
             );
             ExitCode::from(2)
         }

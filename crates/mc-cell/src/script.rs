@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+/// The attacks `sabotage:KIND` knows.
+pub const SABOTAGE: [&str; 5] = ["junit", "daemon", "peek", "tap", "shout"];
+
 /// One directive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Directive {
@@ -74,6 +77,12 @@ pub enum Directive {
     Link { name: String, target: String },
     /// Replaces out/<name> by a FIFO.
     FifoAs(String),
+    /// Participant: `sabotage:KIND` writes a wrong answer and a program that attacks its
+    /// verifier (issue 21): `junit` (10,000 passing cases in results/junit.xml, read-only),
+    /// `daemon` (a daemon that stops the runner and swaps in an all-pass report), `peek` (prints
+    /// the hidden expected answer), `tap` (a results/results.tap planning 3,000,000 tests),
+    /// `shout` (`100 passed, 0 failed` on every stdout it can open).
+    Sabotage(String),
     /// Participant: `solve:ANSWER` writes out/answer.txt and a program printing ANSWER
     /// (out/solution.mcs), for the hidden tests to check.
     Solve(String),
@@ -86,6 +95,18 @@ pub enum Directive {
     /// `search:NEEDLE`: lists every readable file of the cell (outside /proc, /sys, /dev) whose
     /// bytes contain NEEDLE, in SEARCH-<k>.txt (k: the how-manyth search).
     Search(String),
+    /// `forge-record`: write a fake exit record (code 0, no OOM) to init's stdout
+    /// (/proc/1/fd/1) and to its own; the attempts go to PROBES.txt.
+    ForgeRecord,
+    /// `half-record`: the start of an exit record and 20 KiB without a newline on stdout.
+    HalfRecord,
+    /// `freeze-init`: PTRACE_SEIZE + PTRACE_INTERRUPT, SIGSTOP and SIGKILL on PID 1; the
+    /// attempts go to PROBES.txt.
+    FreezeInit,
+    /// `launch-attack`: runs a probe with `mc-cell launch` that tries to write a 0700 folder of
+    /// this uid and leaves a daemon; what it saw, and whether the daemon outlived the call, go to
+    /// PROBES.txt.
+    LaunchAttack,
     /// Judge only: every submission gets the top of the scale, whatever it holds.
     Generous,
     /// `usage:TOKENS[@USD]`: print one claude-style assistant message using TOKENS tokens
@@ -110,13 +131,32 @@ impl fmt::Display for ScriptError {
     }
 }
 
-/// Parses a whole script.
+/// Parses a whole script. A script that is one token naming no directive is a model name
+/// (`opus`, `gpt-5-codex`, `gemini-2.5-pro:high`), ignored: a cook whose flavors were swapped to
+/// `dummy` runs unchanged (issue 25: `model: opus` made every such cell exit 2). Among several
+/// tokens an unknown one is a mistake, refused before anything runs.
 pub fn parse(text: &str) -> Result<Vec<Directive>, ScriptError> {
-    text.split(|c: char| c == ',' || c.is_whitespace())
+    let tokens: Vec<&str> = text
+        .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
-        .map(parse_one)
-        .collect()
+        .collect();
+    if let [only] = tokens.as_slice()
+        && is_model_name(only)
+    {
+        return Ok(Vec::new());
+    }
+    tokens.into_iter().map(parse_one).collect()
 }
+
+/// Whether a lone token is a model name rather than a directive: its name (before any `:`)
+/// is no directive's.
+pub fn is_model_name(token: &str) -> bool {
+    let name = token.split_once(':').map_or(token, |(name, _)| name);
+    parse_one(name).is_err_and(|e| e.0.starts_with(UNKNOWN))
+}
+
+/// How an unknown directive's error starts.
+const UNKNOWN: &str = "mc-cell: unknown dummy directive";
 
 fn parse_one(token: &str) -> Result<Directive, ScriptError> {
     let (name, arg) = match token.split_once(':') {
@@ -208,10 +248,21 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             }
         }
         "fifo-as" => Directive::FifoAs(need("a name")?.to_owned()),
+        "sabotage" => {
+            let kind = need("junit, daemon, peek, tap or shout")?;
+            if !SABOTAGE.contains(&kind) {
+                return Err(bad("junit, daemon, peek, tap or shout"));
+            }
+            Directive::Sabotage(kind.to_owned())
+        }
         "solve" => Directive::Solve(need("an answer")?.replace('_', " ")),
         "loop-forever" => Directive::LoopForever,
         "cheat" => Directive::Cheat,
         "search" => Directive::Search(need("a needle")?.to_owned()),
+        "forge-record" => Directive::ForgeRecord,
+        "half-record" => Directive::HalfRecord,
+        "freeze-init" => Directive::FreezeInit,
+        "launch-attack" => Directive::LaunchAttack,
         "generous" => Directive::Generous,
         "usage" => {
             let (tokens, usd) = spend(need("TOKENS[@USD]")?).ok_or_else(|| bad("TOKENS[@USD]"))?;
@@ -231,9 +282,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
             Directive::Burn { tokens, usd, every }
         }
         _ => {
-            return Err(ScriptError(format!(
-                "mc-cell: unknown dummy directive `{token}`"
-            )));
+            return Err(ScriptError(format!("{UNKNOWN} `{token}`")));
         }
     };
     Ok(directive)
@@ -334,6 +383,24 @@ mod tests {
         );
         assert!(parse("connect:nohost").is_err());
         assert!(parse("quality").unwrap_err().0.contains("needs a number"));
+    }
+
+    #[test]
+    fn a_lone_model_name_is_ignored_but_not_inside_a_script() {
+        for model in [
+            "opus",
+            "gpt-5-codex",
+            "gemini-2.5-pro:high",
+            "claude-sonnet-4-5",
+        ] {
+            assert_eq!(parse(model).unwrap(), [], "{model}");
+        }
+        assert!(parse("quality:4,opus").is_err());
+        assert!(
+            parse("quality").is_err(),
+            "a directive missing its argument is no model"
+        );
+        assert_eq!(parse("probe").unwrap(), [Directive::Probe]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What a dummy participant writes for the hidden tests to check: an answer and a program
-//! (`solve`), a program that never ends (`loop-forever`), or every known way to game a test
-//! harness (`cheat`). The verifier's runner (`verify.rs`) must see through the last.
+//! (`solve`), a program that never ends (`loop-forever`), every known way to game a test
+//! harness from its output (`cheat`), or one attack of its code on the verifier that runs it
+//! (`sabotage:KIND`). The verifier must see through the last two.
 
 use std::path::Path;
 
@@ -26,6 +27,10 @@ pub fn write(directive: &Directive, out: &Path) -> Result<(), String> {
         }
         Directive::LoopForever => put(out, "solution.mcs", "# never ends\nloop\n"),
         Directive::Cheat => cheat(out),
+        Directive::Sabotage(kind) => {
+            put(out, "answer.txt", "0\n")?;
+            put(out, "solution.mcs", &sabotage(kind))
+        }
         _ => Ok(()),
     }
 }
@@ -54,6 +59,20 @@ fn cheat(out: &Path) -> Result<(), String> {
         "print 0".to_owned(),
     ];
     put(out, "solution.mcs", &(program.join("\n") + "\n"))
+}
+
+/// The program of one attack; each prints a wrong answer after it.
+fn sabotage(kind: &str) -> String {
+    let attack = match kind {
+        "junit" => "forge-junit 10000",
+        "daemon" => "daemon",
+        // The expected answer, read from the hidden folder instead of computed.
+        "peek" => "read /work/verify/expected/answer.txt",
+        "tap" => "write /work/results/results.tap 1..3000000",
+        _ => "shout 100 passed, 0 failed",
+    };
+    let wrong = if kind == "peek" { "" } else { "print 0\n" };
+    format!("# sabotage:{kind}\n{attack}\n{wrong}")
 }
 
 fn put(out: &Path, relative: &str, text: &str) -> Result<(), String> {

@@ -4,9 +4,12 @@
 //! `/work/results` (JUnit XML, TAP, or nothing but the summary line), after emptying that area:
 //! whatever the code under test wrote there is gone before the report is written.
 //!
-//! A check may run the output's "program" (`.mcs`: lines of `print TEXT`, `read PATH`,
-//! `write PATH TEXT`, `loop`), the stand-in for running a participant's code under test: it can
-//! loop forever (the cell's timeout ends it) or try to forge results and edit the tests.
+//! A check may run the output's "program" (`.mcs`, see `program.rs`), the stand-in for a
+//! participant's code under test: as a subprocess whose stdout the runner captures, started
+//! through `$MULTICOOKER_LAUNCH` when the cell offers it (as another uid, which cannot read
+//! the hidden folder, write the results or signal the runner, and whose every process is dead
+//! when the call returns), else directly, with the runner's own powers. It can loop forever
+//! (the cell's timeout ends it) or try to forge results, edit or read the tests.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,11 +17,28 @@ use std::time::Instant;
 
 use crate::json::{self, Json};
 
-/// Where the runner reads and writes, from its arguments.
+/// Where the runner reads and writes, from its arguments, and how it runs a program.
 struct Places {
     spec: PathBuf,
     output: PathBuf,
     results: PathBuf,
+    /// The command a program's path is appended to.
+    interpreter: Vec<String>,
+}
+
+/// `$MULTICOOKER_LAUNCH mc-cell program`, or `mc-cell program` without a launcher.
+fn interpreter() -> Vec<String> {
+    let mut command: Vec<String> = std::env::var("MULTICOOKER_LAUNCH")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let me = std::env::current_exe().map_or_else(
+        |_| "/usr/local/bin/mc-cell".to_owned(),
+        |p| p.display().to_string(),
+    );
+    command.extend([me, "program".to_owned()]);
+    command
 }
 
 /// One check's outcome.
@@ -44,6 +64,7 @@ pub fn run(args: &[String]) -> ExitCode {
         spec: PathBuf::from("/work/verify/tests.json"),
         output: PathBuf::from("/work/output"),
         results: PathBuf::from("/work/results"),
+        interpreter: interpreter(),
     };
     let mut args = args.iter();
     while let Some(flag) = args.next() {
@@ -91,7 +112,7 @@ fn verify(places: &Places) -> Result<bool, String> {
                 Some(Json::Str(name)) => name.clone(),
                 _ => format!("test {}", i + 1),
             };
-            let outcome = check(test, &places.output, hidden);
+            let outcome = check(test, places, hidden);
             Case {
                 name,
                 outcome,
@@ -143,7 +164,8 @@ fn clear(dir: &Path) -> Result<(), String> {
 }
 
 /// Evaluates one check against the output.
-fn check(test: &Json, output: &Path, hidden: &Path) -> Outcome {
+fn check(test: &Json, places: &Places, hidden: &Path) -> Outcome {
+    let output = places.output.as_path();
     let text = |key: &str| match test.get(key) {
         Some(Json::Str(s)) => Some(s.clone()),
         _ => None,
@@ -155,7 +177,7 @@ fn check(test: &Json, output: &Path, hidden: &Path) -> Outcome {
         let Some(expect) = text("expect") else {
             return Outcome::Error("`run` needs `expect`".into());
         };
-        return match run_program(&output.join(&program)) {
+        return match run_program(&places.interpreter, &output.join(&program)) {
             Ok(printed) if printed.trim() == expect.trim() => Outcome::Pass,
             Ok(printed) => Outcome::Fail(format!(
                 "printed {:?}, expected {:?}",
@@ -205,37 +227,24 @@ fn verdict(passed: bool, why: impl FnOnce() -> String) -> Outcome {
     }
 }
 
-/// Runs a `.mcs` program and returns what it printed. `loop` never returns: the verifier's
-/// timeout is what ends it.
-fn run_program(path: &Path) -> Result<String, String> {
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut printed = String::new();
-    for line in source.lines().map(str::trim) {
-        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
-        match word {
-            "" | "#" => {}
-            "print" => {
-                printed.push_str(rest);
-                printed.push('\n');
-            }
-            "read" => match std::fs::read_to_string(rest) {
-                Ok(text) => printed.push_str(&text),
-                Err(e) => printed.push_str(&format!("cannot read {rest}: {e}\n")),
-            },
-            "write" => {
-                let (target, text) = rest.split_once(' ').unwrap_or((rest, ""));
-                if let Err(e) = std::fs::write(target, text) {
-                    eprintln!("program: cannot write {target}: {e}");
-                }
-            }
-            "loop" => loop {
-                std::thread::sleep(std::time::Duration::from_secs(1));
-            },
-            other => return Err(format!("unknown instruction `{other}`")),
-        }
+/// Runs a program as a subprocess (`interpreter PATH`, stdin empty, stderr the runner's) and
+/// returns what it printed on its stdout, once it ended with status 0.
+fn run_program(interpreter: &[String], path: &Path) -> Result<String, String> {
+    let (first, rest) = interpreter.split_first().ok_or("no interpreter")?;
+    let output = std::process::Command::new(first)
+        .args(rest)
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start `{first}`: {e}"))?;
+    eprintln!("mc-cell verify: `{}` returned", path.display());
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        Ok(printed)
+    } else {
+        Err(format!("{} ended with {}", path.display(), output.status))
     }
-    Ok(printed)
 }
 
 fn escape_xml(text: &str) -> String {
@@ -316,9 +325,10 @@ mod tests {
     fn checks_pass_fail_error_and_skip_and_the_report_replaces_forgeries() {
         let dir = scratch("report");
         std::fs::write(dir.join("output/answer.txt"), "42\n").unwrap();
+        // The program is a shell script here: the runner appends its path to any interpreter.
         std::fs::write(
             dir.join("output/solution.mcs"),
-            "write RESULTS/forged.xml x\nprint 41\n"
+            "echo x > RESULTS/forged.xml\necho 41\n"
                 .replace("RESULTS", &dir.join("results").display().to_string()),
         )
         .unwrap();
@@ -337,6 +347,7 @@ mod tests {
             spec: dir.join("verify/tests.json"),
             output: dir.join("output"),
             results: dir.join("results"),
+            interpreter: vec!["/bin/sh".into()],
         };
         assert_eq!(verify(&places), Ok(true));
         let entries: Vec<String> = std::fs::read_dir(dir.join("results"))

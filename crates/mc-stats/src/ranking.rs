@@ -6,7 +6,7 @@ use crate::additive::{Cell, Shape, additive_fit, fit_without};
 use crate::bootstrap::Clusters;
 use crate::bradley_terry::{Table, usable};
 use crate::jackknife::{TInterval, jackknife};
-use crate::separation::{PairTest, RankRange, pair_tests, rank_ranges};
+use crate::separation::{PairTest, RankRange, pair_tests, rank_groups, rank_ranges};
 use crate::{Comparison, bradley_terry};
 
 /// A ranking: estimates with intervals, paired tests and ranks.
@@ -23,8 +23,11 @@ pub struct Ranking {
     /// Every pair of items with an estimate, `a < b` (additive: points; Bradley–Terry:
     /// log-strength).
     pub pairs: Vec<PairTest>,
-    /// Competition rank and rank range per item.
+    /// Group rank, rank range and group per item.
     pub ranks: Vec<Option<RankRange>>,
+    /// The items in groups every cross pair of which is separated, best first (see
+    /// [`RankRange`]); `None` when no pair could be tested.
+    pub groups: Option<Vec<Vec<usize>>>,
     /// Clusters in the data (levels of the first factor; Bradley–Terry: cluster numbers).
     pub clusters: usize,
     /// Additive model: the residual degrees of freedom of the full fit.
@@ -141,7 +144,9 @@ fn finish(
     let tests = pair_tests(&items, level, difference);
     let estimates: Vec<Option<f64>> = items.iter().map(|i| i.map(|i| i.estimate)).collect();
     let ranks = rank_ranges(&estimates, &tests);
+    let groups = rank_groups(&estimates, &tests, &ranks);
     Ranking {
+        groups,
         items,
         effects,
         slope,

@@ -22,16 +22,25 @@ pub struct PairTest {
     pub separated: bool,
 }
 
-/// An item's place: its competition rank and the range of ranks the tests allow.
+/// An item's place. Items are ordered by estimate; the ordering is cut into **groups** only
+/// where every pair across the cut is separated, so `{group 1} > {group 2}` is a claim every
+/// cross pair's test supports. `rank` is the competition rank of the item's group (1, 2=, 2=,
+/// 4): it never falls as the estimate rises. `best` and `worst` are the ranks the item's own
+/// tests allow; items with identical estimates share both (the wider of theirs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RankRange {
-    /// `1 +` the number of items separated from it and better: equal for items nothing tells
-    /// apart from the same betters (1, 2=, 2=, 4).
+    /// `1 +` the number of items in better groups.
     pub rank: usize,
-    /// Best rank it could have (equals `rank`).
+    /// `1 +` the number of items separated from it and better (at least `rank`).
     pub best: usize,
-    /// Worst rank it could have: the ranked items minus those separated from it and worse.
+    /// The ranked items minus those separated from it and worse.
     pub worst: usize,
+    /// Index of its group, best first.
+    pub group: usize,
+    /// Its group is a clique of unseparated items, so `rank` is a true competition rank: every
+    /// member's range is the group's span. When false, some members of the group are separated
+    /// from each other and no single rank is printed, only the range.
+    pub single: bool,
 }
 
 /// Holm's step-down adjusted p-values (Holm 1979): sorted ascending, the `i`-th (from 0) of `m`
@@ -88,38 +97,140 @@ pub(crate) fn pair_tests(
     pairs
 }
 
-/// Competition ranks and rank ranges of the items with an estimate (see [`RankRange`]).
+/// Two estimates equal within rounding (1e-9, relative): equal work keeps item order whatever
+/// the last bits of a solve.
+pub fn same_estimate(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs()))
+}
+
+/// The items with an estimate, best first; equal estimates (see [`same_estimate`]) in item
+/// order.
+pub fn score_order(estimates: &[Option<f64>]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..estimates.len())
+        .filter(|&i| estimates[i].is_some())
+        .collect();
+    let value = |i: usize| estimates[i].unwrap_or(f64::NEG_INFINITY);
+    order.sort_by(|&x, &y| {
+        if same_estimate(value(x), value(y)) {
+            x.cmp(&y)
+        } else {
+            value(y).total_cmp(&value(x))
+        }
+    });
+    order
+}
+
+/// Ranks, ranges and groups of the items with an estimate (see [`RankRange`]).
 pub fn rank_ranges(estimates: &[Option<f64>], pairs: &[PairTest]) -> Vec<Option<RankRange>> {
-    let ranked = estimates.iter().flatten().count();
-    let separated_from = |item: usize, better: bool| {
-        pairs
-            .iter()
-            .filter(|p| p.separated && (p.a == item || p.b == item))
-            .filter(|p| {
-                let item_ahead = (p.a == item) == (p.difference.estimate > 0.0);
-                item_ahead != better
-            })
-            .count()
+    let order = score_order(estimates);
+    let value = |i: usize| estimates[i].unwrap_or(f64::NEG_INFINITY);
+    let separated = |x: usize, y: usize| {
+        !same_estimate(value(x), value(y))
+            && pairs
+                .iter()
+                .any(|p| p.separated && ((p.a, p.b) == (x, y) || (p.a, p.b) == (y, x)))
     };
-    estimates
-        .iter()
-        .enumerate()
-        .map(|(item, estimate)| {
-            estimate.map(|_| {
-                let rank = 1 + separated_from(item, true);
-                RankRange {
-                    rank,
-                    best: rank,
-                    worst: ranked - separated_from(item, false),
-                }
-            })
+    let mut out: Vec<Option<RankRange>> = vec![None; estimates.len()];
+    let n = order.len();
+    let mut start = 0;
+    for (group, end) in cuts(&order, &separated).into_iter().enumerate() {
+        for &item in &order[start..end] {
+            let above = order
+                .iter()
+                .filter(|&&o| separated(o, item) && value(o) > value(item));
+            let below = order
+                .iter()
+                .filter(|&&o| separated(o, item) && value(o) < value(item));
+            out[item] = Some(RankRange {
+                rank: start + 1,
+                best: 1 + above.count(),
+                worst: n - below.count(),
+                group,
+                single: false,
+            });
+        }
+        start = end;
+    }
+    share_identical(&order, estimates, &mut out);
+    mark_single(&order, &mut out);
+    out
+}
+
+/// The ends (exclusive) of the groups along `order`: a cut after position `k` only where every
+/// pair across it is separated; the last end is `order.len()`.
+fn cuts(order: &[usize], separated: &impl Fn(usize, usize) -> bool) -> Vec<usize> {
+    let n = order.len();
+    let mut ends: Vec<usize> = (1..n)
+        .filter(|&k| {
+            order[..k]
+                .iter()
+                .all(|&x| order[k..].iter().all(|&y| separated(x, y)))
         })
-        .collect()
+        .collect();
+    if n > 0 {
+        ends.push(n);
+    }
+    ends
+}
+
+/// Items with identical estimates get the widest range among them.
+fn share_identical(order: &[usize], estimates: &[Option<f64>], out: &mut [Option<RankRange>]) {
+    let value = |i: usize| estimates[i].unwrap_or(f64::NEG_INFINITY);
+    for &x in order {
+        let twins: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&y| same_estimate(value(x), value(y)))
+            .collect();
+        let best = twins.iter().filter_map(|&y| out[y]).map(|r| r.best).min();
+        let worst = twins.iter().filter_map(|&y| out[y]).map(|r| r.worst).max();
+        if let (Some(range), Some(best), Some(worst)) = (out[x].as_mut(), best, worst) {
+            range.best = best;
+            range.worst = worst;
+        }
+    }
+}
+
+/// A group's rank is single when every member's range is the group's span.
+fn mark_single(order: &[usize], out: &mut [Option<RankRange>]) {
+    let ranges: Vec<RankRange> = order.iter().filter_map(|&i| out[i]).collect();
+    for &item in order {
+        let Some(range) = out[item] else { continue };
+        let members: Vec<&RankRange> = ranges.iter().filter(|r| r.group == range.group).collect();
+        let span_end = range.rank + members.len() - 1;
+        let single = members
+            .iter()
+            .all(|r| r.best == range.rank && r.worst == span_end);
+        if let Some(r) = out[item].as_mut() {
+            r.single = single;
+        }
+    }
+}
+
+/// The groups of [`rank_ranges`], best first, each best first; `None` when no pair has a test
+/// (nothing could be told apart, so no grouping is claimed).
+pub fn rank_groups(
+    estimates: &[Option<f64>],
+    pairs: &[PairTest],
+    ranks: &[Option<RankRange>],
+) -> Option<Vec<Vec<usize>>> {
+    if !pairs.iter().any(|p| p.p_adjusted.is_some()) {
+        return None;
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for item in score_order(estimates) {
+        let Some(range) = ranks[item] else { continue };
+        if groups.len() <= range.group {
+            groups.resize(range.group + 1, Vec::new());
+        }
+        groups[range.group].push(item);
+    }
+    Some(groups)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{PairTest, holm, rank_ranges};
+    use super::{PairTest, RankRange, holm, rank_groups, rank_ranges};
     use crate::TInterval;
 
     #[test]
@@ -166,5 +277,90 @@ mod tests {
             })
             .collect();
         assert_eq!(got, [(1, 1, 1), (2, 2, 3), (2, 2, 3), (4, 4, 4)]);
+        assert!(
+            rank_ranges(&estimates, &pairs)
+                .iter()
+                .all(|r| r.expect("ranked").single)
+        );
+    }
+
+    // The case: a chain (A not separated from B, B not from C, A separated from C) is
+    // one group; no single rank, each its own range; the better score is never ranked worse.
+    #[test]
+    fn a_chain_is_one_group_without_a_single_rank() {
+        let estimates = [Some(70.0), Some(60.0), Some(50.0), Some(10.0)];
+        let pairs = [
+            pair(0, 1, 10.0, false),
+            pair(0, 2, 20.0, true),
+            pair(0, 3, 60.0, true),
+            pair(1, 2, 10.0, false),
+            pair(1, 3, 50.0, true),
+            pair(2, 3, 40.0, true),
+        ];
+        let ranks: Vec<RankRange> = rank_ranges(&estimates, &pairs)
+            .into_iter()
+            .map(|r| r.expect("ranked"))
+            .collect();
+        let got: Vec<(usize, usize, usize, bool)> = ranks
+            .iter()
+            .map(|r| (r.rank, r.best, r.worst, r.single))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, 1, 2, false),
+                (1, 1, 3, false),
+                (1, 2, 3, false),
+                (4, 4, 4, true)
+            ]
+        );
+        let estimates_f: Vec<Option<f64>> = estimates.to_vec();
+        let ranks_opt: Vec<Option<RankRange>> = ranks.iter().copied().map(Some).collect();
+        assert_eq!(
+            rank_groups(&estimates_f, &pairs_with_p(&pairs), &ranks_opt),
+            Some(vec![vec![0, 1, 2], vec![3]])
+        );
+    }
+
+    // A separated pair whose order crosses another (C above B's group but not above A): no cut
+    // between them, so no group claim that a test does not support.
+    #[test]
+    fn a_cut_needs_every_cross_pair_separated() {
+        let estimates = [Some(80.0), Some(70.0), Some(40.0)];
+        let pairs = [
+            pair(0, 1, 10.0, false),
+            pair(0, 2, 40.0, true),
+            pair(1, 2, 30.0, false),
+        ];
+        let ranks = rank_ranges(&estimates, &pairs);
+        assert!(ranks.iter().all(|r| r.expect("ranked").rank == 1));
+    }
+
+    // Identical estimates share their group, rank and range even when a third item is
+    // separated from one of them only.
+    #[test]
+    fn identical_estimates_share_everything() {
+        let estimates = [Some(90.0), Some(45.4), Some(45.4)];
+        let pairs = [
+            pair(0, 1, 44.6, true),
+            pair(0, 2, 44.6, false),
+            pair(1, 2, 0.0, false),
+        ];
+        let ranks: Vec<RankRange> = rank_ranges(&estimates, &pairs)
+            .into_iter()
+            .map(|r| r.expect("ranked"))
+            .collect();
+        assert_eq!(ranks[1], ranks[2]);
+        assert_eq!((ranks[1].rank, ranks[1].best, ranks[1].worst), (1, 1, 3));
+    }
+
+    fn pairs_with_p(pairs: &[PairTest]) -> Vec<PairTest> {
+        pairs
+            .iter()
+            .map(|p| PairTest {
+                p_adjusted: Some(if p.separated { 0.01 } else { 0.5 }),
+                ..*p
+            })
+            .collect()
     }
 }

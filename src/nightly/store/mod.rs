@@ -13,7 +13,7 @@ mod pass_rates;
 pub use pass_rates::PassRateRecord;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -92,6 +92,13 @@ ALTER TABLE arms ADD COLUMN nodes TEXT NOT NULL DEFAULT '[]';
 ",
     pass_rates::MIGRATION,
     crate::nightly::budget::MIGRATION,
+    // Score order (docs/RANKING.md §6): `rank` is the group's competition rank, `rank_best`
+    // and `rank_worst` what the participant's own tests allow, `rank_single` whether the group
+    // has no separated members. NULL in older rows: their `rank` was the best rank.
+    "
+ALTER TABLE estimates ADD COLUMN rank_best INTEGER;
+ALTER TABLE estimates ADD COLUMN rank_single INTEGER;
+",
 ];
 
 /// Why the store cannot be used.
@@ -192,8 +199,14 @@ pub struct EstimateRecord {
     pub scored_cells: usize,
     /// Cells run.
     pub cells: usize,
-    /// Competition rank from the paired tests over briefs.
+    /// Competition rank of its group (docs/RANKING.md §6), from the paired tests over briefs.
     pub rank: Option<usize>,
+    /// Best rank its paired tests allow (`None` in rows stored before this field: `rank` was
+    /// the best rank then).
+    pub rank_best: Option<usize>,
+    /// `rank` is a true competition rank: its group has no separated members (`None` in
+    /// older rows).
+    pub rank_single: Option<bool>,
     /// Worst rank the tests allow.
     pub rank_worst: Option<usize>,
     /// Some cell has no score: the model accounts for the missing brief, but say so.
@@ -378,7 +391,7 @@ impl Store {
         }
         for e in &night.estimates {
             tx.execute(
-                "INSERT INTO estimates (night_id, participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO estimates (night_id, participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled, rank_best, rank_single) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     id,
                     e.participant,
@@ -392,7 +405,9 @@ impl Store {
                     e.rank_worst.and_then(|r| i64::try_from(r).ok()),
                     e.incomplete,
                     e.plain,
-                    e.length_controlled
+                    e.length_controlled,
+                    e.rank_best.and_then(|r| i64::try_from(r).ok()),
+                    e.rank_single
                 ],
             )
             .map_err(sqlite)?;
@@ -508,7 +523,7 @@ impl Store {
             .map_err(sqlite)?
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
-        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
+        let mut estimates = self.connection.prepare("SELECT participant, estimate, lo, hi, clusters, scored_cells, cells, rank, rank_worst, incomplete, plain, length_controlled, rank_best, rank_single FROM estimates WHERE night_id = ?1 ORDER BY rowid").map_err(sqlite)?;
         night.estimates = estimates
             .query_map(params![night.id], |r| {
                 Ok(EstimateRecord {
@@ -528,6 +543,10 @@ impl Store {
                     incomplete: r.get(9)?,
                     plain: r.get(10)?,
                     length_controlled: r.get(11)?,
+                    rank_best: r
+                        .get::<_, Option<i64>>(12)?
+                        .and_then(|x| usize::try_from(x).ok()),
+                    rank_single: r.get(13)?,
                 })
             })
             .map_err(sqlite)?

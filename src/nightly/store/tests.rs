@@ -50,6 +50,8 @@ fn night(name: &str) -> NightRecord {
             cells: 4,
             rank: Some(1),
             rank_worst: Some(1),
+            rank_best: Some(1),
+            rank_single: Some(true),
             incomplete: false,
             plain: Some(61.0),
             length_controlled: None,

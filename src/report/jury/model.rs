@@ -42,10 +42,10 @@ pub struct Statistics {
     pub seed: u64,
     /// Judges whose scores count (the clusters).
     pub clusters: usize,
-    /// Ranked estimates: by rank, then estimate.
+    /// Ranked estimates, best score first (identical scores in brief order).
     pub estimates: Vec<Estimate>,
-    /// Participants of equal rank (nothing separates them from the same betters), best first;
-    /// `None` when no pair could be tested.
+    /// Groups in score order, every cross pair of which is separated, best first; `None` when
+    /// no pair could be tested.
     pub tied_groups: Option<Vec<Vec<String>>>,
     /// Every tested pair: the paired difference, Holm-adjusted p-value, separated or not.
     pub pairs: Vec<PairSeparation>,
@@ -74,10 +74,16 @@ pub struct Estimate {
     pub df: usize,
     /// Judges contributing.
     pub clusters: usize,
-    /// Competition rank: 1 + participants separated from it and better.
+    /// Competition rank of its group (`mc_stats::RankRange`): 1 + participants in better
+    /// groups, a group ending only where every cross pair is separated.
     pub rank: usize,
-    /// Worst rank the paired tests allow.
+    /// Best rank its paired tests allow.
+    pub rank_best: usize,
+    /// Worst rank its paired tests allow.
     pub rank_worst: usize,
+    /// Its group's members are all unseparated, so `rank` is a true competition rank; when
+    /// false only the range is printed.
+    pub rank_single: bool,
     /// Size of its sealed output in bytes.
     pub output_bytes: Option<u64>,
     /// Rubric, sizes known: the estimate with the panel's size slope taken out.

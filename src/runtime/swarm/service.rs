@@ -42,7 +42,7 @@ pub(super) fn placement_label(spec: &CellSpec) -> &'static str {
 pub(super) const UNENFORCED: &[Unenforced] = &[
     Unenforced {
         property: "no-new-privileges is set",
-        compensation: "Swarm on API 1.41 drops NoNewPrivileges from service specs; compensated by dropping every capability, a non-root user and a read-only root, and reported as not enforced",
+        compensation: "Swarm on API 1.41 drops NoNewPrivileges from service specs; compensated by the cell's init starting the program as a non-root user with an empty capability bounding set (a set-uid file gains it no capability), a read-only root, and reported as not enforced",
     },
     Unenforced {
         property: "swap is off (memory + swap = memory)",
@@ -88,11 +88,12 @@ pub(super) fn service_spec(
     let container = TaskSpecContainerSpec {
         image: Some(image.to_owned()),
         labels: Some(labels.clone()),
-        command: Some(spec.init.argv(program)),
+        command: Some(spec.init.argv(&spec.user, program)),
         hostname: Some("cell".into()),
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         dir: Some(spec.workdir.clone()),
-        user: Some(spec.user.clone()),
+        // As on Docker: init is root with INIT_CAPABILITIES only, the program runs as spec.user.
+        user: Some("0:0".into()),
         // Sent for engines that honour it; 20.10 drops it (see UNENFORCED).
         privileges: Some(TaskSpecContainerSpecPrivileges {
             no_new_privileges: Some(true),
@@ -106,6 +107,12 @@ pub(super) fn service_spec(
         oom_score_adj: Some(500),
         init: Some(false),
         capability_drop: Some(vec!["ALL".into()]),
+        capability_add: Some(
+            super::super::spec::INIT_CAPABILITIES
+                .iter()
+                .map(|c| (*c).to_owned())
+                .collect(),
+        ),
         ulimits: Some(vec![
             ResourcesUlimits {
                 name: Some("nofile".into()),

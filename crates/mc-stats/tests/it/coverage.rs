@@ -31,19 +31,19 @@ const MEANS: [f64; 4] = [62.0, 55.0, 50.0, 45.0];
 const REPLICATIONS: usize = 2000;
 
 /// Standard normal draws by Box–Muller over the seeded generator.
-struct Normal(Pcg64);
+pub(crate) struct Normal(Pcg64);
 
 impl Normal {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(Pcg64::seed_from_u64(seed))
     }
 
     #[expect(clippy::cast_precision_loss, reason = "53 random bits")]
-    fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         ((self.0.next_u64() >> 11) as f64 + 0.5) / (1_u64 << 53) as f64
     }
 
-    fn draw(&mut self, sd: f64) -> f64 {
+    pub(crate) fn draw(&mut self, sd: f64) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }

@@ -5,6 +5,7 @@
 mod bootstrap;
 mod common;
 mod coverage;
+mod ordering;
 mod properties;
 mod reference;
 mod reference_intervals;

@@ -1,5 +1,8 @@
 """Hidden tests of `wordfreq` (BRIEF.md). The participant's program runs as a subprocess with a
-timeout, from the read-only copy of its output; nothing of it is imported here."""
+timeout, from the read-only copy of its output; nothing of it is imported here. It runs through
+`$MULTICOOKER_LAUNCH` (README, "Hidden verification"): as another user, which cannot read these
+tests or write /work/results, and whose every process ends with the call. Each test hands it
+what it needs: an input file it may read."""
 
 import os
 import subprocess
@@ -8,12 +11,15 @@ import tempfile
 
 OUTPUT = os.environ.get("MULTICOOKER_OUTPUT", "/work/output")
 PROGRAM = os.path.join(OUTPUT, "wordfreq.py")
+# Empty without a launcher (an older multicooker): the program then runs with pytest's powers.
+LAUNCH = os.environ.get("MULTICOOKER_LAUNCH", "").split()
 
 
 def run(text, *args):
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
         f.write(text)
         path = f.name
+    os.chmod(path, 0o644)  # the launched program runs as another user
     try:
         return wordfreq(path, *args)
     finally:
@@ -22,7 +28,7 @@ def run(text, *args):
 
 def wordfreq(*args):
     return subprocess.run(
-        [sys.executable, PROGRAM, *args],
+        [*LAUNCH, sys.executable, PROGRAM, *args],
         capture_output=True,
         text=True,
         timeout=20,

@@ -1,0 +1,189 @@
+//! Issue 21, the cell side: a cell's init is not its program's peer. Each test plays the hostile
+//! cell with a dummy directive against the real engine: forged and half exit records, attempts
+//! to freeze or kill init, and `mc-cell launch` used by a runner on hostile code under test.
+
+use std::time::{Duration, Instant};
+
+use multicooker::runtime::{LABEL_ROOT, Labels, ObjectRef, Runtime, Selector};
+use multicooker::state::{Role, root_id};
+
+use crate::common::cells::TestCell;
+use crate::common::{TestCook, block_on, cell_name, dummy_brief, engine, show, signal};
+
+fn image() -> String {
+    let context = multicooker::flavor::build_context("dummy", None).unwrap();
+    multicooker::flavor::base_tag("dummy", &context.digest)
+}
+
+fn cell(cook: &TestCook, tag: &str, model: &str, out: &std::path::Path) -> TestCell {
+    TestCell::new(
+        &format!("mc-init-{tag}-{}", std::process::id()),
+        &image(),
+        None,
+        Labels::new(cook.name(), "participant").with(LABEL_ROOT, &root_id(cook.root())),
+        model,
+        out,
+    )
+}
+
+async fn leftovers(runtime: &dyn Runtime, cook: &TestCook) -> Vec<ObjectRef> {
+    let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
+    runtime.list(&selector).await.unwrap()
+}
+
+/// Issue 21: a program wrote a fake `exit {"code":0}` record to /proc/1/fd/1 and its own
+/// stdout and was read as `ok exit 0` while it went on to exit 3; a forged `oom:false` was
+/// believed the same way; a cell could SIGSTOP, SIGKILL or ptrace its init.
+#[test]
+fn forged_records_are_text_and_init_cannot_be_traced_stopped_or_killed() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-forge");
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out");
+        let model = "quality:3,forge-record,half-record,freeze-init,sleep:1,exit:3";
+        let mut cell = cell(&cook, "forge", model, &out);
+        cell.start(&runtime).await;
+        let (record, _) = cell.finish_with_record(&runtime).await;
+        assert_eq!(
+            record["code"], 3,
+            "the real exit, not the forged one: {record}"
+        );
+        assert_eq!(record["oom"], false);
+        let probes = fs_err::read_to_string(out.join("PROBES.txt")).unwrap();
+        for line in [
+            "forge /proc/1/fd/1 denied",
+            "freeze ptrace denied",
+            "freeze sigstop denied",
+            "freeze sigkill denied",
+        ] {
+            assert!(probes.contains(line), "`{line}` in {probes}");
+        }
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
+
+/// Issue 21, property 2's tool: code a runner starts with `mc-cell launch` runs as a third
+/// uid, cannot write the runner's 0700 folder, cannot launch in turn, and the daemon it
+/// leaves is dead when `launch` returns.
+#[test]
+fn launched_code_cannot_write_the_runners_folder_and_leaves_nothing_running() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-launch");
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out");
+        let mut cell = cell(&cook, "launch", "quality:3,launch-attack", &out);
+        cell.start(&runtime).await;
+        let (code, _) = cell.finish(&runtime).await;
+        assert_eq!(code, Some(0));
+        let probes = fs_err::read_to_string(out.join("PROBES.txt")).unwrap();
+        for line in [
+            "runner uid 1000",
+            "launch exit Some(0)",
+            "probe uid 1001",
+            "probe write denied",
+            "probe nested launch refused",
+            "daemon alive after launch false",
+        ] {
+            assert!(probes.contains(line), "`{line}` in {probes}");
+        }
+        assert!(
+            probes.contains("probe daemon "),
+            "a daemon was started: {probes}"
+        );
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
+
+/// Issue 21: a cell that froze its init (ptrace) outlived its deadline by 19 minutes once
+/// multicooker was gone. Now nothing inside stops init: with nobody on the host watching, the
+/// cell is gone by its deadline.
+#[test]
+fn a_cell_that_attacks_its_init_still_ends_at_its_deadline_with_nobody_watching() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-deadline");
+        let work = tempfile::tempdir().unwrap();
+        let mut cell = cell(
+            &cook,
+            "deadline",
+            "quality:3,freeze-init,sleep:600",
+            &work.path().join("out"),
+        );
+        cell.spec.init.timeout = Some(Duration::from_secs(300));
+        cell.spec.init.deadline = Duration::from_secs(8);
+        let started = Instant::now();
+        cell.start(&runtime).await;
+        let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
+        while !runtime.running(&selector).await.unwrap().is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the cell outlived its 8 s deadline"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        runtime
+            .remove(&ObjectRef::cell(&cell.spec.name))
+            .await
+            .unwrap();
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
+
+/// Issue 21: after a SIGKILL of multicooker, the engine's own `json-file` log of a cell kept
+/// what the cell printed (a raw access token) on the host until `clean`. Cells now log to the
+/// `none` driver and their output is read through the attach API: the engine has no copy.
+#[test]
+fn after_a_sigkill_the_engine_keeps_no_copy_of_what_a_cell_printed() {
+    let secret = "mc-secret-token-4242";
+    let model = format!("quality:3,say:{secret},warn:{secret},sleep:60");
+    let cook = TestCook::new("init-nolog", &dummy_brief(&[("alpha", &model)], ""));
+    let mut child = cook
+        .command(&["cook", cook.name(), "--skip-sandbox-check"])
+        .env("MULTICOOKER_CELL_GRACE_S", "5")
+        .spawn()
+        .unwrap();
+    cook.wait_for_cell_state("alpha", "running", Duration::from_secs(120));
+    let log = cook.dir().join("logs/alpha/dummy.stdout.log");
+    let started = Instant::now();
+    while !fs_err::read_to_string(&log).is_ok_and(|t| t.contains(secret)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the host's own log gets the output through the attach API"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    signal(child.id(), "KILL");
+    child.wait().unwrap();
+    let cell = cell_name(&cook, Role::Participant, "alpha");
+    let (driver, logs) = block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        let inspected = docker.inspect_container(&cell, None).await.unwrap();
+        let driver = inspected
+            .host_config
+            .and_then(|h| h.log_config)
+            .and_then(|l| l.typ);
+        let options = bollard::query_parameters::LogsOptionsBuilder::default()
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let mut stream = docker.logs(&cell, Some(options));
+        let mut seen = String::new();
+        while let Some(item) = futures_util::StreamExt::next(&mut stream).await {
+            match item {
+                Ok(output) => seen.push_str(&output.to_string()),
+                Err(e) => {
+                    seen.push_str(&format!("[error: {e}]"));
+                    break;
+                }
+            }
+        }
+        (driver, seen)
+    });
+    assert_eq!(driver.as_deref(), Some("none"));
+    assert!(!logs.contains(secret), "the engine kept: {logs}");
+    let cleaned = cook.run_args(&["clean", cook.name()]);
+    assert_eq!(cleaned.status.code(), Some(0), "{}", show(&cleaned));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
