@@ -167,6 +167,7 @@ pub fn build_work(
         ignore: &[],
         max_bytes: u64::MAX,
         read_only: true,
+        share: true,
     };
     for (label, participant) in &assignment.mapping {
         fsx::copy_tree_no_follow(
