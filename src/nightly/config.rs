@@ -324,7 +324,7 @@ struct Flavors {
 
 impl Flavors {
     fn of(briefs: &[PathBuf]) -> Self {
-        let mut defined: std::collections::BTreeMap<String, Vec<PathBuf>> = Default::default();
+        let mut defined = std::collections::BTreeMap::<String, Vec<PathBuf>>::new();
         for brief in briefs {
             let Ok(entries) = std::fs::read_dir(brief.join("flavors")) else {
                 continue;
