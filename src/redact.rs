@@ -60,7 +60,7 @@ impl Redactor {
         Self {
             regex: (!secrets.is_empty())
                 .then(|| Regex::new(&pattern).expect("escaped literals form a valid regex")),
-            longest: secrets.iter().map(|s| s.len()).max().unwrap_or(0),
+            longest: secrets.iter().map(String::len).max().unwrap_or(0),
         }
     }
 
