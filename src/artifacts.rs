@@ -321,13 +321,13 @@ fn write_tar(
     for (artifact, mut file) in files {
         let mut header = tar::Header::new_gnu();
         header.set_size(file.metadata()?.len());
-        header.set_mode(0o644);
+        header.set_mode(0o600);
         header.set_cksum();
         tar.append_data(&mut header, format!("{cook}/{}", artifact.path), &mut file)?;
     }
     let mut header = tar::Header::new_gnu();
     header.set_size(manifest.len() as u64);
-    header.set_mode(0o644);
+    header.set_mode(0o600);
     header.set_cksum();
     tar.append_data(&mut header, format!("{cook}/artifacts.json"), manifest)?;
     tar.into_inner()?.finish()?;

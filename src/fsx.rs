@@ -5,10 +5,19 @@
 //! file that is hard-linked to something outside the tree being copied: each such entry is
 //! skipped and recorded, so a contestant cannot make the host read files it was not given
 //! (docs/BEHAVIOR.md §10.9). Every I/O error names its path (`fs-err`).
+//!
+//! What multicooker writes is the operator's alone: the binary runs with umask 077, and every
+//! mode set here is the owner's only (folders 0700, files 0600; read-only copies 0500 / 0400).
+//! A copy may share storage with its source ([`CopyOptions::share`]): each file is made
+//! read-only (0400) and hard-linked, so one output's bytes are stored once however many sealed,
+//! normalized, judge and round copies there are; a link that cannot be made (another file
+//! system) falls back to a copy. Nothing writes a shared file in place: whoever changes one
+//! writes a new file over its name. Cells never see these files: they get bytes only as archives
+//! through the engine.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use fs_err::os::unix::fs::OpenOptionsExt as _;
@@ -58,7 +67,7 @@ pub fn append_line(path: &Path, line: &[u8]) -> io::Result<()> {
     let mut file = fs_err::OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(0o644)
+        .mode(0o600)
         .open(path)?;
     file.write_all(&buffer)?;
     file.file().sync_all().map_err(|e| with_path(&e, path))
@@ -83,7 +92,7 @@ pub fn remove_tree(path: &Path) -> io::Result<()> {
     for entry in walkdir::WalkDir::new(path).follow_links(false) {
         let Ok(entry) = entry else { continue };
         if entry.file_type().is_dir() {
-            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o755));
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o700));
         }
     }
     fs_err::remove_dir_all(path)
@@ -152,8 +161,13 @@ pub struct CopyOptions {
     pub ignore: &'static [&'static str],
     /// Total bytes at most; files that would pass it are skipped.
     pub max_bytes: u64,
-    /// Make the copy read-only (files 0444, directories 0555) once complete.
+    /// Make the copy read-only (files 0400, directories 0500) once complete.
     pub read_only: bool,
+    /// Share storage with the source: each file is made read-only (0400) and hard-linked
+    /// (copied if it cannot be linked). Only for trees multicooker built itself (collected,
+    /// sealed, normalized copies), whose hard links are its own: the check for links outside
+    /// the tree is left out.
+    pub share: bool,
 }
 
 /// Folder and file names that sealing never copies, as in the reference (docs/BEHAVIOR.md §4.7).
@@ -190,7 +204,7 @@ pub fn copy_tree_no_follow(
     dest: &Path,
     options: &CopyOptions,
 ) -> io::Result<CopyReport> {
-    fs_err::create_dir_all(dest)?;
+    private_dir(dest)?;
     let mut report = CopyReport::default();
     if !fs_err::symlink_metadata(source).is_ok_and(|m| m.is_dir()) {
         finish_read_only(dest, options)?;
@@ -273,7 +287,7 @@ fn copy_entry(
         return Ok(Some(Skip::Symlink { target }));
     }
     if file_type.is_dir() {
-        fs_err::create_dir_all(target)?;
+        private_dir(target)?;
         return Ok(None);
     }
     if !file_type.is_file() {
@@ -281,7 +295,8 @@ fn copy_entry(
             kind: special_kind(file_type),
         }));
     }
-    if meta.nlink() > 1
+    if !options.share
+        && meta.nlink() > 1
         && links_inside
             .get(&(meta.dev(), meta.ino()))
             .copied()
@@ -293,12 +308,17 @@ fn copy_entry(
     if report.bytes.saturating_add(meta.len()) > options.max_bytes {
         return Ok(Some(Skip::SizeCap));
     }
-    match copy_regular_file(
-        entry.path(),
-        target,
-        &meta,
-        options.max_bytes - report.bytes,
-    ) {
+    let copied = if options.share {
+        share_regular_file(entry.path(), target, &meta)
+    } else {
+        copy_regular_file(
+            entry.path(),
+            target,
+            &meta,
+            options.max_bytes - report.bytes,
+        )
+    };
+    match copied {
         Ok(copied) => {
             report.files += 1;
             report.bytes += copied;
@@ -336,9 +356,45 @@ fn copy_regular_file(
             format!("`{}` changed while copying", source.display()),
         ));
     }
-    let mut out = fs_err::File::create(target)?;
+    let mut out = fs_err::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(target)?;
     let copied = io::copy(&mut file.take(budget), &mut out)?;
     Ok(copied)
+}
+
+/// Creates a folder (and its missing parents) for the operator only (0700).
+fn private_dir(path: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| with_path(&e, path))
+}
+
+/// Makes `source` read-only and hard-links `target` to it; copies it when it cannot be linked
+/// (another file system, too many links). The link is checked to be the walked file.
+fn share_regular_file(source: &Path, target: &Path, walked: &std::fs::Metadata) -> io::Result<u64> {
+    if walked.mode() & 0o777 != 0o400 {
+        fs_err::set_permissions(source, std::fs::Permissions::from_mode(0o400))?;
+    }
+    if std::fs::hard_link(source, target).is_err() {
+        let copied = copy_regular_file(source, target, walked, walked.len())?;
+        fs_err::set_permissions(target, std::fs::Permissions::from_mode(0o400))?;
+        return Ok(copied);
+    }
+    let linked = fs_err::symlink_metadata(target)?;
+    if !linked.is_file() || linked.ino() != walked.ino() || linked.dev() != walked.dev() {
+        let _ = fs_err::remove_file(target);
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("`{}` changed while copying", source.display()),
+        ));
+    }
+    Ok(walked.len())
 }
 
 /// How many times each (device, inode) of a regular file occurs inside `root`.
@@ -387,9 +443,9 @@ fn finish_read_only(dest: &Path, options: &CopyOptions) -> io::Result<()> {
         .collect();
     for entry in entries {
         let mode = if entry.file_type().is_dir() {
-            0o555
+            0o500
         } else {
-            0o444
+            0o400
         };
         fs_err::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
     }
@@ -453,6 +509,7 @@ mod tests {
             ignore: SEAL_IGNORE,
             max_bytes: 1 << 20,
             read_only: false,
+            share: false,
         }
     }
 
@@ -628,7 +685,7 @@ mod tests {
             .permissions()
             .mode()
             & 0o777;
-        assert_eq!(mode, 0o444);
+        assert_eq!(mode, 0o400);
         remove_tree(&dest).unwrap();
         assert!(!dest.exists());
     }
@@ -645,5 +702,60 @@ mod tests {
             1,
             "no temp file left behind"
         );
+    }
+
+    /// A shared copy stores each file once: the same inode, read-only for the operator only;
+    /// a file replaced over its name in one copy leaves the other as it was.
+    #[test]
+    fn a_shared_copy_links_read_only_files_and_a_rewrite_never_reaches_the_source() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("out");
+        fs_err::create_dir_all(src.join("sub")).unwrap();
+        fs_err::write(src.join("sub/big.bin"), vec![7u8; 4096]).unwrap();
+        fs_err::write(src.join("RESULT.md"), "answer\n").unwrap();
+        fs_err::hard_link(src.join("RESULT.md"), src.join("sub/again.md")).unwrap();
+        let shared = CopyOptions {
+            share: true,
+            read_only: true,
+            ..options()
+        };
+        let sealed = tmp.path().join("sealed");
+        let report = copy_tree_no_follow(&src, &sealed, &shared).unwrap();
+        assert_eq!((report.files, report.skipped.len()), (3, 0));
+        let normalized = tmp.path().join("normalized");
+        let again = CopyOptions {
+            read_only: false,
+            ..shared.clone()
+        };
+        copy_tree_no_follow(&sealed, &normalized, &again).unwrap();
+        let meta = |p: &Path| fs_err::symlink_metadata(p).unwrap();
+        for copy in [&sealed, &normalized] {
+            let (a, b) = (
+                meta(&src.join("sub/big.bin")),
+                meta(&copy.join("sub/big.bin")),
+            );
+            assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()), "stored once");
+            assert_eq!(b.mode() & 0o777, 0o400);
+        }
+        assert_eq!(meta(&sealed).mode() & 0o777, 0o500);
+        assert_eq!(meta(&normalized.join("sub")).mode() & 0o777, 0o700);
+        write_atomic(&normalized.join("RESULT.md"), b"stripped\n").unwrap();
+        assert_eq!(
+            fs_err::read_to_string(sealed.join("RESULT.md")).unwrap(),
+            "answer\n"
+        );
+        assert_eq!(
+            fs_err::read_to_string(src.join("sub/again.md")).unwrap(),
+            "answer\n"
+        );
+        // An unshared copy of the same tree still refuses the links it did not make.
+        let unshared = copy_tree_no_follow(&sealed, &tmp.path().join("plain"), &options()).unwrap();
+        assert!(
+            unshared.skipped.iter().all(|s| s.skip == Skip::Hardlink),
+            "{unshared:?}"
+        );
+        assert_eq!(unshared.skipped.len(), 3);
+        remove_tree(&sealed).unwrap();
+        assert_eq!(fs_err::read(src.join("sub/big.bin")).unwrap().len(), 4096);
     }
 }

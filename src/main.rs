@@ -5,6 +5,9 @@ use multicooker::error::{exit_code_for, hint_for};
 use multicooker::output::{OutputOptions, Printer};
 
 fn main() -> std::process::ExitCode {
+    // Everything multicooker writes (the cook folder, outputs, logs, archives) is the
+    // operator's alone, whoever else has an account on the host (SECURITY.md).
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     let cli = match Cli::try_parse_args(std::env::args_os()) {
         Ok(cli) => cli,
         Err(error) => return refused(&error),

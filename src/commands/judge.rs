@@ -5,11 +5,15 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::{cell_session, connect, open_cook, report_leftovers, select};
+use crate::brief::{Actor, Brief};
 use crate::cli::JudgeArgs;
+use crate::cook::RunSettings;
 use crate::error::{ExitCode, UserError};
 use crate::judge;
-use crate::settings::run_settings;
-use crate::state::CookState;
+use crate::progress::Progress;
+use crate::runtime::SharedRuntime;
+use crate::settings::{Session, run_settings};
+use crate::state::{CookPaths, CookState};
 
 pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
     judge_or_rejudge(args, false).await
@@ -58,15 +62,6 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
     }
     let names = brief.judges.iter().map(|j| j.name.as_str());
     let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
-    if again {
-        let kept =
-            judge::inbox::archive_judging(&paths, &crate::state::now_iso().replace(':', "-"))?;
-        if let Some(kept) = kept {
-            session
-                .printer
-                .info(&format!("earlier judging kept in `{}`", kept.display()));
-        }
-    }
     let judges: Vec<_> = brief
         .judges
         .iter()
@@ -85,14 +80,13 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
     let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(&paths, brief, crate::state::Role::Judge, &names);
     let progress = Arc::new(session.printer.progress("judge", overview));
-    let outcome = judge::judge(
-        &runtime,
-        &paths,
-        brief,
+    let outcome = judge_keeping(
+        &session,
+        (&runtime, &paths, brief),
         &judges,
         seed,
-        (&settings.cells, judge::Resume::Fresh),
-        progress,
+        (&settings, progress),
+        again,
     )
     .await?;
     report_leftovers(&session, &outcome.leftovers);
@@ -119,4 +113,45 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         printer.info("no judge produced usable scores");
         Ok(ExitCode::NothingUsable)
     }
+}
+
+/// Runs the judges; for `rejudge`, moves every earlier judging aside first and puts it back when
+/// the new judging fails before its judges have run (issue 25).
+async fn judge_keeping(
+    session: &Session,
+    (runtime, paths, brief): (&SharedRuntime, &CookPaths, &Brief),
+    judges: &[Actor],
+    seed: u64,
+    (settings, progress): (&RunSettings, Arc<dyn Progress>),
+    again: bool,
+) -> anyhow::Result<judge::JudgeOutcome> {
+    let mut moved = judge::inbox::Moved::default();
+    if again {
+        let stamp = crate::state::now_iso().replace(':', "-");
+        if let Some(kept) = judge::inbox::archive_judging(paths, &stamp, &mut moved)? {
+            session
+                .printer
+                .info(&format!("earlier judging kept in `{}`", kept.display()));
+        }
+    }
+    judge::judge(
+        runtime,
+        paths,
+        brief,
+        judges,
+        seed,
+        (&settings.cells, judge::Resume::Fresh),
+        progress,
+    )
+    .await
+    .map_err(|cause| {
+        if moved.is_empty() {
+            return cause.into();
+        }
+        crate::cook::RunError::Restored {
+            cause: Box::new(cause),
+            stuck: moved.undo(),
+        }
+        .into()
+    })
 }

@@ -172,6 +172,7 @@ fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
         ignore: &[".auth"],
         max_bytes: 1 << 30,
         read_only: false,
+        share: false,
     };
     for entry in fs_err::read_dir(source)? {
         let entry = entry?;

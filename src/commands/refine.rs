@@ -49,6 +49,7 @@ fn copy_clean(from: &Path, to: &Path) -> std::io::Result<()> {
             ignore: fsx::SEAL_IGNORE,
             max_bytes: u64::MAX,
             read_only: false,
+            share: true,
         },
     )
     .map(|_| ())

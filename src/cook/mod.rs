@@ -62,6 +62,27 @@ pub enum RunError {
     /// The sandbox probe found a property that does not hold; the cook was stopped.
     #[error("the sandbox check failed: {}", .0.join("; "))]
     Sandbox(Vec<String>),
+    /// A judging failed before it had results, and the earlier judging it had moved aside was
+    /// put back (all of it, or all but `stuck`).
+    #[error("{cause}; {}", restored(.stuck))]
+    Restored {
+        /// Why the judging failed.
+        cause: Box<RunError>,
+        /// What could not be put back (left in `judging/_previous/`).
+        stuck: Vec<std::path::PathBuf>,
+    },
+}
+
+fn restored(stuck: &[std::path::PathBuf]) -> String {
+    if stuck.is_empty() {
+        "the earlier judging is back in place, nothing was lost".to_owned()
+    } else {
+        let list: Vec<String> = stuck.iter().map(|p| format!("`{}`", p.display())).collect();
+        format!(
+            "the earlier judging is back in place except {}, kept where it is",
+            list.join(", ")
+        )
+    }
 }
 
 crate::hint_source!(RunError);
@@ -76,6 +97,7 @@ impl crate::error::Hint for RunError {
                 Some("run `multicooker doctor` to check that every flavor's image builds".into())
             }
             Self::Prepare { .. } => None,
+            Self::Restored { cause, .. } => cause.hint(),
             Self::Creds(e) => e.hint(),
             Self::Sandbox(_) => Some(
                 "fix the engine as each line says and run `multicooker doctor --sandbox`; `cook --skip-sandbox-check` runs anyway, at your own risk".into(),

@@ -39,6 +39,7 @@ pub fn seal(
         ignore: SEAL_IGNORE,
         max_bytes,
         read_only: true,
+        share: true,
     };
     let report = fsx::copy_tree_no_follow(&paths.out(participant), &sealed.join("out"), &options)?;
     let meta = Meta {

@@ -57,30 +57,77 @@ pub const TESTS_FILE: &str = "TESTS.txt";
 
 /// Moves earlier outputs of these judges to `judging/_previous/<stamp>/` so a new run never
 /// reuses them under a new mapping (docs/BEHAVIOR.md §10.2), and nothing is lost.
-pub fn archive_previous(paths: &CookPaths, judges: &[String], stamp: &str) -> io::Result<()> {
+pub fn archive_previous(
+    paths: &CookPaths,
+    judges: &[String],
+    stamp: &str,
+    moved: &mut Moved,
+) -> io::Result<()> {
     for judge in judges {
         let dir = paths.judge_dir(judge);
         if dir.exists() {
             let target = paths.judging_previous().join(stamp);
             fs_err::create_dir_all(&target)?;
             fs_err::rename(&dir, target.join(judge))?;
+            moved.0.push((dir, target.join(judge)));
         }
         fsx::remove_tree(&paths.judge_work(judge))?;
     }
     Ok(())
 }
 
+/// What an archiving step moved aside (from, to), so that a judging that fails before it has
+/// results can put the earlier one back (issue 25: a failed `judge` took the cook's valid
+/// ranking away).
+#[derive(Debug, Default)]
+pub struct Moved(Vec<(std::path::PathBuf, std::path::PathBuf)>);
+
+impl Moved {
+    /// Whether anything was moved.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Moves everything back, newest first: whatever the failed run left in an entry's place
+    /// is removed first. Folders the archive made and left empty go. Best effort: returns the
+    /// entries that could not be put back (they stay in `judging/_previous/`).
+    pub fn undo(self) -> Vec<std::path::PathBuf> {
+        let mut stuck = Vec::new();
+        let mut parents = Vec::new();
+        for (from, to) in self.0.into_iter().rev() {
+            if fs_err::symlink_metadata(&from).is_ok() {
+                let _ = fsx::remove_tree(&from);
+                let _ = std::fs::remove_file(&from);
+            }
+            if std::fs::rename(&to, &from).is_err() {
+                stuck.push(to.clone());
+            }
+            parents.extend(to.parent().map(Path::to_path_buf));
+        }
+        for parent in parents {
+            // Only when empty: the stamp folder, then `_previous` itself.
+            let _ = std::fs::remove_dir(&parent);
+            let _ = parent.parent().map(std::fs::remove_dir);
+        }
+        stuck
+    }
+}
+
 /// Moves every earlier judging aside into `judging/_previous/<stamp>/`: each judge's output
 /// folder, `JUDGE_RESULT.json`, `leaderboard.md` and `summary.json` (`rejudge`). Returns the
 /// folder, if there was anything to keep.
-pub fn archive_judging(paths: &CookPaths, stamp: &str) -> io::Result<Option<std::path::PathBuf>> {
+pub fn archive_judging(
+    paths: &CookPaths,
+    stamp: &str,
+    moved: &mut Moved,
+) -> io::Result<Option<std::path::PathBuf>> {
     let target = paths.judging_previous().join(stamp);
-    let mut moved = false;
+    let before = moved.0.len();
     let mut take = |from: &Path, name: &str| -> io::Result<()> {
         if fs_err::symlink_metadata(from).is_ok() {
             fs_err::create_dir_all(&target)?;
             fs_err::rename(from, target.join(name))?;
-            moved = true;
+            moved.0.push((from.to_path_buf(), target.join(name)));
         }
         Ok(())
     };
@@ -99,7 +146,7 @@ pub fn archive_judging(paths: &CookPaths, stamp: &str) -> io::Result<Option<std:
     take(&paths.judge_result(), "JUDGE_RESULT.json")?;
     take(&paths.leaderboard(), "leaderboard.md")?;
     take(&paths.summary(), "summary.json")?;
-    Ok(moved.then_some(target))
+    Ok((moved.0.len() > before).then_some(target))
 }
 
 /// Builds the judge's work folder from the normalized copies in `normalized/<participant>/`:
@@ -120,6 +167,7 @@ pub fn build_work(
         ignore: &[],
         max_bytes: u64::MAX,
         read_only: true,
+        share: true,
     };
     for (label, participant) in &assignment.mapping {
         fsx::copy_tree_no_follow(

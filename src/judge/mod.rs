@@ -211,7 +211,12 @@ pub async fn judge(
         .map(|j| (j, Role::Judge))
         .collect();
     let logins = crate::cook::snapshot_logins(brief, &running_judges, &settings.logins)?;
-    prepare_inboxes(paths, brief, &assignments, seed, resume)?;
+    // Until the judges have run, a failure puts the earlier judging back (issue 25).
+    let mut undo = Undo::new(paths);
+    if let Err(error) = prepare_inboxes(paths, brief, &assignments, (seed, resume), &mut undo.moved)
+    {
+        return Err(undo.fail(paths, error));
+    }
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
     status.update(|s| {
@@ -249,13 +254,14 @@ pub async fn judge(
         hooks: hooks.clone(),
         on_built: Box::new(|| ()),
     };
-    let run = run_phase(runtime, paths, cells, settings, &*progress)
-        .await
-        .map_err(RunError::Engine)?;
+    let run = match run_phase(runtime, paths, cells, settings, &*progress).await {
+        Ok(run) => run,
+        Err(error) => return Err(undo.fail(paths, RunError::Engine(error))),
+    };
     let (ran, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         status.set_state(Phase::Judge, CookState::Failed)?;
-        return Err(RunError::Build(message.to_string()));
+        return Err(undo.fail(paths, RunError::Build(message.to_string())));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
     let judge_result = JudgeRunResult {
@@ -285,6 +291,37 @@ pub async fn judge(
         seed,
         leftovers,
     })
+}
+
+/// What a judging changes before its judges run, so that a failure can put it back: the
+/// earlier judges' folders it moved aside and the mapping it rewrote.
+struct Undo {
+    moved: inbox::Moved,
+    mapping: Option<Vec<u8>>,
+}
+
+impl Undo {
+    fn new(paths: &CookPaths) -> Self {
+        Self {
+            moved: inbox::Moved::default(),
+            mapping: std::fs::read(paths.mapping()).ok(),
+        }
+    }
+
+    /// Puts everything back and returns `cause`, saying so when there was something to keep.
+    fn fail(self, paths: &CookPaths, cause: RunError) -> RunError {
+        let _ = match &self.mapping {
+            Some(bytes) => fsx::write_atomic(&paths.mapping(), bytes),
+            None => std::fs::remove_file(paths.mapping()),
+        };
+        if self.moved.is_empty() {
+            return cause;
+        }
+        RunError::Restored {
+            cause: Box::new(cause),
+            stuck: self.moved.undo(),
+        }
+    }
 }
 
 /// `JUDGE_RESULT.json` entries; when resuming, the judges not run again keep theirs (from the
@@ -325,15 +362,15 @@ fn prepare_inboxes(
     paths: &CookPaths,
     brief: &Brief,
     assignments: &[Assignment],
-    seed: u64,
-    resume: Resume,
+    (seed, resume): (u64, Resume),
+    moved: &mut inbox::Moved,
 ) -> Result<(), RunError> {
     let prepare = |source| RunError::Prepare {
         path: paths.judging(),
         source,
     };
     let names: Vec<String> = assignments.iter().map(|a| a.judge.clone()).collect();
-    inbox::archive_previous(paths, &names, &now_iso().replace(':', "-")).map_err(prepare)?;
+    inbox::archive_previous(paths, &names, &now_iso().replace(':', "-"), moved).map_err(prepare)?;
     let prior_mapping: serde_json::Value = fsx::read_capped(&paths.mapping(), 64 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())

@@ -2,7 +2,9 @@
 //! so a judge scores the work, not the vendor. Vendor files and folders (CLAUDE.md, AGENTS.md,
 //! GEMINI.md, `.claude/`, `.codex/`, `.gemini/` …), session logs and "Co-Authored-By" /
 //! "Generated with" trailer lines go; everything stripped is listed in the host-side record
-//! (`judging/_normalized.json`, then summary.json). The sealed inbox itself is never changed.
+//! (`judging/_normalized.json`, then summary.json). The sealed inbox itself is never changed:
+//! the copy shares its files (hard links, `CopyOptions::share`), and a file that loses lines is
+//! written anew over its name, never in place.
 
 use std::io;
 use std::path::Path;
@@ -54,6 +56,7 @@ pub fn normalized_copy(sealed: &Path, dest: &Path) -> io::Result<Vec<String>> {
         ignore: &[],
         max_bytes: u64::MAX,
         read_only: false,
+        share: true,
     };
     fsx::copy_tree_no_follow(sealed, dest, &options)?;
     let mut stripped = Vec::new();
@@ -115,7 +118,8 @@ fn strip_trailers(path: &Path) -> io::Result<Option<usize>> {
     if removed == 0 {
         return Ok(None);
     }
-    fs_err::write(path, kept)?;
+    // A new file over the name: the old one is shared with the sealed copy.
+    fsx::write_atomic(path, kept.as_bytes())?;
     Ok(Some(removed))
 }
 

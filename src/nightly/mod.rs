@@ -79,6 +79,7 @@ pub fn write_cook(
                     ignore: &[],
                     max_bytes: u64::MAX,
                     read_only: false,
+                    share: false,
                 },
             )?;
         } else {

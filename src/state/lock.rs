@@ -1,7 +1,9 @@
 //! One command at a time per cook. `cook`, `judge` and `report` hold an exclusive lock on
 //! `<cook>/.mc-run.lock` while they run; a second one is refused with who holds it. The lock is
 //! the kernel's (`flock`), so a killed process never leaves a stale lock: its file may remain,
-//! with the dead owner's pid, and the next command simply takes it.
+//! with the dead owner's pid, and the next command simply takes it. Taking it also closes the
+//! cook folder to everyone but its owner (0700): a folder made by hand, or by an older version,
+//! keeps no copy of an output, log or login readable by another account.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,19 @@ use crate::error::Hint;
 /// The lock file of a cook.
 pub fn run_lock_path(cook: &Path) -> PathBuf {
     cook.join(".mc-run.lock")
+}
+
+/// Takes group and other bits off the cook folder (its owner's alone); a folder that cannot be
+/// changed (another owner's) is left as it is.
+fn close_to_others(cook: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Ok(meta) = std::fs::symlink_metadata(cook)
+        && meta.is_dir()
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        let mode = meta.permissions().mode() & 0o700;
+        let _ = std::fs::set_permissions(cook, std::fs::Permissions::from_mode(mode));
+    }
 }
 
 /// Why a cook cannot be locked.
@@ -85,7 +100,9 @@ impl RunLock {
         let name = cook
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        Self::acquire_file(&run_lock_path(cook), &name, command)
+        let lock = Self::acquire_file(&run_lock_path(cook), &name, command)?;
+        close_to_others(cook);
+        Ok(lock)
     }
 
     /// Takes the lock file at `path` (guarding `what`) for `command`.

@@ -160,7 +160,11 @@ fn what_cells_give_back_belongs_to_the_operator_alone() {
     let out = cook.dir().join("work/a/out");
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().mode() & 0o777;
     assert_eq!(mode(&out), 0o700);
-    assert_eq!(mode(&out.join("RESULT.md")), 0o600);
+    assert_eq!(
+        mode(&out.join("RESULT.md")),
+        0o400,
+        "read-only, shared with its sealed copy"
+    );
     assert_eq!(mode(&out.join("sub")), 0o700);
     assert!(
         !cook.dir().join(".auth").exists(),

@@ -376,3 +376,66 @@ fn rejudge_keeps_every_earlier_judging_and_judges_afresh() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Issue 25: a `judge` that fails before its judges have run (here a newly added judge whose
+/// image does not build) used to have moved the earlier judging aside and rewritten the
+/// mapping already, so `report` found no scores. It puts everything back and says so, for
+/// `judge` and for `rejudge` alike; the earlier ranking is reported unchanged.
+#[test]
+fn a_judging_that_fails_to_build_puts_the_earlier_judging_back() {
+    let cook = TestCook::new(
+        "judgeundo",
+        &dummy_brief(&[("a", "quality:5"), ("b", "quality:2")], ""),
+    );
+    cook.cook_judge_report();
+    let (leaderboard, mapping) = (
+        cook.text("leaderboard.md"),
+        cook.text("judging/_mapping.json"),
+    );
+    let scores = cook.text("judging/referee/scores.json");
+    let flavor = cook.dir().join("flavors/broken");
+    fs_err::create_dir_all(&flavor).unwrap();
+    fs_err::write(
+        flavor.join("Dockerfile"),
+        "FROM scratch\nCOPY missing-file /x\n",
+    )
+    .unwrap();
+    let brief = cook.text("brief.yaml").replace(
+        "judges:\n  - {name: referee, flavor: dummy, model: \"\"}\n",
+        "judges:\n  - {name: referee, flavor: dummy, model: \"\"}\n  - {name: late, flavor: broken}\n",
+    );
+    fs_err::write(cook.dir().join("brief.yaml"), brief).unwrap();
+    for command in ["judge", "rejudge"] {
+        let failed = cook.run(command);
+        assert_eq!(
+            failed.status.code(),
+            Some(2),
+            "{command}: {}",
+            show(&failed)
+        );
+        let said = String::from_utf8_lossy(&failed.stderr);
+        assert!(
+            said.contains("the earlier judging is back in place, nothing was lost"),
+            "{command}: {said}"
+        );
+        assert_eq!(cook.text("judging/_mapping.json"), mapping, "{command}");
+        assert_eq!(
+            cook.text("judging/referee/scores.json"),
+            scores,
+            "{command}"
+        );
+        assert!(
+            !cook.dir().join("judging/_previous").exists(),
+            "{command}: nothing is left aside"
+        );
+        let report = cook.run("report");
+        assert_eq!(
+            report.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&report)
+        );
+        assert_eq!(cook.text("leaderboard.md"), leaderboard, "{command}");
+    }
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

@@ -16,6 +16,7 @@ mod docs;
 mod doctor;
 mod egress;
 mod hello;
+mod host_copies;
 mod html;
 mod isolation;
 mod judge;
