@@ -166,7 +166,10 @@ fn a_summary_line_or_report_the_code_under_test_slips_in_is_never_read() {
 }
 
 #[test]
-#[expect(clippy::print_stderr, reason = "the measured peak is a number the report quotes")]
+#[expect(
+    clippy::print_stderr,
+    reason = "the measured peak is a number the report quotes"
+)]
 fn a_runner_reporting_a_plan_of_three_million_is_tampering_read_in_bounded_memory() {
     // The runner itself (from the hidden folder) writes the plan: the host's bound, not the
     // results area's owner, has to catch it.
