@@ -4,7 +4,8 @@
 //! non-root user with no capability (its init is root with only `INIT_CAPABILITIES`, and
 //! drops to that user), `no-new-privileges`, default seccomp, read-only root file system,
 //! tmpfs HOME and /tmp, pids/memory/CPU limits, no privileged mode, no host namespaces, no
-//! Docker socket, stdin closed. See SECURITY.md.
+//! Docker socket, stdin closed, and the `none` log driver (output is read through the attach
+//! API, attached before the cell starts, so the engine stores none of it). See SECURITY.md.
 
 use std::collections::HashMap;
 
@@ -16,11 +17,11 @@ use bollard::models::{
     ResourcesUlimits,
 };
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
-    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
-    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, RemoveVolumeOptionsBuilder,
-    UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
+    AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder, ListContainersOptionsBuilder,
+    ListImagesOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    RemoveVolumeOptionsBuilder, UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
@@ -46,7 +47,13 @@ pub struct DockerRuntime {
     pool: SubnetPool,
     /// Each image's own entrypoint and command, asked once per image.
     programs: std::sync::Arc<std::sync::Mutex<HashMap<String, Vec<String>>>>,
+    /// Each created cell's output, attached before it starts (cells log to the `none` driver:
+    /// the engine keeps no copy of what a cell prints), until [`Runtime::cell_logs`] takes it.
+    attached: std::sync::Arc<std::sync::Mutex<HashMap<String, Attached>>>,
 }
+
+/// A cell's output as it arrives.
+type Attached = tokio::sync::mpsc::UnboundedReceiver<Result<LogChunk, RuntimeError>>;
 
 impl DockerRuntime {
     /// Connects to the engine the standard Docker environment names (see
@@ -62,6 +69,7 @@ impl DockerRuntime {
             docker,
             pool: SubnetPool::parse(DEFAULT_SUBNET_POOL).expect("the default pool is a valid CIDR"),
             programs: std::sync::Arc::default(),
+            attached: std::sync::Arc::default(),
         }
     }
 
@@ -82,6 +90,7 @@ impl DockerRuntime {
             docker,
             pool,
             programs: std::sync::Arc::default(),
+            attached: std::sync::Arc::default(),
         })
     }
 
@@ -263,18 +272,53 @@ impl DockerRuntime {
             .create_container(Some(options.clone()), body.clone())
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(e) if status(&e) == Some(409) => {
                 // A stale namesake from a killed run: replace it.
                 self.engine_remove(&object).await?;
                 self.docker
                     .create_container(Some(options), body)
                     .await
-                    .map(drop)
-                    .map_err(|e| operation("create", object, &e))
+                    .map_err(|e| operation("create", object.clone(), &e))?;
             }
-            Err(e) => Err(operation("create", object, &e)),
+            Err(e) => return Err(operation("create", object, &e)),
         }
+        self.attach(&spec.name).await
+    }
+
+    /// Attaches to a created cell's stdout and stderr before it starts (nothing it prints is
+    /// missed, and the engine stores none of it) and buffers the output for `cell_logs`.
+    async fn attach(&self, name: &str) -> Result<(), RuntimeError> {
+        let options = AttachContainerOptionsBuilder::default()
+            .stream(true)
+            .stdout(true)
+            .stderr(true)
+            .logs(false)
+            .build();
+        let object = ObjectRef::cell(name);
+        let attached = self
+            .docker
+            .attach_container(name, Some(options))
+            .await
+            .map_err(|e| operation("attach to", object.clone(), &e))?;
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut output = log_chunks(attached.output, object);
+        tokio::spawn(async move {
+            let _input = attached.input;
+            while let Some(chunk) = output.next().await {
+                if sender.send(chunk).is_err() {
+                    break;
+                }
+            }
+        });
+        self.lock_attached().insert(name.to_owned(), receiver);
+        Ok(())
+    }
+
+    fn lock_attached(&self) -> std::sync::MutexGuard<'_, HashMap<String, Attached>> {
+        self.attached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The image's own entrypoint and command, which init runs when a cell names no program.
@@ -440,37 +484,28 @@ impl DockerRuntime {
         }
     }
 
+    /// A cell's output: the stream attached when this runtime created it, else (a cell a
+    /// swarm created) the engine's log, followed.
     pub(super) fn engine_cell_logs(
         &self,
         name: &str,
     ) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+        if let Some(receiver) = self.lock_attached().remove(name) {
+            return tokio_stream_of(receiver);
+        }
         let options = LogsOptionsBuilder::default()
             .follow(true)
             .stdout(true)
             .stderr(true)
             .build();
-        let object = ObjectRef::cell(name);
-        self.docker
-            .logs(name, Some(options))
-            .filter_map(move |item| {
-                let mapped = match item {
-                    Ok(bollard::container::LogOutput::StdErr { message }) => {
-                        Some(Ok(LogChunk::Stderr(message)))
-                    }
-                    Ok(
-                        bollard::container::LogOutput::StdOut { message }
-                        | bollard::container::LogOutput::Console { message },
-                    ) => Some(Ok(LogChunk::Stdout(message))),
-                    Ok(bollard::container::LogOutput::StdIn { .. }) => None,
-                    Err(e) => Some(Err(operation("read logs of", object.clone(), &e))),
-                };
-                std::future::ready(mapped)
-            })
-            .boxed()
+        log_chunks(self.docker.logs(name, Some(options)), ObjectRef::cell(name))
     }
 
     pub(super) async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
+        if object.kind == ObjectKind::Cell {
+            self.lock_attached().remove(name);
+        }
         let result = match object.kind {
             ObjectKind::Cell => {
                 let options = RemoveContainerOptionsBuilder::default()
@@ -664,6 +699,34 @@ impl Runtime for DockerRuntime {
     }
 }
 
+/// The engine's output frames as log chunks (stdin frames dropped).
+fn log_chunks<S>(stream: S, object: ObjectRef) -> BoxStream<'static, Result<LogChunk, RuntimeError>>
+where
+    S: futures_util::Stream<Item = Result<bollard::container::LogOutput, BollardError>>
+        + Send
+        + 'static,
+{
+    use bollard::container::LogOutput;
+    stream
+        .filter_map(move |item| {
+            let mapped = match item {
+                Ok(LogOutput::StdErr { message }) => Some(Ok(LogChunk::Stderr(message))),
+                Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
+                    Some(Ok(LogChunk::Stdout(message)))
+                }
+                Ok(LogOutput::StdIn { .. }) => None,
+                Err(e) => Some(Err(operation("read logs of", object.clone(), &e))),
+            };
+            std::future::ready(mapped)
+        })
+        .boxed()
+}
+
+/// A receiver as a stream.
+fn tokio_stream_of(mut receiver: Attached) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
+    futures_util::stream::poll_fn(move |context| receiver.poll_recv(context)).boxed()
+}
+
 /// Appends every label to the context's Dockerfile as one `LABEL` instruction. The engine's
 /// `labels` build parameter would add one build step per label, each a committed layer, and
 /// concurrent builds sharing those cached steps race on the legacy builder.
@@ -764,9 +827,6 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
             (t.target.clone(), options)
         })
         .collect();
-    let mut log_options = HashMap::new();
-    log_options.insert("max-size".to_owned(), "10m".to_owned());
-    log_options.insert("max-file".to_owned(), "3".to_owned());
     #[expect(
         clippy::cast_possible_truncation,
         reason = "limits are far below i64::MAX"
@@ -798,9 +858,11 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
                 hard: Some(0),
             },
         ]),
+        // The engine keeps no copy of a cell's output (a login it prints would stay on the
+        // host until `clean`): the output is read through the attach API only.
         log_config: Some(HostConfigLogConfig {
-            typ: Some("json-file".into()),
-            config: Some(log_options),
+            typ: Some("none".into()),
+            config: None,
         }),
         restart_policy: None,
         auto_remove: Some(false),
@@ -940,6 +1002,7 @@ mod tests {
             Some(vec!["no-new-privileges:true".to_owned()])
         );
         assert_eq!(host.readonly_rootfs, Some(true));
+        assert_eq!(host.log_config.unwrap().typ.as_deref(), Some("none"));
         assert_eq!(host.privileged, Some(false));
         assert_eq!(host.nano_cpus, Some(1_500_000_000));
         assert_eq!(host.pids_limit, Some(256));

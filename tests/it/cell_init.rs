@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use multicooker::runtime::{LABEL_ROOT, Labels, ObjectRef, Runtime, Selector};
-use multicooker::state::root_id;
+use multicooker::state::{Role, root_id};
 
 use crate::common::cells::TestCell;
-use crate::common::{TestCook, block_on, engine};
+use crate::common::{TestCook, block_on, cell_name, dummy_brief, engine, show, signal};
 
 fn image() -> String {
     let context = multicooker::flavor::build_context("dummy", None).unwrap();
@@ -129,4 +129,61 @@ fn a_cell_that_attacks_its_init_still_ends_at_its_deadline_with_nobody_watching(
             .unwrap();
         assert!(leftovers(&runtime, &cook).await.is_empty());
     });
+}
+
+/// Issue 21: after a SIGKILL of multicooker, the engine's own `json-file` log of a cell kept
+/// what the cell printed (a raw access token) on the host until `clean`. Cells now log to the
+/// `none` driver and their output is read through the attach API: the engine has no copy.
+#[test]
+fn after_a_sigkill_the_engine_keeps_no_copy_of_what_a_cell_printed() {
+    let secret = "mc-secret-token-4242";
+    let model = format!("quality:3,say:{secret},warn:{secret},sleep:60");
+    let cook = TestCook::new("init-nolog", &dummy_brief(&[("alpha", &model)], ""));
+    let mut child = cook
+        .command(&["cook", cook.name(), "--skip-sandbox-check"])
+        .env("MULTICOOKER_CELL_GRACE_S", "5")
+        .spawn()
+        .unwrap();
+    cook.wait_for_cell_state("alpha", "running", Duration::from_secs(120));
+    let log = cook.dir().join("logs/alpha/dummy.stdout.log");
+    let started = Instant::now();
+    while !fs_err::read_to_string(&log).is_ok_and(|t| t.contains(secret)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the host's own log gets the output through the attach API"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    signal(child.id(), "KILL");
+    child.wait().unwrap();
+    let cell = cell_name(&cook, Role::Participant, "alpha");
+    let (driver, logs) = block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        let inspected = docker.inspect_container(&cell, None).await.unwrap();
+        let driver = inspected
+            .host_config
+            .and_then(|h| h.log_config)
+            .and_then(|l| l.typ);
+        let options = bollard::query_parameters::LogsOptionsBuilder::default()
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let mut stream = docker.logs(&cell, Some(options));
+        let mut seen = String::new();
+        while let Some(item) = futures_util::StreamExt::next(&mut stream).await {
+            match item {
+                Ok(output) => seen.push_str(&output.to_string()),
+                Err(e) => {
+                    seen.push_str(&format!("[error: {e}]"));
+                    break;
+                }
+            }
+        }
+        (driver, seen)
+    });
+    assert_eq!(driver.as_deref(), Some("none"));
+    assert!(!logs.contains(secret), "the engine kept: {logs}");
+    let cleaned = cook.run_args(&["clean", cook.name()]);
+    assert_eq!(cleaned.status.code(), Some(0), "{}", show(&cleaned));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
