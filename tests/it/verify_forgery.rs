@@ -208,6 +208,36 @@ fn a_runner_reporting_a_plan_of_three_million_is_tampering_read_in_bounded_memor
         "{result}"
     );
     assert_eq!(totals(&result), (0, 0, 3, 0), "scored, every test an error");
+    // The report says so: never unscored, never a pass.
+    for command in ["judge", "report"] {
+        let output = cook.run(command);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&output)
+        );
+    }
+    let summary = cook.json("summary.json");
+    let row = &summary["verification"]["participants"][0];
+    assert_eq!(
+        (
+            row["outcome"].as_str(),
+            row["passed"].as_u64(),
+            row["counted"].as_u64()
+        ),
+        (Some("tampered"), Some(0), Some(3)),
+        "{row}"
+    );
+    let board = cook.text("leaderboard.md");
+    let line = board
+        .lines()
+        .find(|l| l.starts_with("| a | 0/3 |"))
+        .unwrap_or_else(|| panic!("{board}"));
+    assert!(
+        line.contains("| tampered |") && line.contains("plans 3000000 tests"),
+        "{line}"
+    );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 

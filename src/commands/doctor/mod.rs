@@ -372,7 +372,15 @@ fn one_line(text: &str) -> String {
 
 fn check_user(checks: &mut Checks) {
     match crate::settings::cell_user() {
-        Ok(user) => checks.add("OK", format!("cells run as non-root user {}", user.spec())),
+        Ok(user) => checks.add(
+            "OK",
+            format!(
+                "cells run as {} (launched code as {}:{}), ids no host account, group or process uses",
+                user.spec(),
+                user.uid + 1,
+                user.gid + 1
+            ),
+        ),
         Err(problem) => checks.add("FAIL", format!("{problem:#}")),
     }
 }
