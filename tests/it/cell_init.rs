@@ -246,3 +246,42 @@ fn a_cell_identity_a_host_account_uses_is_refused_and_doctor_shows_the_default()
     );
     assert!(cook.leftovers().is_empty());
 }
+
+/// Issue 21: a half record over 16 KiB without a newline made the host's reader give up for
+/// good: the cell then spent 200,000 tokens against a 20,000 cap, recorded spend 0, empty log.
+/// Now the half record is text and the spend after it is metered: the cell stops at its cap.
+#[test]
+fn a_half_record_does_not_blind_the_meter_and_the_cell_stops_at_its_cap() {
+    let brief = "name: t\ntimeout_s: 120\nparticipants:\n  - {name: halfer, flavor: dummy, model: \"quality:5,half-record,burn:4000/0.2\", budget: {tokens: 20000}}\n  - {name: plain, flavor: dummy, model: \"quality:3,half-record,usage:500\"}\njudges: []\n";
+    let cook = TestCook::new("init-half", brief);
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    let cell = |name: &str| {
+        run["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let halfer = cell("halfer");
+    assert_eq!(halfer["status"], "budget_exhausted", "{halfer}");
+    let spent = halfer["spend"]["tokens"].as_u64().unwrap();
+    assert!((20_000..40_000).contains(&spent), "spent {spent}");
+    let plain = cell("plain");
+    assert_eq!(
+        (&plain["status"], &plain["spend"]["tokens"]),
+        (&"ok".into(), &500.into()),
+        "{plain}"
+    );
+    let log = cook.text("logs/plain/dummy.stdout.log");
+    assert!(
+        log.contains("[mc-cell] exit {\"code\":0,\"pad\":\"xxxx")
+            && log.contains("\"input_tokens\":500"),
+        "the half record is text, and the usage line after it is in the log: {}",
+        &log[log.len().saturating_sub(300)..]
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
