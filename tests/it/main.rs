@@ -34,4 +34,5 @@ mod swarm;
 mod swarm_nodes;
 mod verify;
 mod verify_attacks;
+mod verify_forgery;
 mod verify_hidden;
