@@ -266,7 +266,17 @@ impl DockerRuntime {
             Some(program) => program.clone(),
             None => self.image_program(&spec.image).await?,
         };
-        let body = container_body(spec, &program);
+        let mut body = container_body(spec, &program);
+        // When init ends the cell at the latest (a second of slack for its start).
+        let ends_by = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            + spec.init.deadline
+            + std::time::Duration::from_secs(1);
+        body.labels
+            .get_or_insert_default()
+            .entry(super::LABEL_DEADLINE.to_owned())
+            .or_insert_with(|| ends_by.as_secs().to_string());
         match self
             .docker
             .create_container(Some(options.clone()), body.clone())
@@ -398,6 +408,40 @@ impl DockerRuntime {
             .state
             .unwrap_or_default();
         Ok(state.oom_killed.unwrap_or(false))
+    }
+
+    /// Running cells past the deadline their label names.
+    pub(super) async fn engine_overdue(
+        &self,
+        selector: &Selector,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let mut filters = HashMap::new();
+        filters.insert("label".to_owned(), selector.engine_filters());
+        filters.insert("status".to_owned(), vec!["running".to_owned()]);
+        let options = ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let containers = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        Ok(containers
+            .into_iter()
+            .filter(|c| {
+                c.labels
+                    .as_ref()
+                    .and_then(|l| l.get(super::LABEL_DEADLINE))
+                    .and_then(|d| d.parse::<u64>().ok())
+                    .is_some_and(|deadline| deadline < now)
+            })
+            .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
+            .map(|n| n.trim_start_matches('/').to_owned())
+            .collect())
     }
 
     pub(super) async fn engine_running(
@@ -687,6 +731,9 @@ impl Runtime for DockerRuntime {
     }
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
         self.engine_running(selector).boxed()
+    }
+    fn overdue<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        self.engine_overdue(selector).boxed()
     }
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
         async move {
