@@ -38,7 +38,7 @@ pub use leaderboard::render_leaderboard;
 pub use model::{
     ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
 };
-pub(crate) use ranking::{by_score, few_clusters_caveat, on_scale, rank_words};
+pub(crate) use ranking::{NIGHT_CONDITIONING, by_score, few_clusters_caveat, on_scale, rank_words};
 pub use summary::render_summary;
 
 use crate::error::Hint;
