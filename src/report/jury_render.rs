@@ -66,6 +66,7 @@ pub(super) fn summary_keys(report: &Report, map: &mut Map<String, Value>) {
                 "judges": l.judges.iter().map(|(j, s)| json!({"judge": j, "slope": round2(*s)})).collect::<Vec<_>>(),
                 "slope": round2(l.slope.estimate), "lo": l.slope.lo.map(round2), "hi": l.slope.hi.map(round2),
                 "assumption": LENGTH_ASSUMPTION,
+                "controlled_withheld": l.withheld,
             })
         }),
     );
@@ -239,11 +240,17 @@ fn length(jury: &Jury, lines: &mut Vec<String>) {
             ))
         })
         .collect();
+    let controlled = match length.withheld {
+        Some(why) => format!("{why}."),
+        None => format!(
+            "Length-controlled scores (shown only, never used to order the table; kept inside 0–100): {} ({LENGTH_ASSUMPTION}).",
+            controlled.join(", ")
+        ),
+    };
     lines.push(format!(
-        "Length: scores move {:+.1} points per doubling of output size{interval}; per judge: {}. Length-controlled scores: {} ({LENGTH_ASSUMPTION}).",
+        "Length: scores move {:+.1} points per doubling of output size{interval}; per judge: {}. {controlled}",
         length.slope.estimate,
         judges.join(", "),
-        controlled.join(", ")
     ));
 }
 
