@@ -572,15 +572,7 @@ impl DockerRuntime {
             }
         };
         match result {
-            // Gone already, or (409 on a container) removal already in progress: both end gone.
-            Err(e) if status(&e) == Some(404) => Ok(()),
-            Err(e)
-                if object.kind == ObjectKind::Cell
-                    && status(&e) == Some(409)
-                    && engine_message(&e).contains("in progress") =>
-            {
-                Ok(())
-            }
+            Err(e) if already_gone(object.kind, status(&e), &engine_message(&e)) => Ok(()),
             Err(e) => Err(operation("remove", object.clone(), &e)),
             Ok(()) => Ok(()),
         }
@@ -989,10 +981,40 @@ pub(super) fn operation(
     }
 }
 
+/// Whether a failed removal means the object is gone, or going, anyway: not found (404); a
+/// container whose removal is already in progress (409); an image whose ID the engine no longer
+/// recognizes, because another removal (a tag of the same image, a concurrent teardown) took it
+/// first (issue 25: runs that left nothing warned "could not remove image … unrecognized image
+/// ID" and advised `clean --all`).
+fn already_gone(kind: ObjectKind, status: Option<u16>, message: &str) -> bool {
+    status == Some(404)
+        || (kind == ObjectKind::Cell && status == Some(409) && message.contains("in progress"))
+        || (kind == ObjectKind::Image
+            && (message.contains("unrecognized image ID") || message.contains("No such image")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::{Area, Init, Labels, Limits, Tmpfs};
+
+    #[test]
+    fn a_removal_raced_by_another_is_gone_not_a_failure() {
+        let raced = "unrecognized image ID sha256:0123abcd";
+        assert!(already_gone(ObjectKind::Image, Some(500), raced));
+        assert!(already_gone(
+            ObjectKind::Image,
+            Some(409),
+            "No such image: mc-x:1"
+        ));
+        assert!(already_gone(ObjectKind::Network, Some(404), ""));
+        assert!(!already_gone(
+            ObjectKind::Image,
+            Some(409),
+            "image is being used by running container"
+        ));
+        assert!(!already_gone(ObjectKind::Cell, Some(500), raced));
+    }
 
     fn spec() -> CellSpec {
         CellSpec {
