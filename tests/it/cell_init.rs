@@ -285,3 +285,40 @@ fn a_half_record_does_not_blind_the_meter_and_the_cell_stops_at_its_cap() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Issue 21: `status` said a cell "would end at its deadline" while it had outlived it by 19
+/// minutes. The engine now knows each cell's deadline (a label set when it is created), and a
+/// running cell past it is named as overdue; one within it is not.
+#[test]
+fn a_cell_past_its_deadline_is_named_overdue_and_one_within_it_is_not() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-overdue");
+        let work = tempfile::tempdir().unwrap();
+        let past = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            - 60;
+        // The label of an init that should have ended its cell a minute ago.
+        let mut late = cell(&cook, "late", "quality:3,sleep:600", &work.path().join("a"));
+        late.spec.labels = late
+            .spec
+            .labels
+            .clone()
+            .with(multicooker::runtime::LABEL_DEADLINE, &past.to_string());
+        let mut fine = cell(&cook, "fine", "quality:3,sleep:600", &work.path().join("b"));
+        late.start(&runtime).await;
+        fine.start(&runtime).await;
+        let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
+        let overdue = runtime.overdue(&selector).await.unwrap();
+        assert_eq!(overdue, [late.spec.name.clone()]);
+        for cell in [&late, &fine] {
+            runtime
+                .remove(&ObjectRef::cell(&cell.spec.name))
+                .await
+                .unwrap();
+        }
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
