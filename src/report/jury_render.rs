@@ -378,7 +378,11 @@ fn bias(jury: &Jury, lines: &mut Vec<String>) {
         .normalized
         .iter()
         .filter(|(_, items)| !items.is_empty())
-        .map(|(p, items)| format!("{p}: {}", items.join(", ")))
+        .map(|(p, items)| {
+            // File names a participant chose: code spans, never markdown.
+            let items: Vec<String> = items.iter().map(|i| crate::sanitize::code(i)).collect();
+            format!("{p}: {}", items.join(", "))
+        })
         .collect();
     if !stripped.is_empty() {
         lines.push(format!("Stripped before judging: {}.", stripped.join("; ")));

@@ -6,6 +6,7 @@ mod boundary;
 mod brief_errors;
 mod budget;
 mod cell_init;
+mod cell_text;
 mod cli;
 mod cli_failures;
 mod common;
