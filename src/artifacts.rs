@@ -287,6 +287,9 @@ pub fn archive(
             let dest = out.map_or_else(|| paths.dir().join("archive"), Path::to_path_buf);
             let staging = paths.dir().join(".archive-staging");
             fsx::remove_tree(&staging)?;
+            // Made even when no file is archived (issue 25: a cook killed before anything was
+            // collected failed to archive its manifest).
+            fs_err::create_dir_all(&staging)?;
             for (artifact, mut file) in files {
                 let target = staging.join(&artifact.path);
                 fs_err::create_dir_all(target.parent().unwrap_or(&staging))?;
@@ -345,6 +348,16 @@ mod tests {
         )
         .unwrap()
         .brief
+    }
+
+    #[test]
+    fn a_cook_with_nothing_collected_archives_its_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = CookPaths::new(dir.path().join("261126-t"));
+        fs_err::create_dir_all(paths.work("ada")).unwrap();
+        let archived = archive(&paths, &brief(), &[], Format::Dir, None).unwrap();
+        assert!(archived.dest.join("artifacts.json").is_file());
+        assert!(!paths.dir().join(".archive-staging").exists());
     }
 
     #[test]

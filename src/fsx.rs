@@ -363,6 +363,13 @@ fn copy_regular_file(
         .mode(0o600)
         .open(target)?;
     let copied = io::copy(&mut file.take(budget), &mut out)?;
+    // An executable stays executable for its owner (issue 25: a nightly's copy of a template's
+    // `flavors/` lost the bit, and every cell of that custom image failed with "Permission
+    // denied"); no other bit is taken from the source.
+    if walked.permissions().mode() & 0o100 != 0 {
+        let mode = out.metadata()?.permissions().mode() | 0o100;
+        out.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
     Ok(copied)
 }
 
@@ -511,6 +518,29 @@ mod tests {
             read_only: false,
             share: false,
         }
+    }
+
+    /// Issue 25: a nightly's copy of a template's `flavors/` lost the executable bit.
+    #[test]
+    fn an_executable_stays_executable_for_its_owner_and_nothing_else_is_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("flavors");
+        fs_err::create_dir_all(&src).unwrap();
+        fs_err::write(src.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs_err::write(src.join("notes.txt"), "x").unwrap();
+        fs_err::set_permissions(src.join("run.sh"), std::fs::Permissions::from_mode(0o4777))
+            .unwrap();
+        let dest = tmp.path().join("copy");
+        copy_tree_no_follow(&src, &dest, &options()).unwrap();
+        let mode = |name: &str| {
+            fs_err::metadata(dest.join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+        assert_ne!(mode("run.sh") & 0o100, 0, "{:o}", mode("run.sh"));
+        assert_eq!(mode("run.sh") & 0o4000, 0, "no setuid bit is copied");
+        assert_eq!(mode("notes.txt") & 0o111, 0, "{:o}", mode("notes.txt"));
     }
 
     #[test]

@@ -2,6 +2,13 @@
 //! `[REDACTED]` in the cells' logs (live and once more when the cell ends) and in everything
 //! the cells wrote to their writable mounts, before anything is sealed. The secrets are compiled
 //! once per run into one matcher.
+//!
+//! A cell that wants a login out encodes it first, so each secret is matched in its common
+//! encodings too ([`encodings`]): standard base64 and base64url at each of the three alignments
+//! it can have inside a longer encoded text (the characters that depend on that secret's bytes
+//! alone), hex in both cases and URL-encoding (percent escapes in both cases). What a cell
+//! could still do (encrypt, split, reverse) no pattern can catch: logins are kept out of cells
+//! that do not need them, and each cell gets only its own.
 
 use std::borrow::Cow;
 use std::io::{self, Read as _};
@@ -36,7 +43,13 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for these secrets (empty strings are ignored).
     pub fn new(secrets: &[String]) -> Self {
-        let mut secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+        let mut secrets: Vec<String> = secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .flat_map(|s| std::iter::once(s.clone()).chain(encodings(s)))
+            .collect();
+        secrets.sort();
+        secrets.dedup();
         // Longest first: where one secret begins another, the whole of the longer one goes.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let pattern = secrets
@@ -47,7 +60,7 @@ impl Redactor {
         Self {
             regex: (!secrets.is_empty())
                 .then(|| Regex::new(&pattern).expect("escaped literals form a valid regex")),
-            longest: secrets.iter().map(|s| s.len()).max().unwrap_or(0),
+            longest: secrets.iter().map(String::len).max().unwrap_or(0),
         }
     }
 
@@ -127,6 +140,70 @@ impl Redactor {
         }
         done
     }
+}
+
+/// Secrets shorter than this are matched literally only: a fragment of a few encoded characters
+/// would also match unrelated text.
+const MIN_ENCODED_BYTES: usize = 8;
+
+/// The forms `secret` takes when encoded: base64 and base64url at the three alignments, hex
+/// (lower and upper case), URL-encoding (RFC 3986's, and with everything but letters and digits
+/// escaped; upper- and lower-case escapes; when it changes the text).
+pub fn encodings(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let bytes = secret.as_bytes();
+    if bytes.len() < MIN_ENCODED_BYTES {
+        return Vec::new();
+    }
+    let mut forms = Vec::new();
+    for offset in 0..3 {
+        let mut padded = vec![0u8; offset];
+        padded.extend_from_slice(bytes);
+        // Characters whose six bits lie inside the secret's bytes only.
+        let first = (8 * offset).div_ceil(6);
+        let last = 8 * (offset + bytes.len()) / 6;
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(&padded);
+            forms.push(encoded[first..last].to_owned());
+        }
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_ascii_uppercase());
+    forms.push(hex);
+    // RFC 3986 (unreserved characters kept), and every character but letters and digits
+    // escaped (as some encoders do).
+    for keep in [&b"-._~"[..], &b""[..]] {
+        let escaped: String = bytes
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_alphanumeric() || keep.contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        if escaped != secret {
+            forms.push(lower_escapes(&escaped));
+            forms.push(escaped);
+        }
+    }
+    forms
+}
+
+/// `%2F` → `%2f`: the escapes of a URL-encoded text in lower case.
+fn lower_escapes(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let (escape, tail) = rest[at..].split_at(3.min(rest.len() - at));
+        out.push_str(&escape.to_ascii_lowercase());
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Redacts a stream chunk by chunk; see [`Redactor::stream`].
@@ -282,5 +359,58 @@ mod tests {
         assert!(holds_match(&path, &regex, 16).unwrap());
         std::fs::write(&path, vec![b'x'; 9 << 20]).unwrap();
         assert!(!holds_match(&path, &regex, 16).unwrap());
+    }
+
+    /// A secret written base64 (at every offset inside a longer text, padded or not),
+    /// base64url, hex in either case or URL-encoded is redacted like the secret itself, and no
+    /// encoded form of it is left.
+    #[test]
+    fn a_secret_is_redacted_in_its_common_encodings() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let secret = "sk-ant-oat01-Zq9/+x~y&z=1 tok".to_owned();
+        let redactor = Redactor::new(std::slice::from_ref(&secret));
+        let mut leaks = Vec::new();
+        for prefix in ["", "a", "ab", "abc", "abcd"] {
+            let payload = format!("{prefix}{secret}tail");
+            leaks.push(STANDARD.encode(&payload));
+            leaks.push(URL_SAFE_NO_PAD.encode(&payload));
+        }
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        leaks.push(format!("0x{hex}!"));
+        leaks.push(hex.to_ascii_uppercase());
+        leaks.push("sk%2Dant%2Doat01%2DZq9%2F%2Bx%7Ey%26z%3D1%20tok".into());
+        let url = "sk-ant-oat01-Zq9%2F%2Bx~y%26z%3D1%20tok";
+        leaks.push(format!("https://evil.example/?t={url}"));
+        leaks.push(
+            url.to_ascii_lowercase()
+                .replace("sk-ant-oat01-zq9", "sk-ant-oat01-Zq9"),
+        );
+        for leak in &leaks {
+            let cleaned = redactor.bytes(leak.as_bytes());
+            assert!(
+                matches!(cleaned, Cow::Owned(_)) && cleaned.windows(10).any(|w| w == MARK),
+                "not caught: {leak}"
+            );
+            for form in encodings(&secret) {
+                let left = String::from_utf8_lossy(&cleaned);
+                assert!(!left.contains(&form), "{form} left in {left}");
+            }
+        }
+        // A streamed copy catches them too, across chunk boundaries.
+        let text = leaks.join("\n");
+        let mut stream = redactor.stream();
+        let mut out = Vec::new();
+        for chunk in text.as_bytes().chunks(7) {
+            out.extend(stream.push(chunk));
+        }
+        out.extend(stream.finish());
+        assert_eq!(out, redactor.bytes(text.as_bytes()).as_ref());
+        // Short secrets are matched literally only: "abc" in hex is everywhere.
+        assert!(encodings("abc").is_empty());
+        assert_eq!(
+            Redactor::new(&["abc".into()]).bytes(b"616263").as_ref(),
+            b"616263"
+        );
     }
 }

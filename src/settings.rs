@@ -248,15 +248,36 @@ pub fn cell_grace() -> anyhow::Result<std::time::Duration> {
     }
 }
 
-/// The cells' identity from `MULTICOOKER_HARDENING_USER` (or the default).
+/// The cells' identity: `MULTICOOKER_HARDENING_USER`, refused when the host uses it (or the
+/// launch pair after it); else the first pair no host account, group or process uses
+/// (`cell::host_ids`).
 pub fn cell_user() -> anyhow::Result<CellUser> {
-    let user_text = std::env::var(env::HARDENING_USER).ok();
-    Ok(CellUser::resolve(user_text.as_deref()).map_err(|problem| {
+    let user_text = std::env::var(env::HARDENING_USER)
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    let host = crate::cell::host_ids::HostIds::read();
+    let Some(text) = user_text else {
+        return Ok(host.pick().ok_or_else(|| {
+            UserError::new(
+                "no free uid:gid for the cells: the host uses every pair multicooker tried",
+                format!("set {} to a uid:gid pair (and the next one) no host account, group or process uses", env::HARDENING_USER),
+            )
+        })?);
+    };
+    let user = CellUser::resolve(Some(&text)).map_err(|problem| {
         UserError::new(
             format!("{}: {problem}", env::HARDENING_USER),
-            "set it to a non-root `uid:gid` such as `1000:1000`, or unset it",
+            "set it to a non-root `uid:gid` no host account uses, or unset it",
         )
-    })?)
+    })?;
+    if let Some(problem) = host.problem(user) {
+        return Err(UserError::new(
+            format!("{}: `{text}`: {problem}, so that host user could reach the cells", env::HARDENING_USER),
+            "choose a uid:gid whose ids (and the next ones, for launched code) no host account, group or process uses, or unset it to let multicooker pick one",
+        )
+        .into());
+    }
+    Ok(user)
 }
 
 /// Cook settings for unit tests: 1000:1000, medium profile, nothing from the environment.

@@ -42,6 +42,8 @@ pub(super) fn lint_hidden(cook: &Path, brief: &Brief, findings: &mut Vec<Finding
                     problem: format!("has no `{needed}` ({what}), which `verify.image: {}` needs", verify.image.as_str()),
                     fix: format!("add `verify/{needed}`"),
                 });
+            } else if let (VerifierImage::Dummy, Some(tests)) = (verify.image, verify.tests) {
+                spec_count(&dir.join(needed), tests, findings);
             }
         }
         (Some(_), false) => findings.push(Finding {
@@ -58,6 +60,23 @@ pub(super) fn lint_hidden(cook: &Path, brief: &Brief, findings: &mut Vec<Finding
     }
     if is_dir {
         copies_in_raw(cook, &dir, findings);
+    }
+}
+
+/// `verify.tests` must be the number of tests the dummy's spec lists: a runner reporting more
+/// than `verify.tests` is flagged as tampering.
+fn spec_count(spec: &Path, tests: u64, findings: &mut Vec<Finding>) {
+    let listed = std::fs::read(spec)
+        .ok()
+        .filter(|b| b.len() as u64 <= MAX_COMPARED_BYTES)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| Some(v.get("tests")?.as_array()?.len() as u64));
+    if let Some(listed) = listed.filter(|n| *n != tests) {
+        findings.push(Finding {
+            file: "brief.yaml",
+            problem: format!("`verify.tests` is {tests}, but `verify/tests.json` lists {listed} tests, so every run would be flagged or short"),
+            fix: format!("set `verify.tests: {listed}`, or remove it (the spec's count is used)"),
+        });
     }
 }
 
@@ -208,6 +227,12 @@ mod tests {
         fs_err::write(cook.join("verify/tests.json"), "{\"tests\": []}").unwrap();
         assert!(problems(cook, &with).is_empty());
         assert!(problems(cook, &brief(""))[0].contains("so they never run"));
+        assert_eq!(
+            problems(cook, &brief("verify: {image: dummy, tests: 2}\n")),
+            [
+                "brief.yaml: `verify.tests` is 2, but `verify/tests.json` lists 0 tests, so every run would be flagged or short"
+            ]
+        );
         fs_err::write(
             cook.join("verify/expected/out.txt"),
             "the expected output, verbatim\n",

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod collect;
 pub mod egress;
 pub mod files;
+pub mod host_ids;
 pub mod images;
 pub mod logs;
 pub mod names;

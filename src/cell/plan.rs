@@ -46,8 +46,9 @@ pub struct CellUser {
 }
 
 impl CellUser {
-    /// `MULTICOOKER_HARDENING_USER` if set; else the host user when it is not root; else
-    /// `1000:1000`.
+    /// Parses `override_text` (`MULTICOOKER_HARDENING_USER`); without one, the host user when
+    /// it is not root, else `1000:1000` (fixtures; commands pick an id the host does not use,
+    /// `settings::cell_user`).
     pub fn resolve(override_text: Option<&str>) -> Result<Self, String> {
         let (host_uid, host_group) =
             std::fs::metadata("/proc/self").map_or((1000, 1000), |m| (m.uid(), m.gid()));

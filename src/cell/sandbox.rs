@@ -298,6 +298,7 @@ pub fn evaluate(
     settings: &ProbeSettings,
 ) -> SandboxReport {
     let mut checks = identity_checks(sandbox);
+    checks.extend(init_checks(sandbox, settings));
     checks.extend(resource_checks(sandbox, probes, settings));
     let passed = checks.iter().all(|c| c.ok);
     SandboxReport {
@@ -369,6 +370,57 @@ fn identity_checks(sandbox: &serde_json::Value) -> Vec<Check> {
             sandbox["docker_socket"] == false,
             text(&sandbox["docker_socket"]),
             "never mount /var/run/docker.sock; check the image",
+        ),
+    ]
+}
+
+/// The program against its init (issue 21): its exact identity, no capability in any set, and
+/// init's descriptors and process out of its reach.
+fn init_checks(sandbox: &serde_json::Value, settings: &ProbeSettings) -> Vec<Check> {
+    let identity = format!(
+        "uid {} gid {}",
+        text(&sandbox["uid"]),
+        text(&sandbox["gid"])
+    );
+    let sets = ["cap_eff", "cap_prm", "cap_bnd", "cap_amb"];
+    let empty = sets.iter().all(|set| {
+        sandbox[*set]
+            .as_str()
+            .and_then(|c| u64::from_str_radix(c, 16).ok())
+            == Some(0)
+    });
+    let capabilities = format!(
+        "CapEff {} CapPrm {} CapBnd {} CapAmb {} NoNewPrivs {}",
+        text(&sandbox["cap_eff"]),
+        text(&sandbox["cap_prm"]),
+        text(&sandbox["cap_bnd"]),
+        text(&sandbox["cap_amb"]),
+        text(&sandbox["no_new_privs"]),
+    );
+    vec![
+        check(
+            "runs as exactly the cell user",
+            sandbox["uid"] == settings.user.uid && sandbox["gid"] == settings.user.gid,
+            identity,
+            "the cell's init must start the program as MULTICOOKER_HARDENING_USER (it needs the SETUID and SETGID capabilities)",
+        ),
+        check(
+            "has no capability in any set (effective, permitted, bounding, ambient)",
+            empty,
+            capabilities,
+            "the cell's init must drop the bounding set before it starts the program (it needs SETPCAP)",
+        ),
+        check(
+            "cannot open init's descriptors (/proc/1/fd)",
+            sandbox["init_fds_open"] == false,
+            text(&sandbox["init_fds_open"]),
+            "init must run as another uid than the program and be non-dumpable (mc-cell init as root)",
+        ),
+        check(
+            "cannot trace PID 1 (ptrace)",
+            sandbox["ptrace_init"] == false,
+            text(&sandbox["ptrace_init"]),
+            "init must run as another uid than the program and be non-dumpable (mc-cell init as root)",
         ),
     ]
 }
@@ -512,7 +564,9 @@ mod tests {
 
     fn sane() -> serde_json::Value {
         serde_json::json!({
-            "uid": 1000, "cap_eff": "0000000000000000", "no_new_privs": 1, "seccomp": 2,
+            "uid": 1000, "gid": 1000, "cap_eff": "0000000000000000", "cap_prm": "0000000000000000",
+            "cap_bnd": "0000000000000000", "cap_amb": "0000000000000000",
+            "init_fds_open": false, "ptrace_init": false, "no_new_privs": 1, "seccomp": 2,
             "root_writable": false, "home_writable": true, "tmp_writable": true, "docker_socket": false,
             "memory_limit": "1073741824", "pids_limit": "512", "cpu": "50000 100000",
             "mounts": [{"target": "/"}, {"target": "/proc"}, {"target": "/work", "fstype": "tmpfs"}, {"target": "/work/out", "fstype": "tmpfs"}, {"target": "/etc/hosts"}, {"target": "/sys/fs/cgroup/memory"}]
@@ -527,7 +581,7 @@ mod tests {
             &settings(),
         );
         assert!(report.passed, "{:?}", report.failures());
-        assert_eq!(report.checks.len(), 13);
+        assert_eq!(report.checks.len(), 17);
     }
 
     #[test]
@@ -542,7 +596,7 @@ mod tests {
         sandbox["mounts"][3]["fstype"] = "ext4".into();
         let report = evaluate(&sandbox, "connect 203.0.113.1:443 ok\n", &settings());
         let failures = report.failures();
-        assert_eq!(failures.len(), 5, "{failures:?}");
+        assert_eq!(failures.len(), 7, "{failures:?}");
         assert!(failures.iter().any(|f| f.contains("/work/out ext4")));
         assert!(
             failures[0]
@@ -554,6 +608,27 @@ mod tests {
                 .iter()
                 .any(|f| f.starts_with("egress is as configured"))
         );
+    }
+
+    /// Issue 21: a program that can reach its init (its peer: same uid, dumpable) fails the
+    /// check, and the report shows the exact identity and every capability set.
+    #[test]
+    fn a_program_that_can_reach_its_init_fails_and_its_identity_is_shown() {
+        let mut sandbox = sane();
+        sandbox["init_fds_open"] = true.into();
+        sandbox["ptrace_init"] = true.into();
+        sandbox["cap_bnd"] = "00000000000000e0".into();
+        sandbox["gid"] = 1001.into();
+        let report = evaluate(&sandbox, "connect 203.0.113.1:443 error x\n", &settings());
+        let failures = report.failures();
+        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert!(failures[0].contains("uid 1000 gid 1001"), "{failures:?}");
+        assert!(
+            failures[1].contains("CapBnd 00000000000000e0 CapAmb 0000000000000000"),
+            "{failures:?}"
+        );
+        assert!(failures[2].starts_with("cannot open init's descriptors"));
+        assert!(failures[3].starts_with("cannot trace PID 1"));
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
             networks.extend(own.clone());
             cells.push(compose::Service {
                 name: format!("proxy-{}", plan.actor),
-                program: runtime.program(&proxy).await?,
+                program: program_of(&*runtime, &proxy, "dummy", &paths).await?,
                 spec: proxy,
                 networks,
             });
@@ -91,7 +91,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         spec.init.hold = !plan.files.writable.is_empty();
         cells.push(compose::Service {
             name: format!("{role}-{}", plan.actor),
-            program: runtime.program(&spec).await?,
+            program: program_of(&*runtime, &spec, &plan.flavor, &paths).await?,
             spec,
             networks: own.into_iter().collect(),
         });
@@ -113,4 +113,24 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         dir.join("compose.yaml").display()
     ));
     Ok(ExitCode::Success)
+}
+
+/// The program a cell's init would run. A cook's own image exists only while a run is in
+/// progress (issue 25: `compose` then failed on a fresh or finished cook with "no such image"),
+/// and it is its flavor's base image `FROM` which nothing is changed, so the base answers: it is
+/// built when missing, as `doctor` and the next `cook` would build it (shared, kept).
+async fn program_of(
+    runtime: &dyn crate::runtime::Runtime,
+    spec: &crate::runtime::CellSpec,
+    flavor: &str,
+    paths: &crate::state::CookPaths,
+) -> anyhow::Result<Vec<String>> {
+    if spec.program.is_some() || runtime.image_exists(&spec.image).await? {
+        return Ok(runtime.program(spec).await?);
+    }
+    let base = crate::cell::images::base_specs(&[flavor.to_owned()], Some(paths.dir()))?.remove(0);
+    crate::cell::images::ensure_base(runtime, &base).await?;
+    let mut from_base = spec.clone();
+    from_base.image = base.tag;
+    Ok(runtime.program(&from_base).await?)
 }

@@ -144,6 +144,8 @@ pub(super) fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
                 (Some(o), None) => format!(" ({o} bytes)"),
                 (None, None) => String::new(),
             };
+            // A participant chose the name: shown, never obeyed (escapes, CR, bidi, newlines).
+            let path = crate::sanitize::one_line(path);
             printer.data(&format!("  {kind:<8} {path}{sizes}"));
         }
         report.push(json!({

@@ -421,6 +421,9 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             estimate.cells
         ));
     }
+    if record.estimates.iter().any(|e| e.lo.is_some()) {
+        printer.data(&format!("  {}", crate::report::NIGHT_CONDITIONING));
+    }
     let spend = crate::nightly::budget::spend_json(&record.spend);
     for line in crate::nightly::budget::spend_lines(&spend) {
         printer.data(&line);

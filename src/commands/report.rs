@@ -66,9 +66,20 @@ pub(super) fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
+/// Lines of leaderboard.md the terminal always shows (their sections may be cut).
+const READ_WITH: [&str; 6] = [
+    "**Caveat:**",
+    "Note:",
+    "Separated:",
+    "Not separated:",
+    "Groups",
+    "Agreement:",
+];
+
 /// What of leaderboard.md the terminal shows: whole sections, from the top through the one
 /// that holds the ranking's intervals ("How sure is this ranking?"), else through the first
-/// table's section; never a header without its table (issue 17).
+/// table's section; never a header without its table (issue 17); then, from the sections cut,
+/// the lines that decide how to read the table ([`READ_WITH`]).
 #[derive(Debug)]
 struct Summary<'a> {
     shown: Vec<&'a str>,
@@ -96,6 +107,17 @@ impl<'a> Summary<'a> {
         let mut shown: Vec<&str> = lines[..cut].to_vec();
         while shown.last().is_some_and(|l| l.trim().is_empty()) {
             shown.pop();
+        }
+        // The lines that decide how to read the table (issue 23): the caveat, why intervals
+        // are missing, what the tests separate and the agreement, from the sections not shown.
+        let key: Vec<&str> = lines[cut..]
+            .iter()
+            .copied()
+            .filter(|l| READ_WITH.iter().any(|p| l.starts_with(p)))
+            .collect();
+        if !key.is_empty() {
+            shown.push("");
+            shown.extend(key);
         }
         Summary {
             shown,
@@ -134,5 +156,19 @@ No tied groups.\n\n## Judge run metrics\n\n| Judge |\n|---|\n| j1 |\n\n## Per-ju
         let summary = Summary::of(&text);
         assert_eq!(summary.shown.last(), Some(&"| 1 | a |"));
         assert_eq!(summary.rest_sections.len(), 3);
+    }
+
+    // The caveat and the separations are shown even when their section is cut (issue 23: the
+    // terminal left out what leaderboard.md says about few judges).
+    #[test]
+    fn the_caveat_and_the_separations_reach_the_terminal() {
+        let text = LEADERBOARD.replace("Interval", "Spread").replace(
+            "No tied groups.",
+            "**Caveat:** only 2 judges.\n\nNot separated: a − b = +1.0.",
+        );
+        let summary = Summary::of(&text);
+        assert!(summary.shown.contains(&"**Caveat:** only 2 judges."));
+        assert_eq!(summary.shown.last(), Some(&"Not separated: a − b = +1.0."));
+        assert!(!summary.shown.contains(&"No tied groups."));
     }
 }

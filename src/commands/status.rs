@@ -78,6 +78,16 @@ pub(super) fn lint_gate(
     .into())
 }
 
+/// Cells of this cook still running past their deadline (none when it cannot be told).
+async fn overdue(session: &settings::Session, paths: &crate::state::CookPaths) -> Vec<String> {
+    let Ok((runtime, _)) = super::connect(session).await else {
+        return Vec::new();
+    };
+    let selector = crate::runtime::Selector::cook(paths.name())
+        .with(crate::runtime::LABEL_ROOT, &paths.root_id());
+    runtime.overdue(&selector).await.unwrap_or_default()
+}
+
 /// Cells of this cook the engine still runs (a killed run's cells live until their deadline).
 async fn still_running(
     session: &settings::Session,
@@ -111,9 +121,15 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    // A cell still up past its deadline is one its init did not end: said as such.
+    let overdue = match &alive {
+        Some(Ok(names)) if !names.is_empty() => overdue(&session, &paths).await,
+        _ => Vec::new(),
+    };
     let mut document = serde_json::to_value(&status)?;
     if let Some(Ok(names)) = &alive {
         document["still_running"] = json!(names);
+        document["overdue"] = json!(overdue);
     }
     document["running"] = running.as_ref().map_or(
         serde_json::Value::Null,
@@ -137,6 +153,12 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         )),
         (None, true) => printer.data(&match &alive {
             Some(Ok(names)) if names.is_empty() => "interrupted: no multicooker process runs on this cook any more, and none of its cells still runs".to_owned(),
+            Some(Ok(names)) if !overdue.is_empty() => format!(
+                "interrupted: no multicooker process runs on this cook any more, and {} of its cell(s) outlived their deadline (their init did not end them): {}; stop them now with `multicooker clean {}` (the next command on this cook removes them too)",
+                overdue.len(),
+                overdue.join(", "),
+                paths.name()
+            ),
             Some(Ok(names)) => format!(
                 "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (its timeout and a grace), or stop them now with `multicooker clean {}`",
                 names.len(),

@@ -75,7 +75,8 @@ pub fn parse(bytes: &[u8], strict: bool) -> Result<IndexMap<String, Value>, Unus
 fn strict_shape(top: Map<String, Value>) -> Result<IndexMap<String, Value>, Unusable> {
     let bad = |label: &str, what: &str| {
         Err(Unusable::MalformedSchema(format!(
-            "entry `{label}`: {what} (judging.strict_schema is on)"
+            "entry {}: {what} (judging.strict_schema is on)",
+            crate::sanitize::code(label)
         )))
     };
     if top.is_empty() {
@@ -159,9 +160,10 @@ pub fn deanonymize(entries: IndexMap<String, Value>, mapping: &[(String, String)
                 scores.insert(participant.clone(), entry);
             }
             None => rejected.push(Rejected {
-                participant: format!("(label {label})"),
+                participant: format!("(label {})", crate::sanitize::code(&label)),
                 reason: format!(
-                    "label `{label}` was not among the submissions this judge was given"
+                    "label {} was not among the submissions this judge was given",
+                    crate::sanitize::code(&label)
                 ),
             }),
         }
@@ -208,7 +210,7 @@ mod tests {
         .unwrap();
         let result = deanonymize(entries, &mapping());
         assert_eq!(result.scores.keys().collect::<Vec<_>>(), ["bravo"]);
-        assert_eq!(result.rejected[0].participant, "(label ZZ)");
+        assert_eq!(result.rejected[0].participant, "(label `ZZ`)");
         assert_eq!(result.rejected[1].participant, "alpha");
     }
 

@@ -188,8 +188,14 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
             Vec::new()
         }
     };
-    let participants = arms(map.get("participants"), "participants", true, &mut problems);
-    let judges = arms(map.get("judges"), "judges", true, &mut problems);
+    let flavors = Flavors::of(&briefs);
+    let participants = arms(
+        map.get("participants"),
+        ("participants", &flavors),
+        true,
+        &mut problems,
+    );
+    let judges = arms(map.get("judges"), ("judges", &flavors), true, &mut problems);
     let repeats = match map.get("repeats") {
         None => 1,
         Some(v) => {
@@ -305,9 +311,69 @@ fn name_of(map: &Map<String, Value>, problems: &mut Vec<String>) -> String {
     name.to_owned()
 }
 
+/// The flavors an arm may name: the built-in ones, and the custom ones the briefs' templates
+/// define (`flavors/<name>/Dockerfile`; issue 25: a nightly refused its templates' own flavors).
+/// A custom flavor must be defined by every template, since every brief's cook runs every arm.
+struct Flavors {
+    /// Defined by every template.
+    everywhere: Vec<String>,
+    /// Each custom flavor with the templates that define it.
+    defined: std::collections::BTreeMap<String, Vec<PathBuf>>,
+    templates: usize,
+}
+
+impl Flavors {
+    fn of(briefs: &[PathBuf]) -> Self {
+        let mut defined = std::collections::BTreeMap::<String, Vec<PathBuf>>::new();
+        for brief in briefs {
+            let Ok(entries) = std::fs::read_dir(brief.join("flavors")) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if entry.path().join("Dockerfile").is_file() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    defined.entry(name).or_default().push(brief.clone());
+                }
+            }
+        }
+        let everywhere = defined
+            .iter()
+            .filter(|(_, by)| by.len() == briefs.len())
+            .map(|(name, _)| name.clone())
+            .collect();
+        Self {
+            everywhere,
+            defined,
+            templates: briefs.len(),
+        }
+    }
+
+    /// Why `flavor` cannot be used, if it cannot.
+    fn problem(&self, flavor: &str) -> Option<String> {
+        if KNOWN_FLAVORS.contains(&flavor) || self.everywhere.iter().any(|f| f == flavor) {
+            return None;
+        }
+        if let Some(by) = self.defined.get(flavor) {
+            let names: Vec<String> = by.iter().map(|b| format!("`{}`", b.display())).collect();
+            return Some(format!(
+                "custom flavor `{flavor}` is defined only by {} of the {} briefs ({}); every brief's template needs `flavors/{flavor}/Dockerfile`",
+                by.len(),
+                self.templates,
+                names.join(", ")
+            ));
+        }
+        let mut known: Vec<&str> = KNOWN_FLAVORS.to_vec();
+        known.extend(self.everywhere.iter().map(String::as_str));
+        Some(format!(
+            "unknown flavor `{flavor}` (known: {}; a custom flavor is a template's `flavors/<name>/Dockerfile`)",
+            known.join(", ")
+        ))
+    }
+}
+
 fn arms(
     value: Option<&Value>,
-    field: &str,
+    (field, flavors): (&str, &Flavors),
     required: bool,
     problems: &mut Vec<String>,
 ) -> Vec<Arm> {
@@ -332,11 +398,8 @@ fn arms(
         if let Err((problem, hint)) = check_actor_name(name) {
             problems.push(format!("`{at}.name`: `{name}` {problem} ({hint})"));
         }
-        if !KNOWN_FLAVORS.contains(&flavor) {
-            problems.push(format!(
-                "`{at}.flavor`: unknown flavor `{flavor}` (known: {})",
-                KNOWN_FLAVORS.join(", ")
-            ));
+        if let Some(problem) = flavors.problem(flavor) {
+            problems.push(format!("`{at}.flavor`: {problem}"));
         }
         if arms.iter().any(|a| a.name == name) {
             problems.push(format!("`{at}.name`: `{name}` is listed twice"));
@@ -388,6 +451,36 @@ mod tests {
         assert_eq!(nightly.history.file_name().unwrap(), "h.sqlite");
         assert_eq!(nightly.participants[0].model.as_deref(), Some("quality:3"));
         assert_eq!(nightly.judging["mode"], "pairwise");
+    }
+
+    /// Issue 25: a nightly refused the custom flavors its templates define.
+    #[test]
+    fn a_custom_flavor_every_template_defines_is_accepted_and_one_some_lack_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = template(dir.path());
+        let b = dir.path().join("brief-b");
+        fs_err::create_dir_all(&b).unwrap();
+        fs_err::write(b.join("brief.yaml"), "name: b\n").unwrap();
+        for (brief, flavor) in [(&a, "mine"), (&b, "mine"), (&a, "only-a")] {
+            let at = brief.join("flavors").join(flavor);
+            fs_err::create_dir_all(&at).unwrap();
+            fs_err::write(at.join("Dockerfile"), "FROM scratch\n").unwrap();
+        }
+        let file = dir.path().join("nightly.yaml");
+        let config = |flavor: &str| {
+            format!(
+                "name: n\nbriefs: [brief-a, brief-b]\nparticipants:\n  - {{name: a, flavor: {flavor}}}\njudges:\n  - {{name: j, flavor: dummy}}\n"
+            )
+        };
+        fs_err::write(&file, config("mine")).unwrap();
+        assert_eq!(load(&file).unwrap().participants[0].flavor, "mine");
+        fs_err::write(&file, config("only-a")).unwrap();
+        let error = load(&file).unwrap_err().to_string();
+        assert!(
+            error.contains("`participants[0].flavor`: custom flavor `only-a` is defined only by 1 of the 2 briefs")
+                && error.contains("flavors/only-a/Dockerfile"),
+            "{error}"
+        );
     }
 
     #[test]

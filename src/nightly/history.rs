@@ -16,6 +16,9 @@ type Move = (
     Option<mc_stats::TInterval>,
 );
 
+/// A participant both nights scored: name, before, after, per-brief differences.
+type Compared = (String, Option<f64>, Option<f64>, Vec<f64>);
+
 /// Power at which the minimum detectable difference is quoted.
 pub(crate) const POWER: f64 = 0.8;
 
@@ -57,6 +60,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "participants": participants, "tied_groups": night.tied_groups,
             "failures": night.failures,
             "caveat": crate::report::few_clusters_caveat(briefs(night).len(), night.estimates.iter().any(|e| e.estimate.is_some()), "briefs"),
+            "conditioning": night.estimates.iter().any(|e| e.lo.is_some()).then_some(crate::report::NIGHT_CONDITIONING),
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
             "change_design": design,
             "pass_rates": night.pass_rates,
@@ -71,7 +75,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
 /// p-value and whether it is significant.
 pub fn changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
     let mut found = provenance_changes(before, after);
-    let moves: Vec<Move> = after
+    let compared: Vec<Compared> = after
         .estimates
         .iter()
         .filter_map(|estimate| {
@@ -80,33 +84,50 @@ pub fn changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
                 .iter()
                 .find(|e| e.participant == estimate.participant)?;
             let differences = paired(before, after, &estimate.participant);
-            let interval = mc_stats::mean_interval(&differences, LEVEL);
             Some((
                 estimate.participant.clone(),
                 old.estimate,
                 estimate.estimate,
-                interval,
+                differences,
             ))
         })
         .collect();
-    let adjusted = mc_stats::holm(
-        &moves
-            .iter()
-            .map(|m| m.3.and_then(|i| i.p_value()))
-            .collect::<Vec<_>>(),
-    );
-    for ((participant, from, to, interval), p) in moves.into_iter().zip(adjusted) {
-        found.push(json!({
-            "participant": participant, "kind": "score",
-            "from": from.map(|x| format!("{x:.1}")), "to": to.map(|x| format!("{x:.1}")),
-            "difference": interval.map(|i| round2(i.estimate)),
-            "lo": interval.and_then(|i| i.lo).map(round2), "hi": interval.and_then(|i| i.hi).map(round2),
-            "briefs": paired(before, after, &participant).len(),
-            "p_adjusted": p.map(|p| (p * 1000.0).round() / 1000.0),
-            "significant": p.is_some_and(|p| p < 1.0 - LEVEL),
-        }));
+    // Bonferroni over the participants tested (Holm's first step, the only one a single move
+    // ever reaches): the flag, the interval and the detectable difference share one level, so
+    // an interval that excludes 0 is exactly a flagged move.
+    let tests = compared.iter().filter(|c| c.3.len() >= 2).count().max(1);
+    #[expect(clippy::cast_precision_loss, reason = "participants are few")]
+    let level = 1.0 - (1.0 - LEVEL) / tests as f64;
+    for (participant, from, to, differences) in compared {
+        let interval = mc_stats::mean_interval(&differences, level);
+        let text = |x: Option<f64>| x.map(|x| format!("{x:.1}"));
+        if text(from) == text(to) && interval.is_none_or(|i| i.estimate.abs() < 0.05) {
+            // No change to report: "76.7 → 76.7 (+0.0 …)" said nothing.
+            continue;
+        }
+        #[expect(clippy::cast_precision_loss, reason = "participants are few")]
+        let p = interval
+            .and_then(|i| i.p_value())
+            .map(|p| (p * tests as f64).min(1.0));
+        let move_: Move = (participant, from, to, interval);
+        found.push(score_change(&move_, &differences, p, level));
     }
     found
+}
+
+/// One score move's entry (see [`changes`]).
+fn score_change(m: &Move, differences: &[f64], p: Option<f64>, level: f64) -> Value {
+    let (participant, from, to, interval) = m;
+    json!({
+        "participant": participant, "kind": "score",
+        "from": from.map(|x| format!("{x:.1}")), "to": to.map(|x| format!("{x:.1}")),
+        "difference": interval.map(|i| round2(i.estimate)),
+        "lo": interval.and_then(|i| i.lo).map(round2), "hi": interval.and_then(|i| i.hi).map(round2),
+        "level": (level * 10_000.0).round() / 10_000.0,
+        "briefs": differences.len(),
+        "p_adjusted": p.map(|p| (p * 1000.0).round() / 1000.0),
+        "significant": p.is_some_and(|p| p < 1.0 - LEVEL),
+    })
 }
 
 /// The night's per-brief score of a participant: mean over its repeats' scored cells.
@@ -141,8 +162,8 @@ fn paired(before: &NightRecord, after: &NightRecord, participant: &str) -> Vec<f
 }
 
 /// What this pair of nights can see: briefs, repeats, the pooled spread of the per-brief
-/// differences and the smallest change detected at [`POWER`] by a two-sided test at the
-/// report's level (`(t_(1 - a/2) + t_power) s / sqrt(briefs)`).
+/// differences and the smallest change the flag (Bonferroni over the participants tested)
+/// detects with [`POWER`], from the exact power of the t test (`mc_stats::detectable_difference`).
 #[expect(clippy::cast_precision_loss, reason = "a night's briefs are few")]
 fn design(before: &NightRecord, after: &NightRecord) -> Value {
     let mut squares = 0.0;
@@ -159,19 +180,39 @@ fn design(before: &NightRecord, after: &NightRecord) -> Value {
     }
     let repeats = after.cells.iter().map(|c| c.repeat).max().unwrap_or(0);
     let spread = (df > 0).then(|| (squares / df as f64).sqrt());
-    let mdd = spread.and_then(|s| {
-        mc_stats::minimum_detectable_difference(
+    let tests = tested(before, after);
+    // No spread (every per-brief difference equal) gives no power statement: a zero standard
+    // error would "detect" a change of 0.0 points.
+    let mdd = spread.filter(|&s| s > 1e-9).and_then(|s| {
+        mc_stats::detectable_difference(
             s / (briefs_used as f64).sqrt(),
             briefs_used - 1,
             LEVEL,
             POWER,
+            tests,
         )
     });
     json!({
         "briefs": briefs(after).len(), "repeats": repeats,
-        "spread": spread.map(round2), "power": POWER,
+        "spread": spread.map(round2), "power": POWER, "tests": tests,
         "minimum_detectable_difference": mdd.map(round2),
+        "why_none": match (spread, mdd) {
+            (Some(s), None) if s <= 1e-9 => Some("the per-brief differences do not vary at all, so no power can be computed"),
+            (None, _) => Some("fewer than 2 briefs compared on both nights"),
+            _ => None,
+        },
     })
+}
+
+/// Participants both nights scored on at least 2 common briefs: the tests the flag divides
+/// its level over.
+fn tested(before: &NightRecord, after: &NightRecord) -> usize {
+    after
+        .estimates
+        .iter()
+        .filter(|e| paired(before, after, &e.participant).len() >= 2)
+        .count()
+        .max(1)
 }
 
 fn round2(x: f64) -> f64 {
@@ -329,6 +370,9 @@ pub fn history_text(document: &Value) -> Vec<String> {
         if let Some(caveat) = night["caveat"].as_str() {
             lines.push(format!("    caveat: {caveat}"));
         }
+        if let Some(conditioning) = night["conditioning"].as_str() {
+            lines.push(format!("    {conditioning}"));
+        }
         lines.extend(super::budget::spend_lines(&night["spend"]));
         let rates: Vec<String> = night["pass_rates"]
             .as_array()
@@ -353,15 +397,29 @@ pub fn history_text(document: &Value) -> Vec<String> {
         for change in night["changes"].as_array().into_iter().flatten() {
             lines.push(change_line(change));
         }
-        let design = &night["change_design"];
-        if let Some(mdd) = design["minimum_detectable_difference"].as_f64() {
-            lines.push(format!(
-                "    this design ({} brief(s) × {} repeat(s), spread {:.1}) detects a change of {mdd:.1} points or more with {:.0} % power; smaller moves are noise to it",
-                design["briefs"], design["repeats"], design["spread"].as_f64().unwrap_or(f64::NAN), POWER * 100.0
-            ));
-        }
+        design_line(&night["change_design"], &mut lines);
     }
     lines
+}
+
+/// What the design can flag, or why nothing is said about it.
+fn design_line(design: &Value, lines: &mut Vec<String>) {
+    if let Some(mdd) = design["minimum_detectable_difference"]
+        .as_f64()
+        .filter(|&m| m > 100.0)
+    {
+        lines.push(format!(
+            "    this design ({} brief(s)) would flag only a change of {mdd:.0} points with {:.0} % power: no change on the 0–100 scale is reliably detected; compare more briefs",
+            design["briefs"], POWER * 100.0
+        ));
+    } else if let Some(mdd) = design["minimum_detectable_difference"].as_f64() {
+        lines.push(format!(
+            "    this design ({} brief(s) × {} repeat(s), spread {:.1}) flags a change of {mdd:.1} points or more with {:.0} % power (the flag's own test, over {} participant(s)); smaller moves are noise to it",
+            design["briefs"], design["repeats"], design["spread"].as_f64().unwrap_or(f64::NAN), POWER * 100.0, design["tests"]
+        ));
+    } else if let Some(why) = design["why_none"].as_str() {
+        lines.push(format!("    no power statement: {why}"));
+    }
 }
 
 fn change_line(change: &Value) -> String {
@@ -375,8 +433,13 @@ fn change_line(change: &Value) -> String {
         change["to"].as_str().unwrap_or("–")
     );
     if change["kind"] == "score" {
+        let level = change["level"].as_f64().unwrap_or(LEVEL) * 100.0;
         let interval = match (change["lo"].as_f64(), change["hi"].as_f64()) {
-            (Some(lo), Some(hi)) => format!(", 95 % {lo:.1} – {hi:.1}"),
+            (Some(lo), Some(hi)) => {
+                let level = format!("{level:.2}");
+                let level = level.trim_end_matches('0').trim_end_matches('.');
+                format!(", {level} % {lo:.1} – {hi:.1}")
+            }
             _ => String::new(),
         };
         line.push_str(&format!(

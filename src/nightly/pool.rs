@@ -79,7 +79,10 @@ pub fn pool_scores(
     if let Some(fit) = controlled {
         for estimate in &mut pooled.estimates {
             let index = names.iter().position(|n| *n == estimate.participant);
-            estimate.length_controlled = index.and_then(|i| fit.items[i]);
+            // Kept on the scale; shown beside the estimate, never used to order.
+            estimate.length_controlled = index
+                .and_then(|i| fit.items[i])
+                .map(crate::report::on_scale);
         }
     }
     pooled

@@ -270,3 +270,35 @@ fn a_scored_cell_that_did_not_end_ok_is_a_reason() {
         ]
     );
 }
+
+// Unchanged scores print no change line and a zero spread no power statement (issue 23: "76.7
+// → 76.7 (+0.0 … not significant)" and "detects a change of 0.0 points or more").
+#[test]
+fn an_unchanged_night_prints_no_change_and_no_power_from_zero_spread() {
+    let cells = || -> Vec<CellRecord> {
+        BRIEFS
+            .iter()
+            .flat_map(|(brief, ease)| {
+                [("a", 70.0), ("b", 60.0), ("c", 55.0)].map(|(p, q)| cell(brief, p, Some(q + ease)))
+            })
+            .collect()
+    };
+    let nights = [night("2026-11-21", cells()), night("2026-11-22", cells())];
+    assert!(
+        changes(&nights[0], &nights[1])
+            .iter()
+            .all(|c| c["kind"] != "score")
+    );
+    let history = history_json("n", std::path::Path::new("h.sqlite"), &nights);
+    let design = &history["nights"][1]["change_design"];
+    assert_eq!(
+        design["minimum_detectable_difference"],
+        serde_json::Value::Null
+    );
+    let text = super::history_text(&history).join("\n");
+    assert!(
+        text.contains("no power statement: the per-brief differences do not vary"),
+        "{text}"
+    );
+    assert!(!text.contains("changed score"), "{text}");
+}

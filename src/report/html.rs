@@ -9,10 +9,11 @@ use super::html_sections::{bias, hidden_tests, pairwise, per_judge, provenance};
 
 use serde_json::Value;
 
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values; control characters and
+/// bidirectional overrides are shown, never obeyed (`crate::sanitize::terminal_safe`).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::sanitize::terminal_safe(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

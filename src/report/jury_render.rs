@@ -54,7 +54,7 @@ pub(super) fn summary_keys(report: &Report, map: &mut Map<String, Value>) {
         "blinding_probe".into(),
         jury.blinding
             .iter()
-            .map(|b| json!({"judge": b.judge, "guesses": b.guesses, "raw_guesses": b.raw_guesses, "hits": b.hits, "chance": round3(b.chance), "hit_rate": b.hit_rate.map(round3), "p_value": b.p_value.map(round3), "null": "permutation"}))
+            .map(|b| json!({"judge": b.judge, "guesses": b.guesses, "raw_guesses": b.raw_guesses, "hits": b.hits, "chance": round3(b.chance), "hit_rate": b.hit_rate.map(round3), "p_value": b.p_value.map(round3), "smallest_p": b.smallest_p.map(round3), "needed_for_a_verdict": b.needed, "null": "permutation"}))
             .collect(),
     );
     map.insert("normalized".into(), json!(jury.normalized));
@@ -66,6 +66,7 @@ pub(super) fn summary_keys(report: &Report, map: &mut Map<String, Value>) {
                 "judges": l.judges.iter().map(|(j, s)| json!({"judge": j, "slope": round2(*s)})).collect::<Vec<_>>(),
                 "slope": round2(l.slope.estimate), "lo": l.slope.lo.map(round2), "hi": l.slope.hi.map(round2),
                 "assumption": LENGTH_ASSUMPTION,
+                "controlled_withheld": l.withheld,
             })
         }),
     );
@@ -239,11 +240,17 @@ fn length(jury: &Jury, lines: &mut Vec<String>) {
             ))
         })
         .collect();
+    let controlled = match length.withheld {
+        Some(why) => format!("{why}."),
+        None => format!(
+            "Length-controlled scores (shown only, never used to order the table; kept inside 0–100): {} ({LENGTH_ASSUMPTION}).",
+            controlled.join(", ")
+        ),
+    };
     lines.push(format!(
-        "Length: scores move {:+.1} points per doubling of output size{interval}; per judge: {}. Length-controlled scores: {} ({LENGTH_ASSUMPTION}).",
+        "Length: scores move {:+.1} points per doubling of output size{interval}; per judge: {}. {controlled}",
         length.slope.estimate,
         judges.join(", "),
-        controlled.join(", ")
     ));
 }
 
@@ -338,10 +345,21 @@ fn bias(jury: &Jury, lines: &mut Vec<String>) {
         ));
     }
     for b in &jury.blinding {
-        let reading = match b.p_value {
-            Some(p) if p < 0.05 => "it can tell the vendors apart: the blinding leaks",
-            Some(_) => "no better than naming vendors by their counts",
-            None => "no guesses",
+        let too_small = b.smallest_p.is_some_and(|p| p >= 0.05);
+        let reading = match (b.p_value, too_small) {
+            (Some(p), _) if p < 0.05 => {
+                "it can tell the vendors apart: the blinding leaks".to_owned()
+            }
+            (Some(_), true) => format!(
+                "no verdict: this cook is too small for one (even every guess right would give p = {:.3}); {}",
+                b.smallest_p.unwrap_or(1.0),
+                b.needed.map_or_else(
+                    || "with a single vendor there is nothing to test".to_owned(),
+                    |n| format!("about {n} submissions over the same vendors would be needed")
+                )
+            ),
+            (Some(_), false) => "no better than naming vendors by their counts".to_owned(),
+            (None, _) => "no guesses".to_owned(),
         };
         lines.push(format!(
             "Blinding probe, {}: {} of {} submissions' vendors guessed right{} ({} raw guesses, one kept per submission); the best constant guess gets {:.0} %{} — {reading}.",
@@ -360,7 +378,11 @@ fn bias(jury: &Jury, lines: &mut Vec<String>) {
         .normalized
         .iter()
         .filter(|(_, items)| !items.is_empty())
-        .map(|(p, items)| format!("{p}: {}", items.join(", ")))
+        .map(|(p, items)| {
+            // File names a participant chose: code spans, never markdown.
+            let items: Vec<String> = items.iter().map(|i| crate::sanitize::code(i)).collect();
+            format!("{p}: {}", items.join(", "))
+        })
         .collect();
     if !stripped.is_empty() {
         lines.push(format!("Stripped before judging: {}.", stripped.join("; ")));

@@ -219,12 +219,14 @@ fn left_out(report: &Report, lines: &mut Vec<String>) {
     if !report.rejected.is_empty() {
         lines.push(String::new());
         lines.push("Rejected scores (not counted):".into());
-        lines.extend(
-            report
-                .rejected
-                .iter()
-                .map(|r| format!("- {} → {}: {}", r.judge, r.participant, r.reason)),
-        );
+        lines.extend(report.rejected.iter().map(|r| {
+            format!(
+                "- {} → {}: {}",
+                r.judge,
+                crate::sanitize::terminal_safe(&cell(&r.participant)),
+                crate::sanitize::terminal_safe(&cell(&r.reason))
+            )
+        }));
     }
     let unscored = report.unscored();
     if !unscored.is_empty() {
@@ -309,11 +311,13 @@ fn breakdown(report: &Report, lines: &mut Vec<String>) {
                 lines.extend(entries.iter().map(pair_line));
                 lines.extend(verdict_lines(report, judge));
                 if let Some(review) = review {
+                    // The judge's own text: a fenced block it cannot close, render or
+                    // escape from (docs/BEHAVIOR.md §6.5).
                     lines.extend([
                         String::new(),
                         "Review:".into(),
                         String::new(),
-                        review.clone(),
+                        crate::sanitize::fenced(review),
                     ]);
                 }
             }
@@ -326,7 +330,7 @@ fn breakdown(report: &Report, lines: &mut Vec<String>) {
                 lines.push(String::new());
                 let reason = reason
                     .as_ref()
-                    .map(|r| format!(": {r}"))
+                    .map(|r| format!(": {}", crate::sanitize::terminal_safe(&cell(r))))
                     .unwrap_or_default();
                 lines.push(format!("- no scores ({status}{reason})"));
             }
@@ -363,7 +367,7 @@ fn pair_line(pair: &PairScore) -> String {
     let score = pair
         .score_pct
         .map_or_else(|| "?".to_owned(), |s| fixed(s, 1));
-    let mut line = format!("- **{}** — {score}%", pair.key);
+    let mut line = format!("- **{}** — {score}%", name(&pair.key));
     if pair.excluded {
         line.push_str(" (excluded: same flavor)");
     }
@@ -376,7 +380,7 @@ fn pair_line(pair: &PairScore) -> String {
         let dimensions: Vec<String> = pair
             .dimensions
             .iter()
-            .map(|(k, v)| format!("{k}={}", number_text(v)))
+            .map(|(k, v)| format!("{}={}", name(k), name(&number_text(v))))
             .collect();
         line.push_str("; ");
         line.push_str(&dimensions.join(", "));
@@ -416,6 +420,19 @@ fn literal(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     format!("{fence} {text} {fence}")
+}
+
+/// A key a judge wrote (a participant key, a dimension, a value): as it is when it holds only
+/// letters, digits and `_-.+`, else a code span (`crate::sanitize::code`).
+fn name(text: &str) -> String {
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-.+".contains(c))
+    {
+        text.to_owned()
+    } else {
+        crate::sanitize::code(text)
+    }
 }
 
 fn cell(text: &str) -> String {

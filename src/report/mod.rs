@@ -38,7 +38,7 @@ pub use leaderboard::render_leaderboard;
 pub use model::{
     ExcludedPair, JudgeMetrics, JudgeSection, PairScore, RejectedPair, Report, Standing,
 };
-pub(crate) use ranking::{by_score, few_clusters_caveat, on_scale, rank_words};
+pub(crate) use ranking::{NIGHT_CONDITIONING, by_score, few_clusters_caveat, on_scale, rank_words};
 pub use summary::render_summary;
 
 use crate::error::Hint;
@@ -57,7 +57,7 @@ pub enum ReportError {
     /// A file or folder could not be read or written.
     #[error("cannot {action} `{}`", .path.display())]
     Io {
-        /// `read`, `list` or `write`.
+        /// `read`, `list`, `write` or `remove`.
         action: &'static str,
         /// The file or folder.
         path: PathBuf,
@@ -99,11 +99,21 @@ pub struct Written {
 
 /// Writes `summary.json`, `leaderboard.html` and, when some score was accepted,
 /// `leaderboard.md`, each atomically.
-/// In the no-scores case an existing leaderboard.md is left as it is.
+/// In the no-scores case an earlier leaderboard.md is removed: it would show a ranking that
+/// summary.json and the page no longer stand behind (issue 25; the original left it).
 pub fn write(paths: &CookPaths, report: &Report) -> Result<Written, ReportError> {
     let no_scores = !report.has_scores();
     let leaderboard = if no_scores {
-        None
+        match std::fs::remove_file(paths.leaderboard()) {
+            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ReportError::Io {
+                    action: "remove",
+                    path: paths.leaderboard(),
+                    source,
+                });
+            }
+            _ => None,
+        }
     } else {
         let path = paths.leaderboard();
         write_file(&path, render_leaderboard(report).as_bytes())?;

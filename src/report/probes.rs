@@ -178,9 +178,58 @@ pub(crate) fn blinding(guesses: &[JudgeGuesses], seed: u64) -> Vec<Blinding> {
                 chance: ratio(largest, n).unwrap_or(0.0),
                 hit_rate: ratio(hits, n),
                 p_value: mc_stats::permutation_p_value(&modal, &truth, PERMUTATIONS, seed),
+                smallest_p: smallest_p(&vendor_counts(&truth)),
+                needed: needed(&vendor_counts(&truth)),
             }
         })
         .collect()
+}
+
+/// How many submissions each vendor has (those with any).
+fn vendor_counts(truth: &[usize]) -> Vec<usize> {
+    let vendors = truth.iter().max().map_or(0, |m| m + 1);
+    (0..vendors)
+        .map(|v| truth.iter().filter(|t| **t == v).count())
+        .filter(|&c| c > 0)
+        .collect()
+}
+
+/// The permutation test's smallest p-value for these vendor counts: every guess right matches
+/// under `prod n_v! / n!` of the relabellings, and the Monte-Carlo p is never below
+/// `1 / (1 + permutations)`. `None` without submissions.
+#[expect(clippy::cast_precision_loss, reason = "submission counts are tiny")]
+fn smallest_p(counts: &[usize]) -> Option<f64> {
+    let n: usize = counts.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    // prod n_v! / n! as a running product, so it never overflows.
+    let mut p = 1.0;
+    let mut k = n;
+    for &c in counts {
+        for j in 1..=c {
+            p *= j as f64 / k as f64;
+            k -= 1;
+        }
+    }
+    Some(p.max(1.0 / (1.0 + PERMUTATIONS as f64)))
+}
+
+/// When no outcome of this cook can reach 0.05: the fewest submissions, over as many vendors
+/// split as evenly as they go, whose best outcome would. `None` when this cook can, or with a
+/// single vendor (all guesses right by one constant name: nothing to test).
+fn needed(counts: &[usize]) -> Option<usize> {
+    let vendors = counts.len();
+    if vendors < 2 || smallest_p(counts).is_none_or(|p| p < 0.05) {
+        return None;
+    }
+    let n: usize = counts.iter().sum();
+    (n + 1..n + 200).find(|&m| {
+        let even: Vec<usize> = (0..vendors)
+            .map(|v| m / vendors + usize::from(v < m % vendors))
+            .collect();
+        smallest_p(&even).is_some_and(|p| p < 0.05)
+    })
 }
 
 /// How far scores follow output size: each judge's slope (points per doubling of size) over the
@@ -191,7 +240,12 @@ pub struct Length {
     pub judges: Vec<(String, f64)>,
     /// Mean slope over those judges, points per doubling.
     pub slope: TInterval,
+    /// Why no length-controlled score is given, when none is.
+    pub withheld: Option<&'static str>,
 }
+
+/// Said when the slope's interval reaches 0 (or there is none).
+pub(crate) const LENGTH_NOT_ESTIMABLE: &str = "no length-controlled score: the panel's slope is not distinguishable from 0 (its 95 % interval over judges reaches 0, or there is none), and within one cook size is confounded with quality, so taking it out would only move scores by noise";
 
 /// Measures [`Length`] and writes each estimate's length-controlled value: the estimate minus
 /// the panel's slope times its size's distance (in doublings) from the mean size. Within one
@@ -234,6 +288,17 @@ pub(crate) fn length(
         })
         .collect();
     let centre = mean(logs.iter().copied())?;
+    // Only a slope whose interval excludes 0 is taken out (issue 23: a one-cook slope that is
+    // noise lifted a padded participant above a better one); the result stays on the scale and
+    // is never used to order the table.
+    let estimable = matches!((slope.lo, slope.hi), (Some(lo), Some(hi)) if lo > 0.0 || hi < 0.0);
+    if !estimable {
+        return Some(Length {
+            judges,
+            slope,
+            withheld: Some(LENGTH_NOT_ESTIMABLE),
+        });
+    }
     for estimate in &mut statistics.estimates {
         let Some(item) = brief
             .participants
@@ -242,13 +307,18 @@ pub(crate) fn length(
         else {
             continue;
         };
-        estimate.length_controlled =
-            log_size(item).map(|l| estimate.estimate - slope.estimate * (l - centre));
+        estimate.length_controlled = log_size(item)
+            .map(|l| (estimate.estimate - slope.estimate * (l - centre)).clamp(0.0, 100.0));
     }
-    Some(Length { judges, slope })
+    Some(Length {
+        judges,
+        slope,
+        withheld: None,
+    })
 }
 
-/// Least-squares slope of `y` on `x`; `None` with fewer than 3 points or no spread in `x`.
+/// Least-squares slope of `y` on `x`; `None` with fewer than 3 points or when the sizes span
+/// less than one doubling (a 19-byte difference gave "+2,729 points per doubling").
 #[expect(clippy::cast_precision_loss, reason = "a handful of points")]
 fn slope(points: &[(f64, f64)]) -> Option<f64> {
     if points.len() < 3 {
@@ -258,6 +328,11 @@ fn slope(points: &[(f64, f64)]) -> Option<f64> {
     let (mx, my) = points
         .iter()
         .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let low = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let high = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    if high - low < 1.0 {
+        return None;
+    }
     let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
     let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
     (sxx > 1e-12).then(|| sxy / sxx)
@@ -267,4 +342,37 @@ fn slope(points: &[(f64, f64)]) -> Option<f64> {
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let values: Vec<f64> = values.collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{needed, slope, smallest_p};
+
+    // Issue 23: a 19-byte size difference gave "+2,729 points per doubling"; sizes within one
+    // doubling give no slope at all.
+    #[test]
+    fn sizes_within_one_doubling_give_no_slope() {
+        let x = |bytes: f64| bytes.log2();
+        assert_eq!(
+            slope(&[(x(1000.0), 60.0), (x(1010.0), 80.0), (x(1019.0), 70.0)]),
+            None
+        );
+        let got = slope(&[(x(1000.0), 60.0), (x(2000.0), 65.0), (x(4000.0), 70.0)]);
+        assert!(got.is_some_and(|s| (s - 5.0).abs() < 1e-9), "{got:?}");
+    }
+
+    // Issue 23: a judge named 6 of 6 vendors right in a cook of two vendors with 3 each; no
+    // outcome of that cook reaches 0.05 (3! 3! / 6! = 0.05), so it says how many it would need.
+    #[test]
+    fn a_cook_too_small_for_a_verdict_says_so_and_how_many_it_would_need() {
+        let p = smallest_p(&[3, 3]).expect("submissions");
+        assert!((p - 0.05).abs() < 1e-12, "{p}");
+        assert_eq!(needed(&[3, 3]), Some(7));
+        // Three vendors of two each can reach it: 2!^3 / 6! = 0.011.
+        assert!(smallest_p(&[2, 2, 2]).is_some_and(|p| p < 0.05));
+        assert_eq!(needed(&[2, 2, 2]), None);
+        // One vendor: nothing to test, no count would help.
+        assert_eq!(needed(&[5]), None);
+        assert!(smallest_p(&[5]).is_some_and(|p| p >= 0.05));
+    }
 }

@@ -97,6 +97,7 @@ pub(crate) fn statistics(
         &estimates,
         fitted.is_none() && inputs.scored_by.iter().any(|&n| n > 0),
         fitted.and_then(|r| r.residual_df),
+        fitted.map_or(0, |r| r.clusters),
     );
     Statistics {
         method: inputs.method,
@@ -104,7 +105,13 @@ pub(crate) fn statistics(
         level: super::jury::LEVEL,
         seed: inputs.seed,
         clusters,
-        caveat: caveat(clusters, &estimates, "judges"),
+        caveat: caveat(clusters, &estimates, "judges").map(|c| {
+            if inputs.method.starts_with("bradley_terry") {
+                format!("{c}; {}", pairwise_floor(clusters))
+            } else {
+                c
+            }
+        }),
         estimates,
         tied_groups,
         pairs,
@@ -199,17 +206,40 @@ fn separation(
     }
 }
 
-fn note(estimates: &[Estimate], unconnected: bool, residual_df: Option<usize>) -> Option<String> {
+fn note(
+    estimates: &[Estimate],
+    unconnected: bool,
+    residual_df: Option<usize>,
+    judges: usize,
+) -> Option<String> {
     if unconnected {
         return Some("the judges' scores do not connect every participant (some share no judge with the rest), so no leniency-adjusted estimate can be made".to_owned());
     }
     if residual_df == Some(0) && !estimates.is_empty() {
         return Some("no interval and no separation: every score is needed to fix the judges' leniencies, none is left over to measure how much judges disagree (more judges, or judges that may score every participant, leave some)".to_owned());
     }
-    let missing = estimates.iter().filter(|e| e.lo.is_none()).count();
-    (missing > 0).then(|| {
+    let missing: Vec<&Estimate> = estimates.iter().filter(|e| e.lo.is_none()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(if judges >= 2 && missing.iter().all(|e| e.clusters >= 2) {
+        format!(
+            "the {judges} judges agreed exactly: leaving out any one of them gives the same estimates, so there is no spread to measure and no interval or separation where that happened; exact agreement of {judges} judges is agreement, not certainty (more judges show how far they can differ)"
+        )
+    } else {
         "an interval needs at least 2 judges whose scores differ; with fewer, the estimate stands alone and nothing is separated from it".to_owned()
     })
+}
+
+/// What a night's intervals are conditional on (docs/RANKING.md §16).
+pub(crate) const NIGHT_CONDITIONING: &str = "intervals and separations are over briefs, with the night's judges held fixed: they say how sure this panel's ranking is, not what another panel of judges would give";
+
+/// Why pairwise intervals with few judges are wide (`mc_stats::FLOOR_BELOW`).
+pub(crate) fn pairwise_floor(clusters: usize) -> String {
+    format!(
+        "with fewer than {} the pairwise standard errors are floored at the verdicts' own sampling error (leave-one-out fits of {clusters} can agree by chance), so intervals are wider still and a separation needs a gap the verdicts themselves could not produce by chance",
+        mc_stats::FLOOR_BELOW
+    )
 }
 
 /// What few clusters mean, printed when there are fewer than [`FEW_CLUSTERS`].

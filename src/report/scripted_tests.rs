@@ -334,3 +334,47 @@ fn judges_that_reward_size_show_a_slope_and_length_control_takes_it_out() {
         "{leaderboard}"
     );
 }
+
+// Issue 23: a slope the judges do not agree on (interval over judges reaching 0) is not taken
+// out: no length-controlled score, and the table's order is the estimates'.
+#[test]
+fn a_slope_not_distinguishable_from_zero_gives_no_length_controlled_score() {
+    let brief = brief("{policy: warn}");
+    let sizes = [("ada", 1024_u64), ("bo", 2048), ("cy", 65536)];
+    let judge = |name: &str, pct: [f64; 3]| {
+        let rows: Vec<(&str, f64)> = sizes.iter().zip(pct).map(|((p, _), v)| (*p, v)).collect();
+        scores(name, &rows)
+    };
+    let input = ReportInput {
+        scores: vec![
+            judge("jc", [80.0, 70.0, 78.0]),
+            judge("jg", [78.0, 72.0, 50.0]),
+            judge("jx", [82.0, 68.0, 62.0]),
+        ],
+        output_bytes: sizes.iter().map(|(p, b)| ((*p).to_owned(), *b)).collect(),
+        ..ReportInput::default()
+    };
+    let report = aggregate(&input, &brief);
+    let length = report.jury.length.as_ref().expect("sizes and three judges");
+    assert!(length.slope.lo.expect("lo") < 0.0 && length.slope.hi.expect("hi") > 0.0);
+    assert!(length.withheld.is_some());
+    assert!(
+        report
+            .jury
+            .statistics
+            .estimates
+            .iter()
+            .all(|e| e.length_controlled.is_none())
+    );
+    let leaderboard = super::render_leaderboard(&report);
+    assert!(
+        leaderboard.contains("no length-controlled score"),
+        "{leaderboard}"
+    );
+    let order: Vec<&str> = report
+        .standings
+        .iter()
+        .map(|s| s.participant.as_str())
+        .collect();
+    assert_eq!(order, ["ada", "bo", "cy"]);
+}

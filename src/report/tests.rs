@@ -373,6 +373,8 @@ fn no_accepted_score_is_the_no_scores_case() {
     );
     let report = cook.report(&parse_brief(WORKED));
     assert!(!report.has_scores());
+    // Issue 25: an earlier ranking does not stay beside a no-scores summary.
+    fs_err::write(cook.paths.leaderboard(), "| 1 | alpha | 90.0 |\n").unwrap();
     let written = write(&cook.paths, &report).unwrap();
     assert!(written.no_scores && written.leaderboard.is_none());
     assert!(!cook.paths.leaderboard().exists());

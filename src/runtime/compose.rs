@@ -76,10 +76,13 @@ pub fn service(spec: &CellSpec, program: &[String]) -> Value {
         None => service.insert("network_mode".into(), json!("none")),
     };
     if let Some(log) = host.log_config {
-        service.insert(
-            "logging".into(),
-            json!({"driver": log.typ, "options": log.config}),
-        );
+        // Compose wants `options` as a mapping or not at all (the `none` driver has none).
+        let mut logging = serde_json::Map::new();
+        logging.insert("driver".into(), json!(log.typ));
+        if let Some(options) = log.config {
+            logging.insert("options".into(), json!(options));
+        }
+        service.insert("logging".into(), Value::Object(logging));
     }
     Value::Object(service)
 }

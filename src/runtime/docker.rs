@@ -266,7 +266,17 @@ impl DockerRuntime {
             Some(program) => program.clone(),
             None => self.image_program(&spec.image).await?,
         };
-        let body = container_body(spec, &program);
+        let mut body = container_body(spec, &program);
+        // When init ends the cell at the latest (a second of slack for its start).
+        let ends_by = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            + spec.init.deadline
+            + std::time::Duration::from_secs(1);
+        body.labels
+            .get_or_insert_default()
+            .entry(super::LABEL_DEADLINE.to_owned())
+            .or_insert_with(|| ends_by.as_secs().to_string());
         match self
             .docker
             .create_container(Some(options.clone()), body.clone())
@@ -400,6 +410,40 @@ impl DockerRuntime {
         Ok(state.oom_killed.unwrap_or(false))
     }
 
+    /// Running cells past the deadline their label names.
+    pub(super) async fn engine_overdue(
+        &self,
+        selector: &Selector,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let mut filters = HashMap::new();
+        filters.insert("label".to_owned(), selector.engine_filters());
+        filters.insert("status".to_owned(), vec!["running".to_owned()]);
+        let options = ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let containers = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        Ok(containers
+            .into_iter()
+            .filter(|c| {
+                c.labels
+                    .as_ref()
+                    .and_then(|l| l.get(super::LABEL_DEADLINE))
+                    .and_then(|d| d.parse::<u64>().ok())
+                    .is_some_and(|deadline| deadline < now)
+            })
+            .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
+            .map(|n| n.trim_start_matches('/').to_owned())
+            .collect())
+    }
+
     pub(super) async fn engine_running(
         &self,
         selector: &Selector,
@@ -528,15 +572,7 @@ impl DockerRuntime {
             }
         };
         match result {
-            // Gone already, or (409 on a container) removal already in progress: both end gone.
-            Err(e) if status(&e) == Some(404) => Ok(()),
-            Err(e)
-                if object.kind == ObjectKind::Cell
-                    && status(&e) == Some(409)
-                    && engine_message(&e).contains("in progress") =>
-            {
-                Ok(())
-            }
+            Err(e) if already_gone(object.kind, status(&e), &engine_message(&e)) => Ok(()),
             Err(e) => Err(operation("remove", object.clone(), &e)),
             Ok(()) => Ok(()),
         }
@@ -687,6 +723,9 @@ impl Runtime for DockerRuntime {
     }
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
         self.engine_running(selector).boxed()
+    }
+    fn overdue<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        self.engine_overdue(selector).boxed()
     }
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
         async move {
@@ -942,10 +981,40 @@ pub(super) fn operation(
     }
 }
 
+/// Whether a failed removal means the object is gone, or going, anyway: not found (404); a
+/// container whose removal is already in progress (409); an image whose ID the engine no longer
+/// recognizes, because another removal (a tag of the same image, a concurrent teardown) took it
+/// first (issue 25: runs that left nothing warned "could not remove image … unrecognized image
+/// ID" and advised `clean --all`).
+fn already_gone(kind: ObjectKind, status: Option<u16>, message: &str) -> bool {
+    status == Some(404)
+        || (kind == ObjectKind::Cell && status == Some(409) && message.contains("in progress"))
+        || (kind == ObjectKind::Image
+            && (message.contains("unrecognized image ID") || message.contains("No such image")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::{Area, Init, Labels, Limits, Tmpfs};
+
+    #[test]
+    fn a_removal_raced_by_another_is_gone_not_a_failure() {
+        let raced = "unrecognized image ID sha256:0123abcd";
+        assert!(already_gone(ObjectKind::Image, Some(500), raced));
+        assert!(already_gone(
+            ObjectKind::Image,
+            Some(409),
+            "No such image: mc-x:1"
+        ));
+        assert!(already_gone(ObjectKind::Network, Some(404), ""));
+        assert!(!already_gone(
+            ObjectKind::Image,
+            Some(409),
+            "image is being used by running container"
+        ));
+        assert!(!already_gone(ObjectKind::Cell, Some(500), raced));
+    }
 
     fn spec() -> CellSpec {
         CellSpec {

@@ -20,6 +20,8 @@ pub const LABEL_ROOT: &str = "io.multicooker.root";
 pub const LABEL_CELL: &str = "io.multicooker.cell";
 /// The id of the command run that created the object.
 pub const LABEL_RUN: &str = "io.multicooker.run";
+/// The Unix second by which a cell's init has ended it (its deadline, set when it is created).
+pub const LABEL_DEADLINE: &str = "io.multicooker.deadline";
 
 /// A set of labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

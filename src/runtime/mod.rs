@@ -24,8 +24,8 @@ use futures_util::stream::BoxStream;
 
 pub use archive::Archive;
 pub use labels::{
-    LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT, LABEL_RUN, Labels,
-    Selector,
+    LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_DEADLINE, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT,
+    LABEL_RUN, Labels, Selector,
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
@@ -242,6 +242,12 @@ pub trait Runtime: Send + Sync + 'static {
     }
     /// Cells whose labels match and that are still running (for `status` after a crash).
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>>;
+    /// Running cells whose labels match and whose deadline ([`LABEL_DEADLINE`]) has passed:
+    /// their init should have ended them. A backend that cannot tell reports none.
+    fn overdue<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        let _ = selector;
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 /// Engine failures, each naming the operation and the object.

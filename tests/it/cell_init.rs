@@ -187,3 +187,157 @@ fn after_a_sigkill_the_engine_keeps_no_copy_of_what_a_cell_printed() {
     assert_eq!(cleaned.status.code(), Some(0), "{}", show(&cleaned));
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Issue 21: run as root, cells ran as uid 1000, an unrelated host account that could read a
+/// running cell through `/proc/<pid>/root`. A cell identity the host uses is refused naming
+/// who uses it; the default is an unused pair, shown by `doctor`.
+#[test]
+fn a_cell_identity_a_host_account_uses_is_refused_and_doctor_shows_the_default() {
+    let passwd = fs_err::read_to_string("/etc/passwd").unwrap();
+    let (name, uid) = passwd
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            Some((f.first()?.to_string(), f.get(2)?.parse::<u32>().ok()?))
+        })
+        .find(|(_, uid)| *uid != 0)
+        .expect("a host account other than root");
+    let cook = TestCook::new("init-ids", &dummy_brief(&[("alpha", "quality:3")], ""));
+    let refused = cook
+        .command(&["cook", cook.name(), "--skip-sandbox-check"])
+        .env("MULTICOOKER_HARDENING_USER", format!("{uid}:{uid}"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(&format!("uid {uid} is used by host account `{name}`")),
+        "{stderr}"
+    );
+    assert!(!cook.dir().join("RUN_RESULT.json").exists());
+    let doctor = cook
+        .command(&["doctor", "--flavors", "dummy", "--json"])
+        .env_remove("MULTICOOKER_HARDENING_USER")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let line = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["check"].as_str())
+        .find(|c| c.starts_with("cells run as "))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        line.ends_with("ids no host account, group or process uses"),
+        "{line}"
+    );
+    let uid: u32 = line["cells run as ".len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        !passwd
+            .lines()
+            .any(|l| l.split(':').nth(2) == Some(&uid.to_string()))
+    );
+    assert!(cook.leftovers().is_empty());
+}
+
+/// Issue 21: a half record over 16 KiB without a newline made the host's reader give up for
+/// good: the cell then spent 200,000 tokens against a 20,000 cap, recorded spend 0, empty log.
+/// Now the half record is text and the spend after it is metered: the cell stops at its cap.
+#[test]
+fn a_half_record_does_not_blind_the_meter_and_the_cell_stops_at_its_cap() {
+    let brief = "name: t\ntimeout_s: 120\nparticipants:\n  - {name: halfer, flavor: dummy, model: \"quality:5,half-record,burn:4000/0.2\", budget: {tokens: 20000}}\n  - {name: plain, flavor: dummy, model: \"quality:3,half-record,usage:500\"}\njudges: []\n";
+    let cook = TestCook::new("init-half", brief);
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    let cell = |name: &str| {
+        run["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let halfer = cell("halfer");
+    assert_eq!(halfer["status"], "budget_exhausted", "{halfer}");
+    let spent = halfer["spend"]["tokens"].as_u64().unwrap();
+    assert!((20_000..40_000).contains(&spent), "spent {spent}");
+    let plain = cell("plain");
+    assert_eq!(
+        (&plain["status"], &plain["spend"]["tokens"]),
+        (&"ok".into(), &500.into()),
+        "{plain}"
+    );
+    let log = cook.text("logs/plain/dummy.stdout.log");
+    assert!(
+        log.contains("[mc-cell] exit {\"code\":0,\"pad\":\"xxxx")
+            && log.contains("\"input_tokens\":500"),
+        "the half record is text, and the usage line after it is in the log: {}",
+        &log[log.len().saturating_sub(300)..]
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Issue 21: `status` said a cell "would end at its deadline" while it had outlived it by 19
+/// minutes. The engine now knows each cell's deadline (a label set when it is created), and a
+/// running cell past it is named as overdue; one within it is not.
+#[test]
+fn a_cell_past_its_deadline_is_named_overdue_and_one_within_it_is_not() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-overdue");
+        let work = tempfile::tempdir().unwrap();
+        let past = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            - 60;
+        // The label of an init that should have ended its cell a minute ago.
+        let mut late = cell(&cook, "late", "quality:3,sleep:600", &work.path().join("a"));
+        late.spec.labels = late
+            .spec
+            .labels
+            .clone()
+            .with(multicooker::runtime::LABEL_DEADLINE, &past.to_string());
+        let mut fine = cell(&cook, "fine", "quality:3,sleep:600", &work.path().join("b"));
+        late.start(&runtime).await;
+        fine.start(&runtime).await;
+        let selector = Selector::cook(cook.name()).with(LABEL_ROOT, &root_id(cook.root()));
+        let overdue = runtime.overdue(&selector).await.unwrap();
+        assert_eq!(overdue, [late.spec.name.clone()]);
+        for cell in [&late, &fine] {
+            runtime
+                .remove(&ObjectRef::cell(&cell.spec.name))
+                .await
+                .unwrap();
+        }
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
+
+/// Issue 21: a forged `oom:false` record was believed. A program that forges one and then
+/// runs out of memory reads as what init saw: killed, with the OOM counted.
+#[test]
+fn a_forged_no_oom_record_does_not_hide_an_oom_kill() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-oom");
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out");
+        let mut cell = cell(&cook, "oom", "quality:3,forge-record,oom:1G,exit:0", &out);
+        cell.start(&runtime).await;
+        let (record, _) = cell.finish_with_record(&runtime).await;
+        assert_eq!(record["oom"], true, "{record}");
+        assert_eq!(record["signal"], 9, "{record}");
+        assert!(record["code"].is_null(), "{record}");
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}

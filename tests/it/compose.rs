@@ -220,3 +220,43 @@ fn the_composed_proxy_is_the_proxy_the_engine_runs() {
     assert_eq!(cook.run("clean").status.code(), Some(0));
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Issue 25: `compose` worked only while a run was in progress (it asked the engine for the
+/// cook's own image, which exists only between a run's build and teardown). On a fresh cook and
+/// on a finished one it renders every cell, with the program its flavor's image runs, and
+/// docker-compose accepts the file; nothing of the cook's is left in the engine.
+#[test]
+fn compose_renders_a_fresh_and_a_finished_cook() {
+    let cook = TestCook::new("composefresh", &dummy_brief(&[("ada", "quality:3")], ""));
+    let mut programs = Vec::new();
+    for moment in ["fresh", "finished"] {
+        if moment == "finished" {
+            assert_eq!(cook.run("cook").status.code(), Some(0));
+        }
+        let output = cook.run_args(&["compose", cook.name(), "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{moment}: {}", show(&output));
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let services = document["services"].as_object().unwrap();
+        let names: BTreeSet<&str> = services.keys().map(String::as_str).collect();
+        assert!(
+            names.contains("participant-ada") && names.contains("judge-referee"),
+            "{moment}: {names:?}"
+        );
+        programs.push(services["participant-ada"]["entrypoint"].clone());
+        let file = cook.dir().join("compose/compose.yaml");
+        let config = Command::new("docker-compose")
+            .args(["-f", file.to_str().unwrap(), "config", "-q"])
+            .output()
+            .expect("docker-compose is installed (Debian's package)");
+        assert!(config.status.success(), "{moment}: {}", show(&config));
+    }
+    assert!(
+        programs[0].as_array().is_some_and(|p| !p.is_empty()),
+        "{programs:?}"
+    );
+    assert_eq!(
+        programs[0], programs[1],
+        "the same program before and after a run"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

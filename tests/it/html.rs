@@ -143,9 +143,15 @@ fn a_real_pairwise_leaderboard_renders_cleanly_with_its_rows_in_order() {
     ] {
         assert!(rendered.dom.contains(id), "{id} missing");
     }
-    // Two dummy judges give identical verdicts: no spread, so no interval bar is drawn (a
-    // zero-width one would claim certainty), and the caveat says two judges are few.
-    assert!(!rendered.dom.contains("class=\"interval\""));
+    // Two dummy judges give identical verdicts: no spread between them, but the verdicts' own
+    // sampling error floors the interval (issue 23: a zero-width one would claim certainty,
+    // none at all hid what the verdicts do say), and the caveat says why it is wide.
+    assert!(rendered.dom.contains("class=\"interval\""));
+    assert!(
+        rendered
+            .dom
+            .contains("floored at the verdicts' own sampling error")
+    );
     assert!(rendered.dom.contains("Position consistency"));
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

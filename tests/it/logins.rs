@@ -728,3 +728,80 @@ fn a_login_a_cell_stole_never_reaches_the_host_even_when_multicooker_is_killed()
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// A cell that smuggles its token out encoded (base64 at each alignment, base64url, hex in
+/// both cases, URL-encoded) gets nothing past redaction: no form of any login secret is in its
+/// collected output, the sealed and normalized copies, the judges' copies or the archive.
+#[test]
+fn a_token_written_encoded_reaches_no_judge_copy_and_no_archive() {
+    let host = FakeHost::new();
+    let yaml = brief(
+        &[("cl", "claude", "opus-q4"), ("d", "dummy", "quality:2")],
+        &[("jd", "dummy")],
+    );
+    let cook = TestCook::new("encoded-leak", &yaml);
+    fs_err::write(
+        cook.dir().join("BRIEF.md"),
+        "# Brief\n\nSay hello. FAKE:leak FAKE:encode\n",
+    )
+    .unwrap();
+    install_fakes(&cook, &["claude"]);
+    for command in ["cook", "judge", "report"] {
+        let output = host.run(&cook, &[command, cook.name()]);
+        assert!(output.status.success(), "{command}: {}", show(&output));
+    }
+    let tarball = cook.dir().join("public.tar.gz");
+    let archived = host.run(
+        &cook,
+        &[
+            "archive",
+            cook.name(),
+            "--format",
+            "tar",
+            "--out",
+            tarball.to_str().unwrap(),
+        ],
+    );
+    assert!(archived.status.success(), "{}", show(&archived));
+    let encoded = cook.text("work/cl/out/ENCODED.txt");
+    assert_eq!(encoded.lines().count(), 7, "{encoded}");
+    assert!(
+        encoded.lines().all(|l| l.contains("[REDACTED]")),
+        "every form caught: {encoded}"
+    );
+    let needles: Vec<String> = host
+        .canaries
+        .iter()
+        .flat_map(|c| std::iter::once(c.clone()).chain(multicooker::redact::encodings(c)))
+        .collect();
+    assert!(
+        needles.len() >= 9 * host.canaries.len(),
+        "each secret, base64 and base64url at three alignments, hex in two cases"
+    );
+    assert_eq!(files_holding(&cook.dir(), &needles), Vec::<String>::new());
+    assert!(
+        cook.dir()
+            .join("judging/_normalized/cl/out/ENCODED.txt")
+            .is_file(),
+        "the judges' copy was searched"
+    );
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(
+        fs_err::File::open(&tarball).unwrap(),
+    ));
+    let mut members = 0;
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).unwrap_or_default();
+        members += 1;
+        for needle in &needles {
+            assert!(
+                !text.contains(needle.as_str()),
+                "{} holds {needle}",
+                entry.path().unwrap().display()
+            );
+        }
+    }
+    assert!(members > 3, "{members}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

@@ -7,7 +7,8 @@
 //!
 //! Scenarios come from the prompt text, as the real CLIs would see it: `FAKE:rate_limit`,
 //! `FAKE:usage_limit` and `FAKE:auth_401` (the real CLIs' shapes, in `fake_errors`),
-//! `FAKE:leak` (prints its access token, to test redaction), `FAKE:hang`, `FAKE:steal-hang`
+//! `FAKE:leak` (prints its access token, to test redaction; with `FAKE:encode` also writes it
+//! base64, base64url, hex and URL-encoded into `ENCODED.txt`), `FAKE:hang`, `FAKE:steal-hang`
 //! (copies its token into its output, then hangs).
 
 use std::io::{Read, Write};
@@ -320,7 +321,62 @@ fn write_output(cli: &str, prompt: &str, model: &str, leak: Option<&str>) -> Res
     }
     std::fs::create_dir_all("/work/out")
         .and_then(|()| std::fs::write("/work/out/RESULT.md", text))
-        .map_err(|e| format!("cannot write out/RESULT.md: {e}"))
+        .map_err(|e| format!("cannot write out/RESULT.md: {e}"))?;
+    match leak {
+        Some(token) if prompt.contains("FAKE:encode") => {
+            std::fs::write("/work/out/ENCODED.txt", encoded(token))
+                .map_err(|e| format!("cannot write out/ENCODED.txt: {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// FAKE:encode: the token smuggled out encoded, one form per line: base64 after 0, 1 and 2
+/// bytes of prefix (each alignment), base64url, hex in both cases, URL-encoded.
+fn encoded(token: &str) -> String {
+    let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+    let url: String = token
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for prefix in ["", "a", "ab"] {
+        lines.push(base64(format!("{prefix}{token}!").as_bytes(), false));
+    }
+    lines.push(base64(format!("x{token}").as_bytes(), true));
+    lines.push(hex.to_ascii_uppercase());
+    lines.push(hex);
+    lines.push(format!("https://example.invalid/?t={url}"));
+    lines.join("\n") + "\n"
+}
+
+/// Base64 (RFC 4648, padded), or base64url without padding.
+fn base64(bytes: &[u8], url: bool) -> String {
+    let alphabet: &[u8; 64] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(alphabet[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+        if !url {
+            out.push_str(&"=".repeat(3 - chunk.len()));
+        }
+    }
+    out
 }
 
 fn emit(line: &str) {

@@ -1,4 +1,5 @@
-//! The sandbox seen from inside: identity, capabilities, seccomp, file systems, mounts, limits
+//! The sandbox seen from inside: identity, capabilities (every set), seccomp, whether the
+//! program can reach its init (open /proc/1/fd/1, ptrace PID 1), file systems, mounts, limits
 //! and environment, written as SANDBOX.json (and ENV.txt) for tests and `doctor`.
 
 use std::path::Path;
@@ -58,6 +59,23 @@ fn mounts() -> Json {
     Json::Array(items)
 }
 
+/// Whether init's stdout can be opened for writing (it must not: records travel there).
+fn init_fds_open() -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/1/fd/1")
+        .is_ok()
+}
+
+/// Whether PID 1 can be traced (it must not); a successful attempt is undone at once.
+fn ptrace_init() -> bool {
+    let seized = crate::sys::seize_and_interrupt(1).is_ok();
+    if seized {
+        crate::sys::detach(1);
+    }
+    seized
+}
+
 /// Writes SANDBOX.json.
 pub fn write_sandbox(path: &Path) -> std::io::Result<()> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -78,6 +96,20 @@ pub fn write_sandbox(path: &Path) -> std::io::Result<()> {
             "cap_eff".into(),
             status_field(&status, "CapEff:").map_or(Json::Null, Json::Str),
         ),
+        (
+            "cap_prm".into(),
+            status_field(&status, "CapPrm:").map_or(Json::Null, Json::Str),
+        ),
+        (
+            "cap_bnd".into(),
+            status_field(&status, "CapBnd:").map_or(Json::Null, Json::Str),
+        ),
+        (
+            "cap_amb".into(),
+            status_field(&status, "CapAmb:").map_or(Json::Null, Json::Str),
+        ),
+        ("init_fds_open".into(), Json::Bool(init_fds_open())),
+        ("ptrace_init".into(), Json::Bool(ptrace_init())),
         ("no_new_privs".into(), number("NoNewPrivs:")),
         ("seccomp".into(), number("Seccomp:")),
         ("root_writable".into(), Json::Bool(writable("/"))),

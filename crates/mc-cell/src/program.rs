@@ -3,7 +3,7 @@
 //! `$MULTICOOKER_LAUNCH` when the cell offers it. It prints to its own stdout (which the runner
 //! captures and compares) and reports every failed attempt on stderr.
 //!
-//! Besides honest instructions (`print TEXT`, `read PATH`, `write PATH TEXT`, `loop`) it has the
+//! Besides honest instructions (`print TEXT`, `read PATH`, `write PATH TEXT`, `sleep S`, `loop`) it has the
 //! attacks a participant's code has tried on its verifier (issue 21), for the tests:
 //! `forge-junit N` (a results/junit.xml of N passing cases, made read-only), `daemon` (a
 //! double-forked daemon that stops the runner, swaps in an all-pass report and lets it go on),
@@ -75,6 +75,9 @@ fn interpret(path: &Path) -> Result<String, String> {
             "forge-junit" => forge_junit(rest.parse().unwrap_or(10_000)),
             "daemon" => attempt("start a daemon", start_daemon()),
             "shout" => shout(rest),
+            "sleep" => std::thread::sleep(Duration::from_secs_f64(
+                rest.parse::<f64>().unwrap_or(1.0).clamp(0.0, 3600.0),
+            )),
             "loop" => loop {
                 std::thread::sleep(Duration::from_secs(1));
             },

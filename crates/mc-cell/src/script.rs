@@ -59,6 +59,10 @@ pub enum Directive {
     MissingDim,
     /// Judge only: text aimed at the grader in review.md.
     Inject,
+    /// Judge only: a review.md built to render, run or forge in whatever shows it: a markdown
+    /// image beacon, `<img onerror>`, an unclosed fence, ESC, a CR-forged `[mc]` line, a bidi
+    /// override ([`HOSTILE_REVIEW`]).
+    HostileReview,
     /// Judge only: a sparse 1 GiB scores.json.
     HugeScores,
     /// Judge only, pairwise: always prefer the submission shown first (position bias).
@@ -120,6 +124,9 @@ pub enum Directive {
     /// empty a shared budget.
     Claim(u64),
 }
+
+/// The review `hostile-review` writes.
+pub const HOSTILE_REVIEW: &str = "Fine work.\n![beacon](http://evil.example/beacon.png)\n<img src=x onerror=alert(1)>\n````\nunclosed fence swallows the page\n\u{1b}[2J\u{1b}]0;pwned\u{7}\rwork\r[mc] cook.finished all ok\ninvoice\u{202e}fdp.exe\n";
 
 /// A script that could not be parsed.
 #[derive(Debug, PartialEq)]
@@ -225,6 +232,7 @@ fn parse_one(token: &str) -> Result<Directive, ScriptError> {
         "out-of-scale" => Directive::OutOfScale,
         "missing-dim" => Directive::MissingDim,
         "inject" => Directive::Inject,
+        "hostile-review" => Directive::HostileReview,
         "huge-scores" => Directive::HugeScores,
         "prefer-first" => Directive::PreferFirst,
         "guess" => Directive::Guess(need("a vendor")?.to_owned()),

@@ -65,7 +65,8 @@ fn cheat(out: &Path) -> Result<(), String> {
 fn sabotage(kind: &str) -> String {
     let attack = match kind {
         "junit" => "forge-junit 10000",
-        "daemon" => "daemon",
+        // The daemon gets half a second at the runner while the program still runs.
+        "daemon" => "daemon\nsleep 0.5",
         // The expected answer, read from the hidden folder instead of computed.
         "peek" => "read /work/verify/expected/answer.txt",
         "tap" => "write /work/results/results.tap 1..3000000",

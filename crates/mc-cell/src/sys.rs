@@ -110,6 +110,11 @@ pub fn seize_and_interrupt(pid: i32) -> io::Result<()> {
     check(unsafe { ptrace(PTRACE_INTERRUPT, pid, 0u64, 0u64) })
 }
 
+/// `ptrace(PTRACE_DETACH, pid)`: undoes a seize that should not have worked.
+pub fn detach(pid: i32) {
+    unsafe { ptrace(17, pid, 0u64, 0u64) };
+}
+
 /// The uid of the process at the other end of a unix stream socket.
 pub fn peer_uid(fd: RawFd) -> io::Result<u32> {
     // struct ucred { pid_t pid; uid_t uid; gid_t gid; }

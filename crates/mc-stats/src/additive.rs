@@ -315,7 +315,7 @@ impl Columns {
 
 /// Gaussian elimination with partial pivoting on a row-major `size × size` matrix; `None` when
 /// a pivot is negligible next to the matrix's largest entry (the system is singular).
-fn solve_dense(mut a: Vec<f64>, mut b: Vec<f64>, size: usize) -> Option<Vec<f64>> {
+pub(crate) fn solve_dense(mut a: Vec<f64>, mut b: Vec<f64>, size: usize) -> Option<Vec<f64>> {
     let scale = a.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
     if scale == 0.0 {
         return None;

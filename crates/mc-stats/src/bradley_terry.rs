@@ -141,6 +141,47 @@ impl Table {
             .collect()
     }
 
+    /// The model's own covariance of the log-strengths at the fit: the inverse of the
+    /// (penalized) Fisher information, `sum_ij n_ij pi_ij (1 - pi_ij) (e_i - e_j)(e_i - e_j)'`
+    /// plus `sigma_i (1 - sigma_i)` per item for its virtual tie. It is the sampling error of
+    /// the verdicts themselves (each verdict a Bernoulli draw; a tie varies less, so this errs
+    /// wide), whatever the judges' spread. `cov[i][j]` over all items, 0 for those absent;
+    /// `None` when nothing appears or the information is singular.
+    pub(crate) fn covariance(&self) -> Option<Vec<Vec<f64>>> {
+        let n = self.items;
+        let p = self.fit();
+        let present: Vec<usize> = (0..n).filter(|&i| p[i].is_some()).collect();
+        let m = present.len();
+        if m == 0 {
+            return None;
+        }
+        let strength = |i: usize| p[i].unwrap_or(1.0);
+        let mut info = vec![0.0; m * m];
+        for (x, &i) in present.iter().enumerate() {
+            let prior = strength(i) / (strength(i) + 1.0);
+            info[x * m + x] += prior * (1.0 - prior);
+            for (y, &j) in present.iter().enumerate().skip(x + 1) {
+                let games = self.games[i * n + j];
+                let pi = strength(i) / (strength(i) + strength(j));
+                let w = games * pi * (1.0 - pi);
+                info[x * m + x] += w;
+                info[y * m + y] += w;
+                info[x * m + y] -= w;
+                info[y * m + x] -= w;
+            }
+        }
+        let mut cov = vec![vec![0.0; n]; n];
+        for (y, &j) in present.iter().enumerate() {
+            let mut unit = vec![0.0; m];
+            unit[y] = 1.0;
+            let column = crate::additive::solve_dense(info.clone(), unit, m)?;
+            for (x, &i) in present.iter().enumerate() {
+                cov[i][j] = column[x];
+            }
+        }
+        Some(cov)
+    }
+
     /// Strengths on the reference's scale by MM: `p_i <- W_i / D_i` with `W_i` the item's wins
     /// plus the virtual half win and `D_i = sum_j n_ij / (p_i + p_j) + 1 / (p_i + 1)`, all items
     /// updated together from the previous step. After each MM step the strengths are multiplied

@@ -74,11 +74,14 @@ pub use krippendorff::krippendorff_alpha_interval;
 pub use means::cluster_means;
 pub use permutation::permutation_p_value;
 pub use proportion::{Proportion, wilson_interval};
-pub use ranking::{Ranking, additive_ranking, bradley_terry_ranking};
+pub use ranking::{FLOOR_BELOW, Ranking, additive_ranking, bradley_terry_ranking};
 pub use separation::{
     PairTest, RankRange, holm, rank_groups, rank_ranges, same_estimate, score_order,
 };
-pub use student_t::{minimum_detectable_difference, t_critical, t_quantile, t_two_sided_p};
+pub use student_t::{
+    detectable_difference, minimum_detectable_difference, t_critical, t_quantile, t_test_power,
+    t_two_sided_p,
+};
 
 /// A point estimate with its bootstrap percentile interval.
 #[derive(Debug, Clone, Copy, PartialEq)]

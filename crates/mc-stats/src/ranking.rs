@@ -106,6 +106,13 @@ pub fn bradley_terry_ranking(cmp: &[Comparison], items: usize, level: f64) -> Op
         Some(all)
     };
     let all = jackknife(clusters.ids(), usize::MAX, level, stat)?;
+    let full = Table::new(&usable, items, &clusters, &vec![1.0; clusters.len()]);
+    let floors = model_errors(&full, &all, &pairs);
+    let all: Vec<Option<TInterval>> = all
+        .into_iter()
+        .zip(floors)
+        .map(|(interval, floor)| Some(floored(interval?, floor, clusters.len(), level)))
+        .collect();
     let percent = |theta: f64| 100.0 / (1.0 + (-theta).exp());
     let item_part: Vec<Option<TInterval>> = all[..items]
         .iter()
@@ -120,6 +127,74 @@ pub fn bradley_terry_ranking(cmp: &[Comparison], items: usize, level: f64) -> Op
         (clusters.len(), None),
         level,
     ))
+}
+
+/// The verdicts' own standard error of each statistic of [`bradley_terry_ranking`] (items'
+/// centred log-strengths, then the pairs' differences) from the model's covariance; 0 where
+/// it cannot be had.
+#[expect(clippy::cast_precision_loss, reason = "item counts are tiny")]
+fn model_errors(
+    table: &Table,
+    statistics: &[Option<TInterval>],
+    pairs: &[(usize, usize)],
+) -> Vec<f64> {
+    let Some(cov) = table.covariance() else {
+        return vec![0.0; statistics.len()];
+    };
+    let items = cov.len();
+    let present: Vec<usize> = (0..items).filter(|&i| statistics[i].is_some()).collect();
+    let m = present.len() as f64;
+    let variance = |c: &[f64]| -> f64 {
+        let mut v = 0.0;
+        for i in 0..items {
+            for j in 0..items {
+                v += c[i] * cov[i][j] * c[j];
+            }
+        }
+        v.max(0.0)
+    };
+    let mut out = Vec::with_capacity(statistics.len());
+    for item in 0..items {
+        let mut c = vec![0.0; items];
+        for &j in &present {
+            c[j] -= 1.0 / m;
+        }
+        c[item] += 1.0;
+        out.push((variance(&c) * MERGED).sqrt());
+    }
+    for &(a, b) in pairs {
+        let mut c = vec![0.0; items];
+        c[a] = 1.0;
+        c[b] = -1.0;
+        out.push((variance(&c) * MERGED).sqrt());
+    }
+    out
+}
+
+/// Below this many clusters a Bradley–Terry interval's standard error is floored (see
+/// [`floored`]); from it on the jackknife alone holds its level (`tests/it/pairwise.rs`).
+pub const FLOOR_BELOW: usize = 5;
+
+/// The variance of one verdict merged from both orders (two agreeing orders a win, two
+/// disagreeing a tie) is `π (1 − π) / 2`, half a single Bernoulli verdict's: the model's
+/// information counts each merged verdict as one Bernoulli draw, so its variance is halved.
+const MERGED: f64 = 0.5;
+
+/// A jackknife interval whose standard error is at least the verdicts' own (`floor`) when there
+/// are fewer than [`FLOOR_BELOW`] clusters, or when the leave-one-out fits agree exactly: with 2
+/// or 3 judges they can agree by chance far more closely than the verdicts could (a "95 %"
+/// interval a point wide), and unanimous judges agree exactly, yet the verdicts' sampling error
+/// is there all the same. `df` stays `clusters - 1`; with one cluster there is no interval.
+fn floored(interval: TInterval, floor: f64, clusters: usize, level: f64) -> TInterval {
+    let df = clusters.saturating_sub(1);
+    if df == 0 {
+        return interval;
+    }
+    if clusters >= FLOOR_BELOW && interval.se.is_some() {
+        return interval;
+    }
+    let se = interval.se.unwrap_or(0.0).max(floor);
+    TInterval::from_se(interval.estimate, se, df, level)
 }
 
 fn pair_list(items: usize) -> Vec<(usize, usize)> {

@@ -153,6 +153,17 @@ BT_ITEMS = 5
 
 
 def bt_scores(cmp, items):
+    index, raw = bt_fit(cmp)
+    theta = raw - raw.mean()  # geometric mean of the strengths becomes 1
+    scores = [None] * items
+    for item, k in index.items():
+        p = np.exp(theta[k])
+        scores[item] = 100 * p / (p + 1)
+    return scores
+
+
+def bt_fit(cmp):
+    """The penalized maximum on the reference's scale: (item -> position, log-strengths)."""
     present = sorted({x for _, a, b, _ in cmp for x in (a, b)})
     index = {item: k for k, item in enumerate(present)}
 
@@ -186,12 +197,33 @@ def bt_scores(cmp, items):
     root = optimize.root(gradient, fit.x, method="hybr", options={"xtol": 1e-15})
     assert np.max(np.abs(gradient(root.x))) < 1e-12, root  # (hybr may stop "not making progress" at 1e-16)
     assert negative_log_likelihood(root.x) <= fit.fun + 1e-12
-    theta = root.x - root.x.mean()  # geometric mean of the strengths becomes 1
-    scores = [None] * items
-    for item, k in index.items():
-        p = np.exp(theta[k])
-        scores[item] = 100 * p / (p + 1)
-    return scores
+    return index, root.x
+
+
+def bt_floor_covariance(cmp):
+    """Half the inverse of the penalized likelihood's Hessian at the maximum, the Hessian taken
+    by central differences of the analytic gradient (not the closed form the crate uses): the
+    sampling covariance of the log-strengths when every verdict merges both orders."""
+    index, raw = bt_fit(cmp)
+    n = len(raw)
+
+    def gradient(theta):
+        grad = np.zeros(n)
+        for _, a, b, s in cmp:
+            ka, kb = index[a], index[b]
+            chance_a = 1 / (1 + np.exp(theta[kb] - theta[ka]))
+            grad[ka] += s - chance_a
+            grad[kb] -= s - chance_a
+        grad += 0.5 - 1 / (1 + np.exp(-theta))
+        return grad
+
+    h = 1e-5
+    hessian = np.zeros((n, n))
+    for j in range(n):
+        step = np.zeros(n)
+        step[j] = h
+        hessian[:, j] = -(gradient(raw + step) - gradient(raw - step)) / (2 * h)
+    return index, 0.5 * np.linalg.inv((hessian + hessian.T) / 2)
 
 
 print("full:", [None if s is None else float(s) for s in bt_scores(CMP, BT_ITEMS)])
@@ -352,6 +384,19 @@ logit = lambda s: None if s is None else float(np.log(s / (100 - s)))
 leave = [[logit(s) for s in bt_scores([r for r in CMP if r[0] != c], BT_ITEMS)] for c in bt_clusters]
 k = len(bt_clusters)
 t = stats.t.ppf(0.975, k - 1)
+# Fewer than 5 clusters: each standard error is floored at the verdicts' own (the model's
+# covariance, halved for verdicts merged from both orders).
+index, cov = bt_floor_covariance(CMP)
+m = len(index)
+
+
+def floor(weights):
+    c = np.zeros(m)
+    for item, w in weights.items():
+        c[index[item]] += w
+    return float(np.sqrt(c @ cov @ c))
+
+
 for item in range(BT_ITEMS):
     if full[item] is None:
         continue
@@ -361,10 +406,14 @@ for item in range(BT_ITEMS):
         continue
     values = np.array(values)
     se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+    centred = {i: -1 / m for i in index}
+    centred[item] += 1
+    se = max(se, floor(centred))
     est = logit(full[item])
     print(item, [repr(float(x)) for x in (full[item], 100 / (1 + np.exp(-(est - t * se))), 100 / (1 + np.exp(-(est + t * se))))])
 values = np.array([l[0] - l[2] for l in leave])
 se = np.sqrt((k - 1) / k * np.sum((values - values.mean()) ** 2))
+se = max(se, floor({0: 1, 2: -1}))
 diff = logit(full[0]) - logit(full[2])
 print("pair 0-2", repr(diff), repr(float(se)), repr(float(2 * stats.t.sf(abs(diff / se), k - 1))))
 

@@ -27,6 +27,8 @@ struct Checks {
     lines: Vec<(&'static str, String)>,
     /// Base images this build does not use, all of them (the line shows a few).
     stale_bases: Vec<String>,
+    /// Plain `doctor`: what this machine can cook, said before the counts (issue 27).
+    readiness: Option<String>,
 }
 
 impl Checks {
@@ -95,21 +97,8 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                     ready.push(target.flavor.clone());
                 }
             }
-            if args.task.is_none() && args.flavors.is_empty() && logged_in.is_empty() {
-                // Only the dummy can cook: say so as a failure, not as warnings under "all
-                // good" (issue 17). A cook's own check (`doctor <task>`) is stricter still.
-                checks.add(
-                    "FAIL",
-                    format!(
-                        "no real flavor is logged in, so only `dummy` cooks can run; log in on the host with one of: {}",
-                        KNOWN_FLAVORS
-                            .iter()
-                            .filter(|f| !crate::creds::members(f).is_empty() && **f != "triad")
-                            .map(|f| crate::creds::login_advice(f))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
+            if args.task.is_none() && args.flavors.is_empty() {
+                readiness(&ready, &logged_in, &mut checks);
             }
             check_stale_bases(&*runtime, &mut checks).await;
             if args.sandbox {
@@ -128,8 +117,53 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     Ok(print_checks(session.printer, &checks, &endpoint))
 }
 
-/// The checks as a table (or, with `-q`, only the failures on stderr), then one line with
-/// the counts. Exit 1 when something a cook needs is missing.
+/// Plain `doctor`: dummy cooks and real flavors are told apart (issue 27: a machine with no
+/// login failed `doctor` although every dummy cook works). No login is a warning with the
+/// commands that log in; the summary line says what can cook. A cook's own check
+/// (`doctor <task>`) stays strict: a flavor it needs fails.
+fn readiness(ready: &[String], logged_in: &[String], checks: &mut Checks) {
+    if logged_in.is_empty() {
+        checks.add(
+            "WARN",
+            format!(
+                "no real flavor is logged in, so only `dummy` cooks can run; log in on the host with one of: {}",
+                KNOWN_FLAVORS
+                    .iter()
+                    .filter(|f| !crate::creds::members(f).is_empty() && **f != "triad")
+                    .map(|f| crate::creds::login_advice(f))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let dummy = if ready.iter().any(|f| f == "dummy") {
+        "yes"
+    } else {
+        "no (see the `dummy` line)"
+    };
+    let real: Vec<&str> = ready
+        .iter()
+        .map(String::as_str)
+        .filter(|f| crate::flavor::is_vendor(f))
+        .collect();
+    let real = if real.is_empty() && logged_in.is_empty() {
+        "none (no login)".to_owned()
+    } else if real.is_empty() {
+        format!(
+            "none yet (logged in: {}; see their lines)",
+            logged_in.join(", ")
+        )
+    } else {
+        real.join(", ")
+    };
+    checks.readiness = Some(format!(
+        "doctor: ready for dummy cooks: {dummy}; ready for real flavors: {real}"
+    ));
+}
+
+/// The checks as a table (or, with `-q`, only the failures on stderr), then what the machine
+/// can cook (plain `doctor`) and one line with the counts. Exit 1 when something a cook needs
+/// is missing.
 fn print_checks(printer: crate::output::Printer, checks: &Checks, endpoint: &str) -> ExitCode {
     let (failures, warnings) = (checks.count("FAIL"), checks.count("WARN"));
     printer.json(&json!({
@@ -144,6 +178,9 @@ fn print_checks(printer: crate::output::Printer, checks: &Checks, endpoint: &str
         if printer.quiet() && *level == "FAIL" {
             printer.problem(&format!("doctor: {text}"));
         }
+    }
+    if let Some(readiness) = &checks.readiness {
+        printer.data(readiness);
     }
     let warned = match warnings {
         0 => String::new(),
@@ -339,7 +376,15 @@ fn one_line(text: &str) -> String {
 
 fn check_user(checks: &mut Checks) {
     match crate::settings::cell_user() {
-        Ok(user) => checks.add("OK", format!("cells run as non-root user {}", user.spec())),
+        Ok(user) => checks.add(
+            "OK",
+            format!(
+                "cells run as {} (launched code as {}:{}), ids no host account, group or process uses",
+                user.spec(),
+                user.uid + 1,
+                user.gid + 1
+            ),
+        ),
         Err(problem) => checks.add("FAIL", format!("{problem:#}")),
     }
 }

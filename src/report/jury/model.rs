@@ -219,6 +219,12 @@ pub struct Blinding {
     pub hit_rate: Option<f64>,
     /// Permutation p-value: P(a random relabelling of the vendors matches as many guesses).
     pub p_value: Option<f64>,
+    /// The smallest p-value this cook's vendor counts allow (every guess right):
+    /// `prod n_v! / n!`, never below the permutations' floor.
+    pub smallest_p: Option<f64>,
+    /// When even that is not below 0.05: how many submissions (vendors as evenly split) a
+    /// verdict would need; `None` when it can reach one, or with a single vendor (never).
+    pub needed: Option<usize>,
 }
 
 /// One counted score: (judge, participant index in the brief, percent).

@@ -6,6 +6,8 @@ mod bootstrap;
 mod common;
 mod coverage;
 mod ordering;
+mod pairwise;
+mod power;
 mod properties;
 mod reference;
 mod reference_intervals;
