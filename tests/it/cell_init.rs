@@ -322,3 +322,22 @@ fn a_cell_past_its_deadline_is_named_overdue_and_one_within_it_is_not() {
         assert!(leftovers(&runtime, &cook).await.is_empty());
     });
 }
+
+/// Issue 21: a forged `oom:false` record was believed. A program that forges one and then
+/// runs out of memory reads as what init saw: killed, with the OOM counted.
+#[test]
+fn a_forged_no_oom_record_does_not_hide_an_oom_kill() {
+    block_on(async {
+        let runtime = engine().await;
+        let cook = TestCook::empty("init-oom");
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out");
+        let mut cell = cell(&cook, "oom", "quality:3,forge-record,oom:1G,exit:0", &out);
+        cell.start(&runtime).await;
+        let (record, _) = cell.finish_with_record(&runtime).await;
+        assert_eq!(record["oom"], true, "{record}");
+        assert_eq!(record["signal"], 9, "{record}");
+        assert!(record["code"].is_null(), "{record}");
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}
