@@ -168,7 +168,7 @@ fn mode(path: &Path) -> u32 {
 }
 
 /// A credential that is no secret of this run (so nothing redacts it) is flagged by its shape:
-/// recorded with its file in RUN_RESULT.json and warned about on the terminal. (`solve:` writes
+/// recorded with its file in `RUN_RESULT.json` and warned about on the terminal. (`solve:` writes
 /// the answer into answer.txt and a solution.mcs that prints it.)
 #[test]
 fn a_token_shaped_string_in_an_output_is_flagged() {
