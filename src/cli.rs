@@ -48,7 +48,8 @@ const AFTER_HELP: &str = "\
 Exit codes:
   0    success (for cook and judge: at least one cell ended ok)
   1    ran, but produced nothing usable (no ok cell, no scores, a failed doctor check, lint
-       findings, no change for diff, nothing running for cancel)
+       findings, no change for diff, nothing running for cancel; cook, refine and resume also
+       when hidden tests brief.yaml asks for could not run)
   2    usage or precondition error (missing cook, invalid brief.yaml, engine unreachable, image build failed)
   3    nightly: a ranking, but some cells unscored, a cook failed or the budget was reached
   4    nightly: another night of the same config is running
@@ -81,7 +82,8 @@ Environment:
 Set inside cells, for a custom flavor's program: MULTICOOKER_ROLE, MULTICOOKER_FLAVOR,
   MULTICOOKER_PARTICIPANT, MULTICOOKER_JUDGE, MULTICOOKER_REVIEWER, MULTICOOKER_MODEL,
   MULTICOOKER_TIMEOUT_S, MULTICOOKER_WEB_TOOLS, MULTICOOKER_REQUIRED_OUTPUTS; a verifier
-  also gets MULTICOOKER_OUTPUT, MULTICOOKER_VERIFY, MULTICOOKER_RESULTS
+  also gets MULTICOOKER_OUTPUT, MULTICOOKER_VERIFY, MULTICOOKER_RESULTS and MULTICOOKER_LAUNCH
+  (the command that runs the code under test with less power than the runner)
 
 Typical session:
   multicooker new hello --from examples/hello-task

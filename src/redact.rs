@@ -142,6 +142,75 @@ impl Redactor {
     }
 }
 
+/// A string shaped like a credential in a cell's output: not one of the run's own secrets
+/// (those are redacted), but reported so the operator looks before publishing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenShape {
+    /// Path relative to the scanned folder.
+    pub path: String,
+    /// Which shape: `anthropic`, `openai`, `xai`, `google_oauth`, `github`, `aws_key`, `jwt`,
+    /// `private_key`.
+    pub kind: &'static str,
+}
+
+/// Files larger than this are not scanned for token shapes.
+const SHAPE_SCAN_BYTES: u64 = 4 << 20;
+
+static SHAPES: std::sync::LazyLock<Vec<(&'static str, Regex)>> = std::sync::LazyLock::new(|| {
+    [
+        ("anthropic", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+        (
+            "openai",
+            r"sk-(?:proj-|svcacct-)[A-Za-z0-9_-]{32,}|sk-[A-Za-z0-9]{40,}",
+        ),
+        ("xai", r"xai-[A-Za-z0-9]{32,}"),
+        ("google_oauth", r"ya29\.[A-Za-z0-9_-]{20,}"),
+        ("github", r"gh[pousr]_[A-Za-z0-9]{36}"),
+        ("aws_key", r"AKIA[0-9A-Z]{16}"),
+        (
+            "jwt",
+            r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        ),
+        ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    ]
+    .into_iter()
+    .map(|(kind, pattern)| (kind, Regex::new(pattern).expect("a valid pattern")))
+    .collect()
+});
+
+/// The token-shaped strings in the regular files under `dir` (links never followed; files up
+/// to 4 MiB), one entry per file and shape.
+pub fn token_shapes(dir: &Path) -> Vec<TokenShape> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.metadata().is_ok_and(|m| m.len() <= SHAPE_SCAN_BYTES))
+    {
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
+        let path = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .into_owned();
+        for (kind, shape) in SHAPES.iter() {
+            if shape.is_match(&bytes) {
+                found.push(TokenShape {
+                    path: path.clone(),
+                    kind,
+                });
+            }
+        }
+    }
+    found
+}
+
 /// Secrets shorter than this are matched literally only: a fragment of a few encoded characters
 /// would also match unrelated text.
 const MIN_ENCODED_BYTES: usize = 8;
@@ -411,6 +480,36 @@ mod tests {
         assert_eq!(
             Redactor::new(&["abc".into()]).bytes(b"616263").as_ref(),
             b"616263"
+        );
+    }
+
+    /// Credentials that are no secret of this run are flagged by shape, with their file.
+    #[test]
+    fn token_shaped_strings_in_outputs_are_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/config.py"),
+            "KEY = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345'\nAWS = 'AKIAABCDEFGHIJKLMNOP'\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("notes.md"),
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("clean.md"), "sk-ant is a prefix; AKIA too").unwrap();
+        let found: Vec<(String, &str)> = token_shapes(dir.path())
+            .into_iter()
+            .map(|t| (t.path, t.kind))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("notes.md".to_owned(), "jwt"),
+                ("src/config.py".to_owned(), "anthropic"),
+                ("src/config.py".to_owned(), "aws_key"),
+            ]
         );
     }
 }

@@ -74,6 +74,10 @@ pub struct ParticipantResult {
     /// Output files in which a credential was found and redacted (or removed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redacted_outputs: Vec<crate::redact::Redaction>,
+    /// Token-shaped strings left in its sealed output (no secret of this run: flagged for the
+    /// operator to look at before publishing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_shapes: Vec<crate::redact::TokenShape>,
     /// The CLI version its image records (`io.multicooker.cli-version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
@@ -252,6 +256,7 @@ impl CellHooks for CookHooks {
             .brief
             .participant(&plan.actor)
             .and_then(|a| a.model.clone());
+        let token_shapes = self.token_shapes(plan, seal_report.is_some());
         let result = ParticipantResult {
             name: plan.actor.clone(),
             flavor: plan.flavor.clone(),
@@ -277,6 +282,7 @@ impl CellHooks for CookHooks {
             seal: seal_report,
             egress: egress_record(plan, outcome.canary.as_ref()),
             redacted_outputs: outcome.redacted.clone(),
+            token_shapes,
             cli_version: None,
             image: None,
             backend: None,
@@ -290,6 +296,23 @@ impl CellHooks for CookHooks {
 }
 
 impl CookHooks {
+    /// Scans a sealed output for token-shaped strings and warns about each.
+    fn token_shapes(&self, plan: &CellPlan, sealed: bool) -> Vec<crate::redact::TokenShape> {
+        if !sealed {
+            return Vec::new();
+        }
+        let found = crate::redact::token_shapes(&self.paths.sealed(&plan.actor).join("out"));
+        for shape in &found {
+            self.progress.note(&format!(
+                "warning: `{}` left a token-shaped string ({}) in {}: look before publishing",
+                plan.actor,
+                shape.kind,
+                crate::sanitize::one_line(&shape.path)
+            ));
+        }
+        found
+    }
+
     /// trace.json, the status cell, events and progress for a finished participant.
     fn record(&self, plan: &CellPlan, result: &ParticipantResult) {
         let mut trace = serde_json::to_value(result).unwrap_or_default();

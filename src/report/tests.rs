@@ -495,3 +495,33 @@ fn without_judges_or_rubric_every_judge_folder_counts_on_a_0_to_5_scale() {
     assert!(leaderboard.contains("no rubric in `brief.yaml`"));
     assert!(!leaderboard.contains("**Total**") && !leaderboard.contains("## Judge run metrics"));
 }
+
+// Issue 23: judges that agree exactly leave no spread; the note says they agreed, not that an
+// interval needs judges whose scores differ.
+#[test]
+fn judges_that_agree_exactly_are_named_as_such() {
+    let cook = Cook::new();
+    cook.json(
+        "JUDGE_RESULT.json",
+        &json!({"finished_at": "t", "policy": "allow_self", "judges": []}),
+    );
+    let rows = [
+        ("alpha", json!({"correctness": 5, "quality": 4})),
+        ("bravo", json!({"correctness": 3, "quality": 3})),
+        ("charlie", json!({"correctness": 2, "quality": 1})),
+    ];
+    for judge in ["j1", "j2"] {
+        cook.scores(judge, &canonical(&rows));
+    }
+    let report = cook.report(&parse_brief(WORKED));
+    let note = report.jury.statistics.note.clone().unwrap_or_default();
+    assert!(note.contains("the 2 judges agreed exactly"), "{note}");
+    assert!(
+        report
+            .jury
+            .statistics
+            .estimates
+            .iter()
+            .all(|e| e.lo.is_none())
+    );
+}

@@ -166,3 +166,39 @@ fn usage(root: &Path) -> (u64, u64, usize) {
 fn mode(path: &Path) -> u32 {
     fs_err::metadata(path).unwrap().mode() & 0o777
 }
+
+/// A credential that is no secret of this run (so nothing redacts it) is flagged by its shape:
+/// recorded with its file in `RUN_RESULT.json` and warned about on the terminal. (`solve:` writes
+/// the answer into answer.txt and a solution.mcs that prints it.)
+#[test]
+fn a_token_shaped_string_in_an_output_is_flagged() {
+    let brief = "name: t\ntimeout_s: 60\nparticipants:\n  - {name: a, flavor: dummy, model: \"solve:sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123\"}\n  - {name: b, flavor: dummy, model: \"quality:2\"}\njudges: []\n";
+    let cook = TestCook::new("token-shape", brief);
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let run = cook.json("RUN_RESULT.json");
+    let participants = run["participants"].as_array().unwrap();
+    let a = participants.iter().find(|p| p["name"] == "a").unwrap();
+    assert_eq!(
+        a["token_shapes"],
+        serde_json::json!([
+            {"path": "answer.txt", "kind": "anthropic"},
+            {"path": "solution.mcs", "kind": "anthropic"}
+        ]),
+        "{a}"
+    );
+    let b = participants.iter().find(|p| p["name"] == "b").unwrap();
+    assert!(b.get("token_shapes").is_none(), "{b}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains(
+            "warning: `a` left a token-shaped string (anthropic) in answer.txt: look before publishing"
+        ),
+        "{said}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
