@@ -415,22 +415,13 @@ impl DockerRuntime {
         &self,
         selector: &Selector,
     ) -> Result<Vec<String>, RuntimeError> {
-        let mut filters = HashMap::new();
-        filters.insert("label".to_owned(), selector.engine_filters());
-        filters.insert("status".to_owned(), vec!["running".to_owned()]);
-        let options = ListContainersOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        let containers = self
-            .docker
-            .list_containers(Some(options))
-            .await
-            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        Ok(containers
+        Ok(self
+            .running_containers(selector)
+            .await?
             .into_iter()
             .filter(|c| {
                 c.labels
@@ -439,8 +430,7 @@ impl DockerRuntime {
                     .and_then(|d| d.parse::<u64>().ok())
                     .is_some_and(|deadline| deadline < now)
             })
-            .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
-            .map(|n| n.trim_start_matches('/').to_owned())
+            .filter_map(container_name)
             .collect())
     }
 
@@ -448,22 +438,29 @@ impl DockerRuntime {
         &self,
         selector: &Selector,
     ) -> Result<Vec<String>, RuntimeError> {
+        Ok(self
+            .running_containers(selector)
+            .await?
+            .into_iter()
+            .filter_map(container_name)
+            .collect())
+    }
+
+    /// The running containers whose labels match.
+    async fn running_containers(
+        &self,
+        selector: &Selector,
+    ) -> Result<Vec<bollard::models::ContainerSummary>, RuntimeError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_owned(), selector.engine_filters());
         filters.insert("status".to_owned(), vec!["running".to_owned()]);
         let options = ListContainersOptionsBuilder::default()
             .filters(&filters)
             .build();
-        let containers = self
-            .docker
+        self.docker
             .list_containers(Some(options))
             .await
-            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))?;
-        Ok(containers
-            .into_iter()
-            .filter_map(|c| c.names.and_then(|n| n.into_iter().next()))
-            .map(|n| n.trim_start_matches('/').to_owned())
-            .collect())
+            .map_err(|e| operation("list", ObjectRef::cell("running containers"), &e))
     }
 
     pub(super) async fn engine_connect_network(
@@ -979,6 +976,12 @@ pub(super) fn operation(
         status: status(error),
         message: engine_message(error),
     }
+}
+
+/// A listed container's name, without the engine's leading `/`.
+fn container_name(container: bollard::models::ContainerSummary) -> Option<String> {
+    let name = container.names?.into_iter().next()?;
+    Some(name.trim_start_matches('/').to_owned())
 }
 
 /// Whether a failed removal means the object is gone, or going, anyway: not found (404); a
