@@ -144,14 +144,5 @@ async fn judge_keeping(
         progress,
     )
     .await
-    .map_err(|cause| {
-        if moved.is_empty() {
-            return cause.into();
-        }
-        crate::cook::RunError::Restored {
-            cause: Box::new(cause),
-            stuck: moved.undo(),
-        }
-        .into()
-    })
+    .map_err(|cause| moved.restore(cause).into())
 }

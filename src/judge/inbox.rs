@@ -88,6 +88,18 @@ impl Moved {
         self.0.is_empty()
     }
 
+    /// After a failed judging: puts everything back and returns `cause`, wrapped to say so
+    /// when there was something to put back.
+    pub fn restore(self, cause: crate::cook::RunError) -> crate::cook::RunError {
+        if self.is_empty() {
+            return cause;
+        }
+        crate::cook::RunError::Restored {
+            cause: Box::new(cause),
+            stuck: self.undo(),
+        }
+    }
+
     /// Moves everything back, newest first: whatever the failed run left in an entry's place
     /// is removed first. Folders the archive made and left empty go. Best effort: returns the
     /// entries that could not be put back (they stay in `judging/_previous/`).

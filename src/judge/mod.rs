@@ -314,13 +314,7 @@ impl Undo {
             Some(bytes) => fsx::write_atomic(&paths.mapping(), bytes),
             None => std::fs::remove_file(paths.mapping()),
         };
-        if self.moved.is_empty() {
-            return cause;
-        }
-        RunError::Restored {
-            cause: Box::new(cause),
-            stuck: self.moved.undo(),
-        }
+        self.moved.restore(cause)
     }
 }
 
