@@ -10,7 +10,7 @@ use crate::cli::NewArgs;
 use crate::error::{ExitCode, UserError};
 use crate::fsx::{self, CopyOptions};
 use crate::settings;
-use crate::state::{CookPaths, check_task_name, has_date_prefix};
+use crate::state::{CookPaths, check_task_name, has_date_prefix, undated};
 
 const TEMPLATE_BRIEF: &str = include_str!("../brief/template/brief.yaml");
 const TEMPLATE_BRIEF_MD: &str = include_str!("../brief/template/BRIEF.md");
@@ -42,15 +42,8 @@ const GITIGNORE: &str = "work/\nlogs/\njudging/\nattempts/\n.auth/\n.mc-lock\nRU
 
 pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
-    let name = dated_name(&args.name)?;
+    let name = free_name(&session.root, &args.name)?;
     let paths = CookPaths::new(session.root.join(&name));
-    if paths.dir().exists() {
-        return Err(UserError::new(
-            format!("`{}` already exists", paths.dir().display()),
-            "pick another name",
-        )
-        .into());
-    }
     let staging = tempfile::Builder::new()
         .prefix(".new-")
         .tempdir_in(ensure_root(&session.root)?)
@@ -123,12 +116,32 @@ fn next_steps(paths: &CookPaths, name: &str, from_example: bool) -> String {
     format!("\nnext steps:\n{}", list.join("\n"))
 }
 
+/// The folder name for a new cook: `<yymmdd>-<name>`, or, when that exists already (the same
+/// "Try it" line run twice in a day), the day's next free `<yymmdd>.<n>-<name>`, which `<task>`
+/// then finds as the newest. A name given with its date is taken as it is, never twice.
+fn free_name(root: &Path, name: &str) -> anyhow::Result<String> {
+    let dated = dated_name(name)?;
+    if !root.join(&dated).exists() {
+        return Ok(dated);
+    }
+    if !has_date_prefix(name) {
+        let day = &dated[..6];
+        for sequence in 2..1000 {
+            let next = format!("{day}.{sequence}-{name}");
+            if !root.join(&next).exists() {
+                return Ok(next);
+            }
+        }
+    }
+    Err(UserError::new(
+        format!("`{}` already exists", root.join(&dated).display()),
+        "pick another name",
+    )
+    .into())
+}
+
 fn dated_name(name: &str) -> anyhow::Result<String> {
-    let bare = if has_date_prefix(name) {
-        &name[7..]
-    } else {
-        name
-    };
+    let bare = undated(name);
     check_task_name(name)?;
     if let Err((problem, hint)) = brief::check_actor_name(bare) {
         return Err(UserError::new(format!("cook name `{name}` {problem}"), hint).into());

@@ -59,6 +59,8 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "method": night.method, "seed": night.seed.to_string(),
             "participants": participants, "tied_groups": night.tied_groups,
             "failures": night.failures,
+            "briefs": briefs(night).len(),
+            "cells": night.cells,
             "caveat": crate::report::few_clusters_caveat(briefs(night).len(), night.estimates.iter().any(|e| e.estimate.is_some()), "briefs"),
             "conditioning": night.estimates.iter().any(|e| e.lo.is_some()).then_some(crate::report::NIGHT_CONDITIONING),
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),

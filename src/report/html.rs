@@ -26,8 +26,13 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Keeps a number and its `%` on one line (a no-break space before every ` %`).
+pub(super) fn unbroken_units(html: &str) -> String {
+    html.replace(" %", "\u{a0}%")
+}
+
 /// Percent-encodes a path segment for a relative link.
-fn href_segment(text: &str) -> String {
+pub(super) fn href_segment(text: &str) -> String {
     text.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
@@ -39,13 +44,25 @@ fn href_segment(text: &str) -> String {
         .collect()
 }
 
-const STYLE: &str = "body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1d2329;background:#fbfbfa}\
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dadd;padding-bottom:.2rem}\
-.meta{color:#5a6570;margin:.2rem 0}table{border-collapse:collapse;width:100%;margin:.6rem 0}th,td{padding:.35rem .5rem;border-bottom:1px solid #e4e6e8;text-align:left;vertical-align:middle}\
-th{background:#f0f2f4;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}.group{background:#eef5ff}.group-1{background:#fff}\
-th.num{text-align:right}.badge{display:inline-block;white-space:nowrap;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
+/// The pages' style: one column up to 1200 px, tables that scroll inside their own container
+/// on a narrow screen (the page itself never scrolls sideways), badges and long names that
+/// wrap, the bar charts folded below 600 px.
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:1rem;color:#1d2329;background:#fbfbfa;overflow-wrap:anywhere}\
+h1{font-size:1.5rem;margin:.4rem 0}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dadd;padding-bottom:.2rem}h3{font-size:1.05rem}\
+.verdict{font-size:1.15rem;background:#eef5ff;border-left:4px solid #3b6ea5;padding:.6rem .8rem;margin:.5rem 0}\
+.meta{color:#5a6570;margin:.3rem 0}.note{margin:.4rem 0;padding:.4rem .6rem;border-radius:4px;background:#f0f2f4}.note.warn{background:#fdf0e6}\
+.scroll{overflow-x:auto;max-width:100%;margin:.6rem 0;background:linear-gradient(to right,#fbfbfa 30%,rgba(251,251,250,0)),linear-gradient(to left,#fbfbfa 30%,rgba(251,251,250,0)) 100% 0,radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.2),rgba(0,0,0,0)),radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.2),rgba(0,0,0,0)) 100% 0;background-repeat:no-repeat;background-size:40px 100%,40px 100%,14px 100%,14px 100%;background-attachment:local,local,scroll,scroll}table{border-collapse:collapse;width:100%}\
+th,td{padding:.35rem .5rem;border-bottom:1px solid #e4e6e8;text-align:left;vertical-align:middle;overflow-wrap:normal}\
+thead th{background:#f0f2f4;font-weight:600;white-space:nowrap}tbody th{font-weight:600}#ranking td,#latest td,table.cells td,td.when{white-space:nowrap}#nights td.rk{min-width:17rem}#nights td.ch{min-width:11rem}th.who{min-width:11rem}.links a{margin-right:.1rem}td.num,th.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}\
+tr.new-group>*{border-top:2px solid #9fb4cc}small{color:#5a6570;font-weight:400}\
+.badge{display:inline-block;white-space:normal;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
 .unscored{color:#8a6d00}svg text{font:11px system-ui,sans-serif;fill:#5a6570}code{background:#eef0f2;padding:0 .25rem;border-radius:3px}\
-details{margin:.4rem 0}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}";
+details{margin:.4rem 0}summary{cursor:pointer}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}\
+svg.trend{display:block;max-width:100%;height:auto}svg.trend text.last{font-size:12px;font-weight:600}\
+.legend{list-style:none;padding:0;margin:.4rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1.1rem}.swatch{display:inline-block;width:.85rem;height:.85rem;border-radius:2px;margin-right:.35rem;vertical-align:-.1rem}.band-key{background:#1f6fb4;opacity:.3}\
+.reasons{margin:.2rem 0;padding-left:1.1rem}\
+@media (max-width:600px){body{font-size:14px;padding:.6rem}h1{font-size:1.25rem}.verdict{font-size:1.02rem}.fold{display:none}svg.trend text{font-size:17px}svg.trend text.last,svg.trend text.mid{display:none}}";
 
 pub(super) fn text(value: &Value) -> String {
     match value {
@@ -59,37 +76,6 @@ pub(super) fn num(value: &Value, decimals: usize) -> String {
     value
         .as_f64()
         .map_or_else(|| "–".to_owned(), |x| format!("{x:.decimals$}"))
-}
-
-/// An SVG error bar on a 0–100 axis; a dot only when there is no interval.
-fn bar(estimate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
-    const W: f64 = 220.0;
-    let x = |v: f64| 10.0 + v.clamp(0.0, 100.0) / 100.0 * W;
-    let mut svg = format!(
-        "<svg width=\"240\" height=\"18\" role=\"img\" aria-label=\"score\"><line x1=\"10\" y1=\"9\" x2=\"{:.1}\" y2=\"9\" stroke=\"#e1e4e8\"/>",
-        10.0 + W
-    );
-    if let (Some(lo), Some(hi)) = (lo, hi) {
-        let _ = write!(
-            svg,
-            "<line class=\"interval\" x1=\"{:.1}\" y1=\"9\" x2=\"{:.1}\" y2=\"9\" stroke=\"#3b6ea5\" stroke-width=\"3\"/><line x1=\"{:.1}\" y1=\"4\" x2=\"{:.1}\" y2=\"14\" stroke=\"#3b6ea5\"/><line x1=\"{:.1}\" y1=\"4\" x2=\"{:.1}\" y2=\"14\" stroke=\"#3b6ea5\"/>",
-            x(lo),
-            x(hi),
-            x(lo),
-            x(lo),
-            x(hi),
-            x(hi)
-        );
-    }
-    if let Some(e) = estimate {
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"9\" r=\"4\" fill=\"#1d3f66\"/>",
-            x(e)
-        );
-    }
-    svg.push_str("</svg>");
-    svg
 }
 
 pub(super) fn header(title: &str, out: &mut String) {
@@ -107,21 +93,32 @@ pub fn render_leaderboard_html(summary: &Value) -> String {
     let cook = summary["cook"].as_str().unwrap_or("?");
     let mut out = String::new();
     header(&format!("Leaderboard — {cook}"), &mut out);
-    let _ = write!(
+    let _ = writeln!(out, "<h1>Leaderboard — <code>{}</code></h1>", escape(cook));
+    let verdict = summary["verdict"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| super::verdict::of_summary(summary));
+    match verdict {
+        Some(verdict) => {
+            let _ = writeln!(
+                out,
+                "<p class=\"verdict\" id=\"verdict\">{}</p>",
+                unbroken_units(&escape(&verdict))
+            );
+        }
+        None => out.push_str("<p class=\"verdict\" id=\"no-scores\">No scores: no judge produced a usable score, so there is no ranking.</p>\n"),
+    }
+    let _ = writeln!(
         out,
-        "<h1>Leaderboard — <code>{}</code></h1>\n<p class=\"meta\">Round {} · generated {} · policy {} · mode {}</p>\n",
-        escape(cook),
+        "<p class=\"meta\">Round {} · generated {} · mode {} · policy {}</p>",
         text(&summary["round"]),
         text(&summary["generated_at"]),
-        text(&summary["anti_self_judge_policy"]),
         summary["judging_mode"]
             .as_str()
             .map_or_else(|| "rubric".to_owned(), escape),
+        text(&summary["anti_self_judge_policy"]),
     );
-    if summary["status"] == "no_scores" {
-        out.push_str("<p class=\"badge warn\" id=\"no-scores\">No scores: no judge produced a usable score, so there is no ranking.</p>\n");
-    }
-    ranking(summary, &mut out);
+    super::html_ranking::ranking(summary, &mut out);
     hidden_tests(summary, &mut out);
     agreement(summary, &mut out);
     coverage(summary, &mut out);
@@ -131,169 +128,6 @@ pub fn render_leaderboard_html(summary: &Value) -> String {
     provenance(summary, &mut out);
     out.push_str("</body></html>\n");
     out
-}
-
-/// The estimate for a participant: the statistics entry, else the ranking's mean.
-fn estimate_of<'a>(summary: &'a Value, participant: &str) -> Option<&'a Value> {
-    summary["statistics"]["estimates"]
-        .as_array()?
-        .iter()
-        .find(|e| e["participant"] == participant)
-}
-
-fn group_of(summary: &Value, participant: &str) -> Option<usize> {
-    summary["statistics"]["tied_groups"]
-        .as_array()?
-        .iter()
-        .position(|g| {
-            g.as_array()
-                .is_some_and(|g| g.iter().any(|p| p == participant))
-        })
-}
-
-fn ranking(summary: &Value, out: &mut String) {
-    let Some(rows) = summary["ranking"].as_array().filter(|r| !r.is_empty()) else {
-        return;
-    };
-    let stats = &summary["statistics"];
-    let _ = write!(
-        out,
-        "<h2>Ranking</h2>\n<p class=\"meta\" id=\"method\">Method: {} · clusters: {} · level {} · seed {}. Ordered by score. Rank is the competition rank of the participant's group (2= shares it); groups are cut only where every pair across the cut is separated by its paired test (Holm-corrected); the rank range is what the participant's own tests allow.</p>\n",
-        text(&stats["method"]),
-        text(&stats["clusters"]),
-        text(&stats["level"]),
-        text(&stats["seed"])
-    );
-    if let Some(caveat) = stats["caveat"].as_str() {
-        let _ = writeln!(
-            out,
-            "<p class=\"badge warn\" id=\"caveat\">Caveat: {}</p>",
-            escape(caveat)
-        );
-    }
-    out.push_str("<table id=\"ranking\"><thead><tr><th>Rank</th><th>Rank range</th><th>Participant</th><th>Flavor</th><th>Score %</th><th>Interval</th><th>0 — 100</th><th>Mean %</th><th>Size</th><th>Judges</th><th>Run</th><th>Duration</th><th>Tokens</th><th title=\"the CLIs' own estimate at API list prices, not a charge: a subscription is not billed per call\">API-equiv. cost</th><th>Outputs</th></tr></thead><tbody>\n");
-    for row in rows {
-        let name = row["participant"].as_str().unwrap_or("?");
-        let estimate = estimate_of(summary, name);
-        let score = estimate.map_or_else(
-            || {
-                row["score_pct"]
-                    .as_f64()
-                    .or_else(|| row["mean_pct"].as_f64())
-            },
-            |e| e["estimate"].as_f64(),
-        );
-        let (lo, hi) = estimate.map_or((None, None), |e| (e["lo"].as_f64(), e["hi"].as_f64()));
-        let group = group_of(summary, name);
-        let class = group.map_or(String::new(), |g| format!(" class=\"group-{}\"", g % 2));
-        let group_size = rows
-            .iter()
-            .filter(|r| r["rank"].is_number() && r["rank"] == row["rank"])
-            .count();
-        // A summary older than the score-order rule has no rank_best or rank_single: its rank
-        // was the best rank and always printed.
-        let best = row["rank_best"].as_u64().or_else(|| row["rank"].as_u64());
-        let single = row["rank_single"].as_bool().unwrap_or(true);
-        let usize_of = |v: Option<u64>| v.and_then(|v| usize::try_from(v).ok());
-        let range = crate::report::ranking::range_text(
-            usize_of(best),
-            usize_of(row["rank_worst"].as_u64()),
-        );
-        let rank_cell =
-            crate::report::ranking::rank_text(usize_of(row["rank"].as_u64()), single, group_size);
-        let interval = match (lo, hi) {
-            (Some(lo), Some(hi)) => format!("{lo:.1} – {hi:.1}"),
-            _ => "–".to_owned(),
-        };
-        let scored = row["rank"].is_number();
-        let _ = writeln!(
-            out,
-            "<tr{class} data-participant=\"{pe}\"><td class=\"num\">{rank}</td><td class=\"num\">{range}</td><td>{pe}</td><td>{flavor}</td><td class=\"num\">{score}</td><td class=\"num\">{interval}</td><td>{bar}</td><td class=\"num\">{mean}</td><td class=\"num\">{size}</td><td class=\"num\">{judges}</td><td>{run}</td><td class=\"num\">{dur}</td><td class=\"num\">{tokens}</td><td class=\"num\">{cost}</td><td><a href=\"work/{href}/out/\">out/</a></td></tr>",
-            pe = escape(name),
-            rank = rank_cell,
-            mean = num(&row["mean_pct"], 1),
-            size = row["output_bytes"]
-                .as_u64()
-                .map_or_else(|| "–".to_owned(), |b| b.to_string()),
-            flavor = text(&row["flavor"]),
-            score = if scored {
-                score.map_or_else(|| "–".to_owned(), |s| format!("{s:.1}"))
-            } else {
-                "<span class=\"unscored\">unscored</span>".to_owned()
-            },
-            bar = if scored {
-                bar(score, lo, hi)
-            } else {
-                String::new()
-            },
-            judges = text(&row["num_judges"]),
-            run = text(&row["run_status"]),
-            dur = num(&row["duration_s"], 1),
-            tokens = text(&row["tokens"]),
-            cost = num(&row["cost_usd"], 4),
-            href = href_segment(name),
-        );
-    }
-    out.push_str("</tbody></table>\n");
-    if rows
-        .iter()
-        .any(|r| r["rank"].is_number() && r["rank_single"] == false)
-    {
-        let _ = writeln!(
-            out,
-            "<p class=\"meta\">{}</p>",
-            escape(crate::report::ranking::NO_SINGLE_RANK)
-        );
-    }
-    if let Some(note) = stats["note"].as_str() {
-        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(note));
-    }
-    ranking_notes(stats, out);
-}
-
-/// Leniency and the paired comparisons, under the ranking table.
-fn ranking_notes(stats: &Value, out: &mut String) {
-    let leniency: Vec<String> = stats["leniency"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|l| format!("{} {}", text(&l["judge"]), num(&l["effect"], 1)))
-        .collect();
-    if !leniency.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p class=\"meta\" id=\"leniency\">Judge leniency (points above the panel's average judge, taken out of every score): {}</p>",
-            leniency.join(", ")
-        );
-    }
-    let pairs: Vec<String> = stats["pairs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            format!(
-                "<li>{} − {}: {} ({} – {}), Holm p {}: {}</li>",
-                text(&p["a"]),
-                text(&p["b"]),
-                num(&p["difference"], 1),
-                num(&p["lo"], 1),
-                num(&p["hi"], 1),
-                num(&p["p_adjusted"], 3),
-                if p["separated"] == true {
-                    "<b>separated</b>"
-                } else {
-                    "not separated"
-                }
-            )
-        })
-        .collect();
-    if !pairs.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details id=\"pairs\"><summary>Paired comparisons</summary><ul>{}</ul></details>",
-            pairs.join("")
-        );
-    }
 }
 
 fn agreement(summary: &Value, out: &mut String) {
@@ -342,7 +176,7 @@ fn coverage(summary: &Value, out: &mut String) {
     let Some(rows) = summary["coverage"].as_array().filter(|r| !r.is_empty()) else {
         return;
     };
-    out.push_str("<h2>Coverage</h2>\n<table id=\"coverage\"><thead><tr><th>Participant</th><th class=\"num\">Scored by</th><th class=\"num\">Eligible judges</th><th>Why not all</th></tr></thead><tbody>\n");
+    out.push_str("<h2>Coverage</h2>\n<div class=\"scroll\"><table id=\"coverage\"><thead><tr><th>Participant</th><th class=\"num\">Scored by</th><th class=\"num\">Eligible judges</th><th>Why not all</th></tr></thead><tbody>\n");
     for row in rows {
         let _ = writeln!(
             out,
@@ -353,7 +187,7 @@ fn coverage(summary: &Value, out: &mut String) {
             row["reason"].as_str().map_or_else(String::new, escape)
         );
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 #[cfg(test)]
@@ -396,7 +230,7 @@ mod tests {
         // Nothing separates the two: both rank 1=, with the range 1–2 beside the score.
         assert_eq!(html.matches(">1=<").count(), 2, "{html}");
         assert_eq!(html.matches(">1–2<").count(), 2);
-        assert!(html.contains("70.0 – 90.0"));
+        assert!(html.contains("70.0–90.0"));
         assert!(html.contains("<span class=\"unscored\">unscored</span>"));
         assert!(html.contains("class=\"interval\""));
         assert_eq!(html, render_leaderboard_html(&summary()), "deterministic");

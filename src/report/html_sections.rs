@@ -30,13 +30,13 @@ pub(super) fn per_judge(summary: &Value, out: &mut String) {
         }
         let _ = write!(
             out,
-            "<h3>{}</h3>\n<table class=\"judge\"><thead><tr><th>Participant</th>",
+            "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"judge\"><thead><tr><th>Participant</th>",
             escape(judge)
         );
         for dim in &dims {
-            let _ = write!(out, "<th>{}</th>", escape(dim));
+            let _ = write!(out, "<th class=\"num\">{}</th>", escape(dim));
         }
-        out.push_str("<th>Score %</th><th>Note</th></tr></thead><tbody>\n");
+        out.push_str("<th class=\"num\">Score %</th><th>Note</th></tr></thead><tbody>\n");
         for (participant, entry) in entries {
             let _ = write!(out, "<tr><td>{}</td>", escape(participant));
             for dim in &dims {
@@ -59,7 +59,7 @@ pub(super) fn per_judge(summary: &Value, out: &mut String) {
                 num(&entry["score_pct"], 1)
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
 }
 
@@ -70,7 +70,7 @@ pub(super) fn pairwise(summary: &Value, out: &mut String) {
     else {
         return;
     };
-    out.push_str("<h2>Pairwise verdicts</h2>\n<table id=\"pairwise\"><thead><tr><th>Judge</th><th>A</th><th>B</th><th>Outcome</th><th>Both orders agree</th></tr></thead><tbody>\n");
+    out.push_str("<h2>Pairwise verdicts</h2>\n<div class=\"scroll\"><table id=\"pairwise\"><thead><tr><th>Judge</th><th>A</th><th>B</th><th>Outcome</th><th>Both orders agree</th></tr></thead><tbody>\n");
     for pair in pairs {
         let outcome = match pair["outcome"].as_str() {
             Some("a") => text(&pair["a"]),
@@ -90,7 +90,7 @@ pub(super) fn pairwise(summary: &Value, out: &mut String) {
             text(&pair["b"])
         );
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 pub(super) fn bias(summary: &Value, out: &mut String) {
@@ -98,7 +98,7 @@ pub(super) fn bias(summary: &Value, out: &mut String) {
         .as_array()
         .filter(|r| !r.is_empty())
     {
-        out.push_str("<h2>Self-preference (measured, never counted)</h2>\n<table id=\"self-preference\"><thead><tr><th>Judge</th><th>Flavor</th><th>Own flavor %</th><th>Other judges %</th><th>Beyond its leniency</th><th>Interval</th><th>n</th></tr></thead><tbody>\n");
+        out.push_str("<h2>Self-preference (measured, never counted)</h2>\n<div class=\"scroll\"><table id=\"self-preference\"><thead><tr><th>Judge</th><th>Flavor</th><th class=\"num\">Own flavor %</th><th class=\"num\">Other judges %</th><th class=\"num\">Beyond its leniency</th><th class=\"num\">Interval</th><th class=\"num\">n</th></tr></thead><tbody>\n");
         for row in rows {
             let _ = writeln!(
                 out,
@@ -113,13 +113,13 @@ pub(super) fn bias(summary: &Value, out: &mut String) {
                 text(&row["n"])
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
     if let Some(rows) = summary["blinding_probe"]
         .as_array()
         .filter(|r| !r.is_empty())
     {
-        out.push_str("<h2>Blinding probe</h2>\n<table id=\"blinding\"><thead><tr><th>Judge</th><th>Guesses</th><th>Right</th><th>Hit rate</th><th>Best constant guess</th><th>Permutation p</th></tr></thead><tbody>\n");
+        out.push_str("<h2>Blinding probe</h2>\n<div class=\"scroll\"><table id=\"blinding\"><thead><tr><th>Judge</th><th class=\"num\">Guesses</th><th class=\"num\">Right</th><th class=\"num\">Hit rate</th><th class=\"num\">Best constant guess</th><th class=\"num\">Permutation p</th></tr></thead><tbody>\n");
         for row in rows {
             let _ = writeln!(
                 out,
@@ -132,7 +132,7 @@ pub(super) fn bias(summary: &Value, out: &mut String) {
                 num(&row["p_value"], 3)
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
     if let Some(map) = summary["normalized"].as_object() {
         let items: Vec<String> = map
@@ -209,7 +209,7 @@ pub(super) fn hidden_tests(summary: &Value, out: &mut String) {
     let Some(rows) = verification["participants"].as_array() else {
         return;
     };
-    out.push_str("<h2>Hidden tests</h2>\n<table id=\"hidden-tests\"><tr><th>Participant</th><th>Passed</th><th>Pass %</th><th>95 % Wilson</th><th>Combined %</th><th>Outcome</th></tr>\n");
+    out.push_str("<h2>Hidden tests</h2>\n<div class=\"scroll\"><table id=\"hidden-tests\"><thead><tr><th>Participant</th><th class=\"num\">Passed</th><th class=\"num\">Pass %</th><th class=\"num\">95 % Wilson</th><th class=\"num\">Combined %</th><th>Outcome</th></tr></thead><tbody>\n");
     for row in rows {
         let passed = match (row["passed"].as_u64(), row["counted"].as_u64()) {
             (Some(p), Some(n)) => format!("{p}/{n}"),
@@ -227,7 +227,7 @@ pub(super) fn hidden_tests(summary: &Value, out: &mut String) {
         };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{passed}</td><td>{pct}</td><td>{interval}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{passed}</td><td class=\"num\">{pct}</td><td class=\"num\">{interval}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             text(&row["participant"]),
             if row["combined_pct"].is_null() {
                 "–".to_owned()
@@ -237,7 +237,7 @@ pub(super) fn hidden_tests(summary: &Value, out: &mut String) {
             text(&row["outcome"]),
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</tbody></table></div>\n");
     let agreement = &verification["agreement"];
     if agreement.is_object() {
         let _ = writeln!(

@@ -38,9 +38,11 @@ fn header(report: &Report) -> Vec<String> {
     } else {
         format!("ON for {}", report.web_tools.join(", "))
     };
-    let mut lines = vec![
-        format!("# Leaderboard — `{}`", report.cook),
-        String::new(),
+    let mut lines = vec![format!("# Leaderboard — `{}`", report.cook), String::new()];
+    if let Some(verdict) = super::verdict::of_summary(&super::render_summary(report)) {
+        lines.extend([format!("**Verdict:** {verdict}"), String::new()]);
+    }
+    lines.extend([
         format!("Judges: {}", report.judges_used.join(", ")),
         format!(
             "Round: {} · anti-self-judge policy: {}",
@@ -55,7 +57,7 @@ fn header(report: &Report) -> Vec<String> {
                 None => "not run",
             }
         ),
-    ];
+    ]);
     if !report.cli_versions.is_empty() {
         let versions: Vec<String> = report
             .cli_versions

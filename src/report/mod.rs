@@ -13,7 +13,9 @@ pub mod calibration;
 mod format;
 pub mod html;
 mod html_history;
+mod html_ranking;
 mod html_sections;
+mod html_trend;
 pub mod injection;
 mod input;
 pub mod jury;
@@ -25,6 +27,7 @@ mod ranking;
 mod score;
 mod spend;
 mod summary;
+pub mod verdict;
 pub mod verification;
 
 use std::path::{Path, PathBuf};

@@ -59,6 +59,11 @@ pub fn render_summary(report: &Report) -> Value {
             map.insert("status".into(), json!("no_scores"));
         }
     }
+    // Last, from everything above: the sentence every page opens with.
+    let verdict = super::verdict::of_summary(&summary);
+    if let (Value::Object(map), Some(verdict)) = (&mut summary, verdict) {
+        map.insert("verdict".into(), json!(verdict));
+    }
     summary
 }
 

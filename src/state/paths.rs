@@ -358,7 +358,7 @@ fn closest_cook(root: &Path, task: &str) -> Option<String> {
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .map(|name| {
             if !has_date_prefix(task) && has_date_prefix(&name) {
-                name[7..].to_owned()
+                undated(&name).to_owned()
             } else {
                 name
             }
@@ -389,28 +389,95 @@ pub fn check_task_name(task: &str) -> Result<(), StateError> {
     }
 }
 
-/// True when `name` starts with six digits and `-` (`251122-hello`).
+/// True when `name` starts with a date: six digits and `-` (`251122-hello`), or six digits, `.`,
+/// the day's sequence number and `-` (`251122.2-hello`, the second `new hello` of that day).
 pub fn has_date_prefix(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    bytes.len() > 7 && bytes[..6].iter().all(u8::is_ascii_digit) && bytes[6] == b'-'
+    date_prefix(name).is_some()
 }
 
+/// `(date, sequence, length of the prefix)` of a dated name: `251122-hello` is
+/// `("251122", 1, 7)`, `251122.2-hello` is `("251122", 2, 9)`.
+pub fn date_prefix(name: &str) -> Option<(&str, u32, usize)> {
+    let bytes = name.as_bytes();
+    if bytes.len() < 8 || !bytes[..6].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    match bytes[6] {
+        b'-' => Some((&name[..6], 1, 7)),
+        b'.' => {
+            let digits = bytes[7..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let end = 7 + digits;
+            let sequence: u32 = name.get(7..end)?.parse().ok()?;
+            (digits > 0 && bytes.get(end) == Some(&b'-') && bytes.len() > end + 1).then_some((
+                &name[..6],
+                sequence,
+                end + 1,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The name without its date prefix (`hello` for `251122.2-hello`), or the name itself.
+pub fn undated(name: &str) -> &str {
+    date_prefix(name).map_or(name, |(_, _, len)| &name[len..])
+}
+
+/// The newest `<root>/<date>[.<sequence>]-<task>`: latest date, then highest sequence.
 fn newest_dated(root: &Path, task: &str) -> Option<PathBuf> {
-    let mut matches: Vec<PathBuf> = std::fs::read_dir(root)
+    let mut matches: Vec<((String, u32), PathBuf)> = std::fs::read_dir(root)
         .ok()?
         .flatten()
-        .filter(|entry| {
+        .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            has_date_prefix(&name) && &name[7..] == task && entry.path().is_dir()
+            let (date, sequence, len) = date_prefix(&name)?;
+            (&name[len..] == task && entry.path().is_dir())
+                .then(|| ((date.to_owned(), sequence), entry.path()))
         })
-        .map(|entry| entry.path())
         .collect();
     matches.sort();
-    matches.pop()
+    matches.pop().map(|(_, path)| path)
 }
 
 #[cfg(test)]
 mod tests {
+    /// The "Try it" line run twice in a day: the second `new hello` is `<day>.2-hello`, and
+    /// `hello` then means the newest (`.10` after `.9`, a later day after both).
+    #[test]
+    fn a_day_sequence_is_part_of_the_date_and_the_newest_is_found() {
+        use super::{date_prefix, find_cook, undated};
+        assert_eq!(date_prefix("251122-hello"), Some(("251122", 1, 7)));
+        assert_eq!(date_prefix("251122.12-hello"), Some(("251122", 12, 10)));
+        for plain in [
+            "251122",
+            "251122-",
+            "251122.-x",
+            "251122.2x-y",
+            "25112a-x",
+            "hello",
+        ] {
+            assert_eq!(date_prefix(plain), None, "{plain}");
+        }
+        assert_eq!(undated("251122.2-hello"), "hello");
+        let root = tempfile::tempdir().unwrap();
+        for name in [
+            "251122-hello",
+            "251122.9-hello",
+            "251122.10-hello",
+            "251121.30-hello",
+            "251122.11-hello-2",
+        ] {
+            std::fs::create_dir(root.path().join(name)).unwrap();
+        }
+        let found = find_cook(root.path(), "hello").unwrap();
+        assert_eq!(found.name(), "251122.10-hello");
+        std::fs::create_dir(root.path().join("251123-hello")).unwrap();
+        assert_eq!(
+            find_cook(root.path(), "hello").unwrap().name(),
+            "251123-hello"
+        );
+    }
+
     #[test]
     fn a_cook_reached_through_a_link_is_the_real_folder() {
         let root = tempfile::tempdir().unwrap();

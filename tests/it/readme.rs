@@ -48,28 +48,37 @@ fn the_first_command_runs_as_written() {
         .collect();
     assert_eq!(steps[0][..2], ["cargo", "install"], "{line}");
     let cook = TestCook::empty("readme");
+    // Twice in the same root on the same day (issue 27: the second `new` failed with
+    // "already exists"): the second run makes and reports a cook of its own.
     let mut ran = 0;
-    for step in &steps[1..] {
-        assert_eq!(step[0], "multicooker", "{line}");
-        let args: Vec<&str> = step[1..].iter().map(String::as_str).collect();
-        let output = multicooker(&cook, &args);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}: {}",
-            step.join(" "),
-            show(&output)
-        );
-        ran += 1;
+    for _ in 0..2 {
+        for step in &steps[1..] {
+            assert_eq!(step[0], "multicooker", "{line}");
+            let args: Vec<&str> = step[1..].iter().map(String::as_str).collect();
+            let output = multicooker(&cook, &args);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{}: {}",
+                step.join(" "),
+                show(&output)
+            );
+            ran += 1;
+        }
     }
-    assert_eq!(ran, 4, "new, cook, judge, report: {line}");
-    let cooks: Vec<PathBuf> = fs_err::read_dir(cook.root())
+    assert_eq!(ran, 8, "new, cook, judge, report, twice: {line}");
+    let mut cooks: Vec<String> = fs_err::read_dir(cook.root())
         .unwrap()
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("leaderboard.md").is_file())
+        .filter(|e| e.path().join("leaderboard.md").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(cooks.len(), 1, "one cook with a leaderboard");
+    cooks.sort();
+    assert_eq!(cooks.len(), 2, "two cooks with a leaderboard: {cooks:?}");
+    assert!(
+        cooks[0].ends_with("-hello") && cooks[1] == format!("{}.2-hello", &cooks[0][..6]),
+        "the second is the day's second: {cooks:?}"
+    );
     // `-q` prints only errors: no leaderboard on stdout, before or after the command.
     for args in [
         &["-q", "report", "hello"][..],
@@ -92,6 +101,21 @@ fn the_first_command_runs_as_written() {
     assert!(
         text.contains(" more lines ("),
         "the rest is counted: {text}"
+    );
+    // What examples/hello-task/README.md promises: the verdict first, naming all three.
+    let example = fs_err::read_to_string(Path::new(REPO).join("examples/hello-task/README.md")).unwrap();
+    let verdict = text
+        .lines()
+        .find_map(|l| l.strip_prefix("**Verdict:** "))
+        .unwrap_or_else(|| panic!("the verdict opens the report: {text}"));
+    assert!(
+        text.lines().position(|l| l.starts_with("**Verdict:**"))
+            < text.lines().position(|l| l.starts_with("| Rank")),
+        "before the table"
+    );
+    assert!(
+        example.contains(verdict),
+        "the example's README quotes the verdict a user sees: {verdict}"
     );
     assert!(cook.leftovers_under_root().is_empty());
 }
