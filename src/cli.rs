@@ -566,6 +566,9 @@ pub struct TailArgs {
     /// Print what is there and exit.
     #[arg(long)]
     pub no_follow: bool,
+    /// Also the earlier runs' events and logs (by default only the current, or last, run's).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `prune`.

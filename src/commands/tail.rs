@@ -28,6 +28,36 @@ struct Followed {
     events: bool,
 }
 
+/// When the run to show began: the running command's start, else the last `phase.started`
+/// event's time; `None` (show everything) with `--all` or when neither is known.
+fn run_start(paths: &CookPaths, all: bool) -> Option<jiff::Timestamp> {
+    if all {
+        return None;
+    }
+    if let Some(holder) = holder(paths.dir()) {
+        return holder.since.parse().ok();
+    }
+    let events = std::fs::read_to_string(paths.events()).ok()?;
+    events.lines().rev().find_map(|line| {
+        let event: serde_json::Value = serde_json::from_str(line).ok()?;
+        (event["event"] == "phase.started")
+            .then(|| event["ts"].as_str()?.parse().ok())
+            .flatten()
+    })
+}
+
+/// True when `path` was written at or after `start` (a log of the run shown).
+fn written_since(path: &Path, start: Option<jiff::Timestamp>) -> bool {
+    let Some(start) = start else {
+        return true;
+    };
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| jiff::Timestamp::try_from(t).ok())
+        .is_some_and(|t| t >= start)
+}
+
 /// The log files of the cook (participants, then judges) and its event log.
 fn sources(paths: &CookPaths, actor: Option<&str>) -> Vec<(PathBuf, String, bool)> {
     let mut found = Vec::new();
@@ -73,15 +103,13 @@ fn sources(paths: &CookPaths, actor: Option<&str>) -> Vec<(PathBuf, String, bool
 }
 
 /// Prints what was appended to every source since the last call; true if anything was.
-fn drain(
-    paths: &CookPaths,
-    actor: Option<&str>,
-    followed: &mut BTreeMap<PathBuf, Followed>,
-    printer: Printer,
-    last: bool,
-) -> bool {
+fn drain(view: &View<'_>, followed: &mut BTreeMap<PathBuf, Followed>, last: bool) -> bool {
     let mut any = false;
-    for (path, prefix, events) in sources(paths, actor) {
+    for (path, prefix, events) in sources(view.paths, view.actor) {
+        if !events && !followed.contains_key(&path) && !written_since(&path, view.start) {
+            // A log an earlier run left, not (yet) written by this one.
+            continue;
+        }
         let entry = followed.entry(path.clone()).or_insert(Followed {
             prefix,
             offset: 0,
@@ -92,13 +120,11 @@ fn drain(
         entry.partial.extend_from_slice(&bytes);
         while let Some(end) = entry.partial.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = entry.partial.drain(..=end).collect();
-            print_line(entry, &line[..line.len() - 1], printer);
-            any = true;
+            any |= print_line(entry, &line[..line.len() - 1], view);
         }
         if last && !entry.partial.is_empty() {
             let line = std::mem::take(&mut entry.partial);
-            print_line(entry, &line, printer);
-            any = true;
+            any |= print_line(entry, &line, view);
         }
     }
     any
@@ -121,12 +147,28 @@ fn read_from(path: &Path, offset: &mut u64) -> Vec<u8> {
     bytes
 }
 
-fn print_line(entry: &Followed, line: &[u8], printer: Printer) {
+/// What is shown: the cook, one actor or all, since when, printed how.
+struct View<'a> {
+    paths: &'a CookPaths,
+    actor: Option<&'a str>,
+    start: Option<jiff::Timestamp>,
+    printer: Printer,
+}
+
+/// Prints one line; an event from before the run shown is skipped (false).
+fn print_line(entry: &Followed, line: &[u8], view: &View<'_>) -> bool {
+    let printer = view.printer;
     let text = String::from_utf8_lossy(line);
     if entry.events {
         let Ok(event) = serde_json::from_str::<serde_json::Value>(&text) else {
-            return;
+            return false;
         };
+        let ts: Option<jiff::Timestamp> = event["ts"].as_str().and_then(|t| t.parse().ok());
+        if let (Some(start), Some(ts)) = (view.start, ts)
+            && ts < start
+        {
+            return false;
+        }
         let name = event["event"].as_str().unwrap_or("?");
         let actor = event["actor"]
             .as_str()
@@ -139,26 +181,36 @@ fn print_line(entry: &Followed, line: &[u8], printer: Printer) {
     } else {
         printer.data(&format!("{}{text}", entry.prefix));
     }
+    true
 }
 
 pub(super) async fn run(args: &TailArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.task.global)?;
     let paths = find_cook(&session.root, &args.task.task)?;
-    let actor = args.actor.as_deref();
     let mut followed = BTreeMap::new();
+    let mut view = View {
+        paths: &paths,
+        actor: args.actor.as_deref(),
+        start: run_start(&paths, args.all),
+        printer: session.printer,
+    };
     if args.no_follow {
-        drain(&paths, actor, &mut followed, session.printer, true);
+        drain(&view, &mut followed, true);
         return Ok(ExitCode::Success);
     }
     loop {
         let running = holder(paths.dir()).is_some();
-        drain(&paths, actor, &mut followed, session.printer, false);
+        drain(&view, &mut followed, false);
         if !running {
             // The run is over (or there is none): print what is left and stop.
-            drain(&paths, actor, &mut followed, session.printer, true);
+            drain(&view, &mut followed, true);
             break;
         }
         tokio::time::sleep(TICK).await;
+        if view.start.is_none() && !args.all {
+            // Started before the run had begun: from the run's start on.
+            view.start = run_start(&paths, false);
+        }
     }
     Ok(ExitCode::Success)
 }

@@ -205,30 +205,15 @@ impl CellHooks for CookHooks {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> ParticipantResult {
         let mut state = outcome.state;
         let started = outcome.started_at.is_some();
-        // A cell stopped at a budget or for forged spend, or whose node was lost, is unscored
-        // (never 0): nothing of it goes to the judges (an earlier round's seal goes too).
-        let withheld = matches!(
-            state,
-            CellState::BudgetExhausted | CellState::SpendImplausible | CellState::NodeLost
-        );
+        // A cell that never started, was cancelled, stopped at a budget or for forged spend, or
+        // whose node was lost, is unscored (never 0): nothing of it goes to the judges (an
+        // earlier round's seal goes too). `CellState::is_judged` states the policy.
+        let withheld = !state.is_judged();
         if withheld {
             let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
         }
         let seal_report = if started && !withheld {
-            match seal(
-                &self.paths,
-                &plan.actor,
-                state.as_str(),
-                self.round,
-                self.seal_max_bytes,
-            ) {
-                Ok(report) => Some(report),
-                Err(e) => {
-                    self.progress
-                        .note(&format!("warning: sealing `{}` failed: {e}", plan.actor));
-                    None
-                }
-            }
+            self.seal_unless_empty(plan, state)
         } else {
             None
         };
@@ -296,6 +281,30 @@ impl CellHooks for CookHooks {
 }
 
 impl CookHooks {
+    /// Seals what the cell left. A cell that failed and left an empty `out/` is not sealed:
+    /// there is nothing of it to judge, so it is unscored rather than scored on nothing (issue
+    /// 27: one that crashed at start was scored 8.4 on an empty submission).
+    fn seal_unless_empty(&self, plan: &CellPlan, state: CellState) -> Option<CopyReport> {
+        if state != CellState::Ok && dir_is_empty(&self.paths.out(&plan.actor)) {
+            let _ = fsx::remove_tree(&self.paths.sealed(&plan.actor));
+            return None;
+        }
+        match seal(
+            &self.paths,
+            &plan.actor,
+            state.as_str(),
+            self.round,
+            self.seal_max_bytes,
+        ) {
+            Ok(report) => Some(report),
+            Err(e) => {
+                self.progress
+                    .note(&format!("warning: sealing `{}` failed: {e}", plan.actor));
+                None
+            }
+        }
+    }
+
     /// Scans a sealed output for token-shaped strings and warns about each.
     fn token_shapes(&self, plan: &CellPlan, sealed: bool) -> Vec<crate::redact::TokenShape> {
         if !sealed {
@@ -416,4 +425,9 @@ pub fn done_phase(
         detail,
         ok: state == CellState::Ok,
     }
+}
+
+/// True when `dir` is missing or holds nothing.
+fn dir_is_empty(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).map_or(true, |mut entries| entries.next().is_none())
 }

@@ -1,6 +1,8 @@
 //! Progress of a run of cells, printed: one line per cell and an overall line with the counts
-//! and the time against the timeout; a failed cell points at its logs. indicatif bars on a
-//! terminal in default mode, plain lines otherwise (see the module above for when).
+//! and the time against the timeout; a failed cell points at its logs and shows their last
+//! lines (bounded). Cells stopped by a cancellation are counted as cancelled, said once at the
+//! end, never as failures. indicatif bars on a terminal in default mode, plain lines otherwise
+//! (see the module above for when).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -34,6 +36,52 @@ enum Stage {
     Running,
     Ok,
     Failed,
+    Cancelled,
+}
+
+/// Lines of each log a failed cell shows, and the most bytes read from its end.
+const LOG_LINES: usize = 12;
+const LOG_BYTES: u64 = 16 * 1024;
+/// Characters of one log line shown.
+const LOG_WIDTH: usize = 200;
+
+/// The last [`LOG_LINES`] lines of a log (at most [`LOG_BYTES`] read from its end, each line cut
+/// at [`LOG_WIDTH`] characters), terminal controls shown, never obeyed. Empty when it cannot be
+/// read or is empty.
+fn last_lines(path: &std::path::Path) -> Vec<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(LOG_BYTES);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(from)).is_err()
+        || file.take(LOG_BYTES).read_to_end(&mut bytes).is_err()
+    {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if from > 0 && !lines.is_empty() {
+        // The first line read may be cut: start at the next one.
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let skip = lines.len().saturating_sub(LOG_LINES);
+    lines[skip..]
+        .iter()
+        .map(|line| {
+            let safe = crate::sanitize::terminal_safe(line);
+            let mut shown: String = safe.chars().take(LOG_WIDTH).collect();
+            if safe.chars().count() > LOG_WIDTH {
+                shown.push('…');
+            }
+            shown
+        })
+        .collect()
 }
 
 /// Cell progress: bars on a terminal, plain lines otherwise, and the overall line.
@@ -127,20 +175,28 @@ impl CellProgress {
             tally.insert((role, actor.to_owned()), stage);
         }
         let count = |wanted: Stage| tally.values().filter(|s| **s == wanted).count();
-        let (ok, failed, running) = (
+        let (ok, failed, running, cancelled) = (
             count(Stage::Ok),
             count(Stage::Failed),
             count(Stage::Running),
+            count(Stage::Cancelled),
         );
         let total = self.overview.cells.max(tally.len());
-        let waiting = total.saturating_sub(ok + failed + running);
-        let failed_text = if failed > 0 {
-            format!(" ({failed} failed)")
-        } else {
+        let waiting = total.saturating_sub(ok + failed + running + cancelled);
+        let mut notes = Vec::new();
+        if failed > 0 {
+            notes.push(format!("{failed} failed"));
+        }
+        if cancelled > 0 {
+            notes.push(format!("{cancelled} cancelled"));
+        }
+        let notes = if notes.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
         };
         format!(
-            "{}/{total} done{failed_text}, {running} running, {waiting} waiting",
+            "{}/{total} done{notes}, {running} running, {waiting} waiting",
             ok + failed
         )
     }
@@ -160,11 +216,20 @@ impl CellProgress {
         let stdout = log.with_file_name(log.file_name().map_or_else(String::new, |n| {
             n.to_string_lossy().replace(".stderr.", ".stdout.")
         }));
-        vec![
+        let mut lines = vec![
             format!("✗ {} {actor} failed: {text}", role.as_str()),
             format!("    logs: {}", log.parent().unwrap_or(log).display()),
+        ];
+        for (name, path) in [("stdout", &stdout), ("stderr", log)] {
+            let last = last_lines(path);
+            if !last.is_empty() {
+                lines.push(format!("    {name}, last {} line(s):", last.len()));
+                lines.extend(last.iter().map(|l| format!("    │ {l}")));
+            }
+        }
+        lines.extend([
             format!(
-                "    read: tail -n 40 {} {}",
+                "    more: tail -n 40 {} {}",
                 stdout.display(),
                 log.display()
             ),
@@ -172,7 +237,8 @@ impl CellProgress {
                 "      or: multicooker tail {} {actor} --no-follow",
                 self.overview.cook
             ),
-        ]
+        ]);
+        lines
     }
 
     fn line(&self, line: &str) {
@@ -195,6 +261,9 @@ impl Progress for CellProgress {
             CellPhase::Waiting => ("waiting".to_owned(), Stage::Waiting),
             CellPhase::Starting => ("starting".to_owned(), Stage::Running),
             CellPhase::Running => ("running".to_owned(), Stage::Running),
+            CellPhase::Done { state, .. } if state == "cancelled" => {
+                ("cancelled".to_owned(), Stage::Cancelled)
+            }
             CellPhase::Done {
                 state, detail, ok, ..
             } => (
@@ -204,6 +273,24 @@ impl Progress for CellProgress {
         };
         let counts = self.record(role, actor, Some(stage));
         let failed = stage == Stage::Failed;
+        if stage == Stage::Cancelled {
+            // Said once, at the end, for all of them (issue 27).
+            if let Some(bar) = self
+                .multi
+                .as_ref()
+                .map(|multi| self.bar(multi, &label, &label))
+            {
+                bar.set_style(
+                    ProgressStyle::with_template("{prefix:<26} {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.finish_with_message("– cancelled");
+            }
+            if let Some(overall) = &self.overall {
+                overall.set_message(counts);
+            }
+            return;
+        }
         if let Some(multi) = &self.multi {
             let bar = self.bar(multi, &label, &label);
             if let CellPhase::Done { ok, .. } = phase {
@@ -246,9 +333,25 @@ impl Progress for CellProgress {
     }
 }
 
+impl CellProgress {
+    /// The cells a cancellation stopped, by label, in the order they ended.
+    fn cancelled(&self) -> Vec<String> {
+        self.tally
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|(_, stage)| **stage == Stage::Cancelled)
+            .map(|((role, actor), _)| format!("{} {actor}", role.as_str()))
+            .collect()
+    }
+}
+
 impl Drop for CellProgress {
-    /// The overall line stays on screen with the final counts and time.
+    /// The overall line stays on screen with the final counts and time; a cancellation is
+    /// said here, once, with the cells it stopped.
     fn drop(&mut self) {
+        let cancelled = self.cancelled();
+        let elapsed = clock(self.started.elapsed().as_secs());
         if let Some(overall) = &self.overall {
             let counts = self.record(Role::Participant, "", None);
             let done = counts.split(',').next().unwrap_or_default();
@@ -256,10 +359,19 @@ impl Drop for CellProgress {
                 ProgressStyle::with_template("{prefix:<26} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            overall.finish_with_message(format!(
-                "{done} in {}",
-                clock(self.started.elapsed().as_secs())
-            ));
+            let verb = if cancelled.is_empty() {
+                "in"
+            } else {
+                "cancelled after"
+            };
+            overall.finish_with_message(format!("{done} {verb} {elapsed}"));
+        } else if !cancelled.is_empty() && !self.quiet {
+            eprintln!(
+                "[{}] cancelled after {elapsed}: {} stopped ({})",
+                self.phase,
+                cancelled.len(),
+                cancelled.join(", ")
+            );
         }
     }
 }
@@ -312,12 +424,76 @@ mod tests {
         assert_eq!(lines[1], "    logs: /c/logs/basil");
         assert_eq!(
             lines[2],
-            "    read: tail -n 40 /c/logs/basil/dummy.stdout.log /c/logs/basil/dummy.stderr.log"
+            "    more: tail -n 40 /c/logs/basil/dummy.stdout.log /c/logs/basil/dummy.stderr.log"
         );
         assert_eq!(
             lines[3],
             "      or: multicooker tail 251122-x basil --no-follow"
         );
         assert!(progress().pointers(Role::Judge, "nobody", "x").is_empty());
+    }
+
+    /// The block shows the logs' last lines, bounded in count, width and bytes read, controls
+    /// shown as text.
+    #[test]
+    fn a_failed_cell_shows_the_last_lines_of_its_logs_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("dummy.stderr.log");
+        let mut text = String::new();
+        for i in 0..100 {
+            text.push_str(&format!("line {i}\n"));
+        }
+        text.push_str(&"x".repeat(500));
+        text.push_str("\n\u{1b}[2Jend\n\n");
+        std::fs::write(&log, text).unwrap();
+        std::fs::write(dir.path().join("dummy.stdout.log"), "").unwrap();
+        let mut progress = progress();
+        progress
+            .overview
+            .logs
+            .insert((Role::Judge, "j".into()), log);
+        let lines = progress.pointers(Role::Judge, "j", "non_zero_exit (exit=1)");
+        assert_eq!(
+            lines[2],
+            format!("    stderr, last {LOG_LINES} line(s):"),
+            "{lines:#?}"
+        );
+        assert_eq!(lines[3], "    │ line 90");
+        assert_eq!(lines[2 + LOG_LINES], "    │ ^[[2Jend", "{lines:#?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.chars().count() == 6 + LOG_WIDTH + 1 && l.ends_with('…'))
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("stdout, last")),
+            "an empty log shows nothing"
+        );
+        assert!(lines[3 + LOG_LINES].starts_with("    more: tail -n 40"));
+        let big = dir.path().join("big.stderr.log");
+        std::fs::write(&big, "y".repeat(5 << 20) + "\nlast\n").unwrap();
+        assert_eq!(last_lines(&big).last().unwrap(), "last");
+    }
+
+    #[test]
+    fn cancelled_cells_are_counted_not_failed() {
+        let progress = progress();
+        progress.cell(
+            Role::Participant,
+            "ada",
+            CellPhase::Done {
+                state: "cancelled".into(),
+                detail: "exit=137".into(),
+                ok: false,
+            },
+        );
+        assert_eq!(
+            progress.record(Role::Participant, "basil", Some(Stage::Cancelled)),
+            "0/3 done (2 cancelled), 0 running, 1 waiting"
+        );
+        assert_eq!(
+            progress.cancelled(),
+            ["participant ada", "participant basil"]
+        );
     }
 }

@@ -334,9 +334,9 @@ fn per_brief(nights: &[Value], out: &mut String) {
         let Some(cells) = night["cells"].as_array().filter(|c| !c.is_empty()) else {
             continue;
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<details id=\"night-{index}\"{}><summary>{} · {} cell(s)</summary><div class=\"scroll\"><table class=\"cells\"><thead><tr><th>Brief</th><th class=\"num\">Repeat</th><th>Participant</th><th>Run</th><th class=\"num\">Score %</th><th>Cook</th></tr></thead><tbody>\n",
+            "<details id=\"night-{index}\"{}><summary>{} · {} cell(s)</summary><div class=\"scroll\"><table class=\"cells\"><thead><tr><th>Brief</th><th class=\"num\">Repeat</th><th>Participant</th><th>Run</th><th class=\"num\">Score %</th><th>Cook</th></tr></thead><tbody>",
             if index + 1 == nights.len() {
                 " open"
             } else {

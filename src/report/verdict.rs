@@ -71,7 +71,7 @@ pub fn of_summary(summary: &Value) -> Option<String> {
         .map(|r| {
             let name = r["participant"].as_str().unwrap_or("?");
             match r["run_status"].as_str() {
-                Some(status) if status != "ok" => format!("{name} ({status})"),
+                Some(outcome) if outcome != "ok" => format!("{name} ({outcome})"),
                 _ => name.to_owned(),
             }
         })
@@ -320,11 +320,10 @@ mod tests {
 
     use super::{of_night, of_summary};
 
-    fn summary(
-        rows: &[(&str, f64, Option<(f64, f64)>, (u64, u64))],
-        judges: u64,
-        note: Option<&str>,
-    ) -> Value {
+    /// `(participant, score, interval, (best rank, worst rank))`.
+    type Row<'a> = (&'a str, f64, Option<(f64, f64)>, (u64, u64));
+
+    fn summary(rows: &[Row<'_>], judges: u64, note: Option<&str>) -> Value {
         let ranking: Vec<Value> = rows
             .iter()
             .map(|(p, s, _, (best, worst))| json!({"participant": p, "rank": best, "rank_best": best, "rank_worst": worst, "score_pct": s, "run_status": "ok"}))

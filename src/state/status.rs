@@ -148,6 +148,32 @@ impl CellState {
     pub fn is_final(self) -> bool {
         !matches!(self, Self::Pending | Self::Starting | Self::Running)
     }
+
+    /// Whether a participant cell that ended in this state is judged on what it left (README,
+    /// "Failed cells"). Judged as it is, as the original did: `ok`, and the participant's own
+    /// failures (out of time, a non-zero exit, its memory limit, a missing required output, its
+    /// CLI's rate limit), shown with the outcome beside the score. Unscored, never 0, because
+    /// nothing of its own work was collected: it never started or the engine failed under it,
+    /// its node was lost, the user cancelled it, a budget stopped it, or it claimed implausible
+    /// spend. A judged state that left an empty `out/` is unscored too (nothing to judge).
+    pub fn is_judged(self) -> bool {
+        match self {
+            Self::Ok
+            | Self::TimedOut
+            | Self::NonZeroExit
+            | Self::OomKilled
+            | Self::ArtifactMissing
+            | Self::RateLimited => true,
+            Self::StartFailed
+            | Self::NodeLost
+            | Self::Cancelled
+            | Self::BudgetExhausted
+            | Self::SpendImplausible
+            | Self::Pending
+            | Self::Starting
+            | Self::Running => false,
+        }
+    }
 }
 
 /// One cell of status.json. Keys appear only once set.
@@ -340,6 +366,30 @@ impl StatusStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// README's "Failed cells" table, state by state.
+    #[test]
+    fn the_failed_cell_policy_judges_own_failures_and_leaves_the_rest_unscored() {
+        use CellState as S;
+        let judged = [
+            S::Ok,
+            S::TimedOut,
+            S::NonZeroExit,
+            S::OomKilled,
+            S::ArtifactMissing,
+            S::RateLimited,
+        ];
+        let unscored = [
+            S::StartFailed,
+            S::NodeLost,
+            S::Cancelled,
+            S::BudgetExhausted,
+            S::SpendImplausible,
+        ];
+        assert!(judged.iter().all(|s| s.is_judged()));
+        assert!(unscored.iter().all(|s| !s.is_judged()));
+        assert!(unscored.iter().chain(&judged).all(|s| s.is_final()));
+    }
 
     #[test]
     fn python_status_with_unknown_fields_round_trips() {

@@ -223,3 +223,64 @@ fn hostile_cells_are_stopped_by_their_limits_without_harming_others() {
         cook.leftovers()
     );
 }
+
+/// The stated policy for failed cells (README, "Failed cells"): a participant's own failure is
+/// judged on what it left and shown with its outcome; one that left nothing is unscored, never
+/// scored on an empty submission (issue 27: a participant that crashed at start got 8.4).
+#[test]
+fn failed_cells_are_judged_as_they_are_or_unscored_as_the_policy_says() {
+    let yaml = crate::common::dummy_brief(
+        &[
+            ("fine", "quality:4"),
+            ("crashes", "quality:3,exit:3"),
+            ("empty", "no-output,exit:3"),
+        ],
+        "",
+    ) + "outputs:\n  required:\n    - {path: RESULT.md}\n";
+    let cook = TestCook::new("policy", &yaml);
+    cook.cook_judge_report();
+    let inbox = cook.dir().join("judging/_inbox");
+    assert!(
+        inbox.join("crashes/out/RESULT.md").is_file(),
+        "a non-zero exit is judged as it is"
+    );
+    assert!(
+        !inbox.join("empty").exists(),
+        "nothing left: nothing sealed"
+    );
+    let summary = cook.json("summary.json");
+    let row = |name: &str| {
+        summary["ranking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["participant"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("crashes")["run_status"], "non_zero_exit");
+    assert!(row("crashes")["score_pct"].is_number(), "{summary}");
+    assert_eq!(row("empty")["run_status"], "non_zero_exit");
+    assert_eq!(row("empty")["unscored"], true, "{summary}");
+    assert!(row("empty")["score_pct"].is_null());
+    let board = cook.text("leaderboard.md");
+    assert!(
+        board
+            .lines()
+            .any(|l| l.starts_with("| – | empty | unscored |") && l.contains("| non_zero_exit |")),
+        "{board}"
+    );
+    assert!(
+        board
+            .lines()
+            .any(|l| l.contains("| crashes |") && l.contains("| non_zero_exit |"))
+    );
+    assert!(
+        board.contains("Unscored: empty (non_zero_exit)."),
+        "the verdict says it: {board}"
+    );
+    let html = cook.text("leaderboard.html");
+    assert!(html.contains("<span class=\"badge warn\">non_zero_exit</span>"));
+    assert!(html.contains("<span class=\"unscored\">unscored</span>"));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

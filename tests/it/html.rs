@@ -251,7 +251,7 @@ fn history_fixture() -> serde_json::Value {
     .into_iter()
     .enumerate()
     {
-        let base = i as f64;
+        let base = f64::from(u8::try_from(i).unwrap());
         let mut participants = vec![
             json!({"participant": "claude-opus", "estimate": 70.0 + base, "lo": 62.0 + base, "hi": 78.0 + base, "rank": 1, "rank_best": 1, "rank_worst": 2, "rank_single": true, "scored_cells": 6, "cells": 6}),
             json!({"participant": "codex-high", "estimate": 64.0 - base, "lo": 55.0 - base, "hi": 73.0 - base, "rank": 1, "rank_best": 1, "rank_worst": 2, "rank_single": true, "scored_cells": 6, "cells": 6}),

@@ -21,6 +21,14 @@ fn sigint_during_cook_cancels_and_leaves_nothing() {
     assert_eq!(status["state"], "cancelled");
     assert_eq!(status["cells"]["a"]["state"], "cancelled");
     assert!(cook.text("events.jsonl").contains("\"cook.cancelled\""));
+    // Said once, as a cancellation (issue 27: every cell was a failure with three hints).
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("failed: cancelled"), "{stderr}");
+    assert_eq!(stderr.matches("cancelled after").count(), 1, "{stderr}");
+    assert!(
+        !cook.dir().join("judging/_inbox/a").exists(),
+        "a cancelled cell is unscored: nothing of it is sealed"
+    );
     assert!(
         cook.leftovers().is_empty(),
         "left behind: {:?}",

@@ -103,7 +103,8 @@ fn the_first_command_runs_as_written() {
         "the rest is counted: {text}"
     );
     // What examples/hello-task/README.md promises: the verdict first, naming all three.
-    let example = fs_err::read_to_string(Path::new(REPO).join("examples/hello-task/README.md")).unwrap();
+    let example =
+        fs_err::read_to_string(Path::new(REPO).join("examples/hello-task/README.md")).unwrap();
     let verdict = text
         .lines()
         .find_map(|l| l.strip_prefix("**Verdict:** "))
