@@ -4,9 +4,9 @@
 //! Layers, from the top (ARCHITECTURE.md has the map and the import rule): `cli`, `settings`,
 //! `commands` (glue) and `output` (the only code that prints); `nightly` (many cooks, one
 //! history); the pipeline's steps `cook`, `verify`, `judge` and `report`; `cell`, the cell engine
-//! every step shares; `brief`, `state`, `flavor`, `creds`, `progress` and `artifacts`, what a cook
-//! is; `runtime`, the engine seam; and the leaves `error`, `fsx`, `redact` and `sanitize`. Design
-//! documents are in `docs/`.
+//! every step shares; `harbor` (task folders read as written), `brief`, `state`, `flavor`,
+//! `creds`, `progress` and `artifacts`, what a cook is; `runtime`, the engine seam; and the leaves
+//! `error`, `fsx`, `redact` and `sanitize`. Design documents are in `docs/`.
 
 pub mod artifacts;
 pub mod brief;
@@ -20,6 +20,7 @@ pub mod flavor;
 pub mod fsx;
 #[cfg(test)]
 mod fuzz;
+pub mod harbor;
 pub mod judge;
 pub mod nightly;
 pub mod output;

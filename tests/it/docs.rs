@@ -15,7 +15,7 @@ use regex::Regex;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The design documents code may cite. `HARBOR` has no document: citing it is an error.
+/// The design documents code may cite.
 const DOCS: [&str; 6] = [
     "BEHAVIOR",
     "ENGINE",
