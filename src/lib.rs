@@ -27,6 +27,7 @@ pub mod output;
 pub mod progress;
 pub mod redact;
 pub mod report;
+pub mod review;
 pub mod runtime;
 pub mod sanitize;
 pub mod settings;

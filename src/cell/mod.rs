@@ -1,8 +1,9 @@
-//! The cell engine every role shares (participants, judges, reviewers, the chef, `doctor`'s
-//! probes): planning a cell, building images, egress control, staging files in and collecting
-//! them out through the engine, running cells in parallel, and cleaning up what a killed run
-//! left. It takes [`CellSettings`], which carry no role's modes, and it never reads the
-//! environment or prints.
+//! The cell engine every role shares (participants, judges, reviewers, verifiers, the chef,
+//! `doctor`'s probes): planning a cell, building images, egress control, staging files in and
+//! collecting them out through the engine, running cells in parallel, and cleaning up what a
+//! killed run left. A role enters through one door, [`Venue::cast`] then [`Cast::run`]
+//! ([`role`]), and supplies only its plans and its hooks. It takes [`CellSettings`], which
+//! carry no role's modes, and it never reads the environment or prints.
 //!
 //! The cell boundary: a cell reaches the host only through the engine, and only as a checked
 //! copy. Its inputs are staged into areas of its own ([`stage`]); what it writes lives in
@@ -12,22 +13,29 @@
 pub mod budget;
 pub mod collect;
 pub mod egress;
+mod error;
 pub mod files;
 pub mod host_ids;
 pub mod images;
 pub mod logs;
 pub mod names;
+pub mod normalize;
 pub mod phase;
 pub mod plan;
+pub mod record;
+pub mod role;
 pub mod run;
 pub mod sandbox;
 mod serial;
+pub mod spend;
 pub mod stage;
 pub mod stale;
 
 use tokio_util::sync::CancellationToken;
 
+pub use error::RunError;
 pub use logs::EXIT_RECORD;
+pub use role::{Cast, Venue};
 
 use crate::brief::{Brief, Profile};
 use crate::state::CookPaths;

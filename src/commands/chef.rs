@@ -12,12 +12,12 @@ use serde_json::json;
 
 use super::{cell_session, connect, open_cook, report_leftovers};
 use crate::brief::{Actor, KNOWN_FLAVORS};
+use crate::cell::normalize::normalized_copy;
 use crate::cli::ChefArgs;
 use crate::cook::{self, Chef};
 use crate::error::{ExitCode, UserError};
 use crate::fsx;
 use crate::judge::labels::{Shuffler, random_seed};
-use crate::judge::normalize::normalized_copy;
 use crate::settings::run_settings;
 use crate::state::{CellState, CookPaths, Role, now_iso};
 

@@ -134,15 +134,14 @@ async fn judge_keeping(
                 .info(&format!("earlier judging kept in `{}`", kept.display()));
         }
     }
-    judge::judge(
+    let venue = crate::cell::Venue {
         runtime,
         paths,
         brief,
-        judges,
-        seed,
-        (&settings.cells, judge::Resume::Fresh),
-        progress,
-    )
-    .await
-    .map_err(|cause| moved.restore(cause).into())
+        settings: &settings.cells,
+        progress: &progress,
+    };
+    judge::judge(venue, judges, seed, judge::Resume::Fresh)
+        .await
+        .map_err(|cause| moved.restore(cause).into())
 }

@@ -297,17 +297,17 @@ async fn run_cook(
     )?);
     let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
-    let progress = Arc::new(session.printer.progress("judge", overview));
-    let judged = crate::judge::judge(
+    let progress: Arc<dyn crate::progress::Progress> =
+        Arc::new(session.printer.progress("judge", overview));
+    let venue = crate::cell::Venue {
         runtime,
-        &paths,
-        &brief,
-        &brief.judges,
-        seed,
-        (&settings.cells, crate::judge::Resume::Fresh),
-        progress,
-    )
-    .await?;
+        paths: &paths,
+        brief: &brief,
+        settings: &settings.cells,
+        progress: &progress,
+    };
+    let judged =
+        crate::judge::judge(venue, &brief.judges, seed, crate::judge::Resume::Fresh).await?;
     report_leftovers(session, &judged.leftovers);
     let verdicts: Vec<Value> = judged
         .results
@@ -337,7 +337,7 @@ fn night_pool(nightly: &Nightly, night: &str) -> Option<Arc<Pool>> {
                 .join(night_fold::cook_name(nightly, night, template, repeat));
             if dir.is_dir() {
                 let paths = CookPaths::new(dir);
-                spent = spent.plus(crate::cook::spend::recorded_spend(&paths));
+                spent = spent.plus(crate::cell::spend::recorded_spend(&paths));
             }
         }
     }
@@ -358,19 +358,18 @@ async fn verify_night_cook(
     log: &Log,
 ) -> anyhow::Result<()> {
     let everyone: Vec<String> = brief.participants.iter().map(|p| p.name.clone()).collect();
-    let progress = Arc::new(session.printer.progress(
+    let progress: Arc<dyn crate::progress::Progress> = Arc::new(session.printer.progress(
         "verify",
         super::overview(paths, brief, crate::state::Role::Verifier, &everyone),
     ));
-    let verified = crate::verify::verify(
+    let venue = crate::cell::Venue {
         runtime,
         paths,
         brief,
-        (&everyone, crate::verify::Rerun::Pending),
         settings,
-        progress,
-    )
-    .await?;
+        progress: &progress,
+    };
+    let verified = crate::verify::verify(venue, &everyone, crate::verify::Rerun::Pending).await?;
     report_leftovers(session, &verified.leftovers);
     let outcomes: Vec<Value> = verified
         .results

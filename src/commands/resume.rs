@@ -102,18 +102,18 @@ async fn resume_judging(
     let settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
     let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(paths, brief, crate::state::Role::Judge, &names);
-    let progress = Arc::new(session.printer.progress("judge", overview));
+    let progress: Arc<dyn crate::progress::Progress> =
+        Arc::new(session.printer.progress("judge", overview));
     let seed = crate::judge::labels::random_seed();
-    let outcome = crate::judge::judge(
-        &runtime,
+    let venue = crate::cell::Venue {
+        runtime: &runtime,
         paths,
         brief,
-        judges,
-        seed,
-        (&settings.cells, crate::judge::Resume::KeepFinished),
-        progress,
-    )
-    .await?;
+        settings: &settings.cells,
+        progress: &progress,
+    };
+    let outcome =
+        crate::judge::judge(venue, judges, seed, crate::judge::Resume::KeepFinished).await?;
     report_leftovers(session, &outcome.leftovers);
     session
         .printer

@@ -57,12 +57,18 @@ pub(super) async fn run_verify(
         paths.name(),
         selected.len()
     ));
-    let progress = Arc::new(session.printer.progress(
+    let progress: Arc<dyn crate::progress::Progress> = Arc::new(session.printer.progress(
         "verify",
         super::overview(paths, brief, crate::state::Role::Verifier, selected),
     ));
-    let outcome =
-        verify::verify(runtime, paths, brief, (selected, rerun), settings, progress).await?;
+    let venue = crate::cell::Venue {
+        runtime,
+        paths,
+        brief,
+        settings,
+        progress: &progress,
+    };
+    let outcome = verify::verify(venue, selected, rerun).await?;
     report_leftovers(session, &outcome.leftovers);
     let printer = session.printer;
     for result in &outcome.results {

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::seal::{missing_outputs, seal};
 use crate::brief::Brief;
 use crate::cell::plan::CellPlan;
+use crate::cell::record::{cell_usage, done_phase, egress_record, egress_summary};
 use crate::cell::run::{CellHooks, CellOutcome};
 use crate::fsx::{self, CopyReport};
 use crate::progress::{CellPhase, Progress};
@@ -96,30 +97,6 @@ pub struct ParticipantResult {
     /// Its own cap, when its brief entry sets one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::brief::Budget>,
-}
-
-/// A cell's usage dict from its (redacted) stdout log, with `source_path` (relative to the
-/// cook) added after `source` as the reference writes it.
-pub fn cell_usage(
-    plan: &CellPlan,
-    relative_log: &str,
-    model: Option<&str>,
-) -> Option<serde_json::Value> {
-    let text = crate::fsx::read_capped(&plan.stdout_log, 64 << 20).ok()?;
-    let usage =
-        crate::flavor::usage_from_output(&plan.flavor, &String::from_utf8_lossy(&text), model)?;
-    let serde_json::Value::Object(map) = usage else {
-        return None;
-    };
-    let mut ordered = serde_json::Map::new();
-    for (key, value) in map {
-        let source = key == "source";
-        ordered.insert(key, value);
-        if source {
-            ordered.insert("source_path".into(), relative_log.into());
-        }
-    }
-    Some(serde_json::Value::Object(ordered))
 }
 
 /// Hooks of the cook phase.
@@ -387,43 +364,6 @@ impl CookHooks {
                 result.error.as_deref(),
             ),
         );
-    }
-}
-
-/// The short form status.json keeps: the mode and whether the canary passed.
-pub fn egress_summary(egress: &serde_json::Value) -> serde_json::Value {
-    let canary = &egress["canary"];
-    json!({"mode": egress["mode"], "canary": if canary.is_null() { json!(null) } else { canary["passed"].clone() }})
-}
-
-/// A cell's egress, as recorded in results: mode, allowed targets, canary report.
-pub fn egress_record(plan: &CellPlan, canary: Option<&serde_json::Value>) -> serde_json::Value {
-    let web_tools = plan
-        .spec
-        .env
-        .iter()
-        .any(|(k, v)| k == "MULTICOOKER_WEB_TOOLS" && v == "1");
-    json!({"mode": plan.egress.mode(), "allow": plan.egress.allowed(), "web_tools": web_tools, "canary": canary})
-}
-
-/// The progress line of a finished cell.
-pub fn done_phase(
-    state: CellState,
-    exit_code: Option<i64>,
-    duration_s: f64,
-    error: Option<&str>,
-) -> CellPhase {
-    let mut detail = match exit_code {
-        Some(code) => format!("exit={code}, {duration_s:.1}s"),
-        None => format!("{duration_s:.1}s"),
-    };
-    if let Some(error) = error {
-        detail.push_str(&format!(": {error}"));
-    }
-    CellPhase::Done {
-        state: state.as_str().to_owned(),
-        detail,
-        ok: state == CellState::Ok,
     }
 }
 

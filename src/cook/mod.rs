@@ -7,7 +7,6 @@
 mod hooks;
 pub mod plan;
 pub mod seal;
-pub mod spend;
 pub mod stale;
 
 use std::sync::Arc;
@@ -16,13 +15,13 @@ use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-pub use hooks::{ParticipantResult, cell_usage, done_phase, egress_record, egress_summary};
+pub use hooks::ParticipantResult;
 
 use crate::brief::{Actor, Brief};
+pub use crate::cell::RunError;
 use crate::cell::names::Names;
 use crate::cell::plan::CellPlan;
-use crate::cell::{CellSettings, images, phase, sandbox};
-use crate::creds::Credentials;
+use crate::cell::{CellSettings, Venue, images, sandbox};
 use crate::fsx;
 use crate::progress::Progress;
 use crate::runtime::{Runtime, RuntimeError, SharedRuntime, TeardownFailure};
@@ -31,80 +30,6 @@ use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
 use plan::{participant_plan, participant_prompt};
-
-/// Errors that stop a cook or a judging run before its cells can run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Writing cook state failed.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// A file of the cook could not be prepared.
-    #[error("cannot prepare `{}`", .path.display())]
-    Prepare {
-        /// The file or folder.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A flavor has no image.
-    #[error(transparent)]
-    Flavor(#[from] crate::flavor::FlavorError),
-    /// The engine failed outside any one cell.
-    #[error(transparent)]
-    Engine(crate::runtime::RuntimeError),
-    /// An image failed to build; no cell ran.
-    #[error("image build failed: {0}")]
-    Build(String),
-    /// A login is missing, malformed or expiring.
-    #[error(transparent)]
-    Creds(#[from] crate::creds::CredsError),
-    /// The sandbox probe found a property that does not hold; the cook was stopped.
-    #[error("the sandbox check failed: {}", .0.join("; "))]
-    Sandbox(Vec<String>),
-    /// A judging failed before it had results, and the earlier judging it had moved aside was
-    /// put back (all of it, or all but `stuck`).
-    #[error("{cause}; {}", restored(.stuck))]
-    Restored {
-        /// Why the judging failed.
-        cause: Box<RunError>,
-        /// What could not be put back (left in `judging/_previous/`).
-        stuck: Vec<std::path::PathBuf>,
-    },
-}
-
-fn restored(stuck: &[std::path::PathBuf]) -> String {
-    if stuck.is_empty() {
-        "the earlier judging is back in place, nothing was lost".to_owned()
-    } else {
-        let list: Vec<String> = stuck.iter().map(|p| format!("`{}`", p.display())).collect();
-        format!(
-            "the earlier judging is back in place except {}, kept where it is",
-            list.join(", ")
-        )
-    }
-}
-
-crate::hint_source!(RunError);
-
-impl crate::error::Hint for RunError {
-    fn hint(&self) -> Option<String> {
-        match self {
-            Self::State(e) => e.hint(),
-            Self::Flavor(e) => e.hint(),
-            Self::Engine(e) => e.hint(),
-            Self::Build(_) => {
-                Some("run `multicooker doctor` to check that every flavor's image builds".into())
-            }
-            Self::Prepare { .. } => None,
-            Self::Restored { cause, .. } => cause.hint(),
-            Self::Creds(e) => e.hint(),
-            Self::Sandbox(_) => Some(
-                "fix the engine as each line says and run `multicooker doctor --sandbox`; `cook --skip-sandbox-check` runs anyway, at your own risk".into(),
-            ),
-        }
-    }
-}
 
 /// Settings of a cook run: the cell settings every role shares, and the cook's own modes.
 #[derive(Debug, Clone)]
@@ -179,34 +104,43 @@ pub async fn cook(
     settings: &RunSettings,
     progress: Arc<dyn Progress>,
 ) -> Result<CookOutcome, RunError> {
-    spend::count_recorded(paths, &settings.cells.budgets);
-    let actors: Vec<Actor> = brief
+    let actors: Vec<&Actor> = brief
         .participants
         .iter()
         .filter(|p| selected.contains(&p.name))
-        .cloned()
         .collect();
-    let engine_names = Names::for_paths(paths);
-    let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
     let cells = &settings.cells;
-    // Checked before anything is written: a flavor without an image changes nothing.
-    let specs = images::image_specs(paths, &engine_names, &flavors, &cells.run_id)?;
-    let bases = images::base_tags(&specs);
-    let roles: Vec<(&Actor, Role)> = actors.iter().map(|a| (a, Role::Participant)).collect();
-    let logins = snapshot_logins(brief, &roles, &cells.logins)?;
+    // The sandbox probe runs beside the cells; if a property does not hold it stops them.
+    let phase_settings = CellSettings {
+        cancel: cells.cancel.child_token(),
+        ..cells.clone()
+    };
+    let venue = Venue {
+        runtime,
+        paths,
+        brief,
+        settings: &phase_settings,
+        progress: &progress,
+    };
+    // Checked before anything is written: a flavor without an image or login changes nothing.
+    let cast = venue.cast(Role::Participant, &actors)?;
+    let bases = images::base_tags(cast.images());
     let round = settings.refine.as_ref().map_or(1, |r| r.round);
     let prompts = prepare_folder(paths, &actors, settings)?;
     let (status, events) = open_run(paths, brief, &actors, settings.merge, round)?;
-    let context = cells.plan_context(paths, &engine_names, brief);
-    let mut plans: Vec<CellPlan> = actors
+    let context = cast.context();
+    let plans: Vec<CellPlan> = actors
         .iter()
         .zip(prompts)
         .map(|(actor, prompt)| participant_plan(&context, actor, prompt, settings))
         .collect();
-    attach_logins(&mut plans, &logins);
     status.set_state(Phase::Cook, CookState::Building)?;
     events.cook("image.build.started", Phase::Cook, None)?;
     let (built_status, built_events) = (status.clone(), events.clone());
+    let cast = cast.on_built(move || {
+        let _ = built_events.cook("image.build.finished", Phase::Cook, None);
+        let _ = built_status.set_state(Phase::Cook, CookState::Cooking);
+    });
     let hooks = hooks::CookHooks::new(
         paths,
         brief,
@@ -215,23 +149,6 @@ pub async fn cook(
         settings.seal_max_bytes,
         round,
     );
-    let phase_cells = phase::Cells {
-        role: Role::Participant,
-        images: specs,
-        plans,
-        redactor: Arc::new(crate::redact::Redactor::new(&logins.secrets())),
-        serial: serial_flavors(&logins, &flavors),
-        hooks: Arc::new(hooks),
-        on_built: Box::new(move || {
-            let _ = built_events.cook("image.build.finished", Phase::Cook, None);
-            let _ = built_status.set_state(Phase::Cook, CookState::Cooking);
-        }),
-    };
-    // The sandbox probe runs beside the cells; if a property does not hold it stops them.
-    let phase_settings = CellSettings {
-        cancel: cells.cancel.child_token(),
-        ..cells.clone()
-    };
     let probe = settings.sandbox_check.then(|| {
         spawn_probe(
             runtime,
@@ -239,7 +156,7 @@ pub async fn cook(
             phase_settings.cancel.clone(),
         )
     });
-    let run = phase::run_phase(runtime, paths, phase_cells, &phase_settings, &*progress).await;
+    let run = cast.run(plans, Arc::new(hooks)).await;
     // The probe is settled on every path, so it never outlives the run (nor its objects).
     let sandbox = match probe {
         Some(handle) => {
@@ -252,7 +169,7 @@ pub async fn cook(
     };
     // After Ctrl-C the probe was stopped with the cells: it has no verdict to give.
     let sandbox = sandbox.filter(|_| !cells.cancel.is_cancelled());
-    let run = run.map_err(RunError::Engine)?;
+    let run = run?;
     let (mut results, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         fail(&status, &events, &format!("build failed: {message}"))?;
@@ -278,51 +195,11 @@ pub async fn cook(
     })
 }
 
-/// Reads the logins the cells' flavors need from the host and checks they outlive the cells.
-/// Nothing is written: a missing or expiring login stops the command before it starts.
-pub fn snapshot_logins(
-    brief: &Brief,
-    cells: &[(&Actor, Role)],
-    sources: &crate::creds::LoginSources,
-) -> Result<Credentials, RunError> {
-    let mut flavors: Vec<(String, u64)> = Vec::new();
-    for (actor, role) in cells {
-        let timeout = brief.timeout_for(actor, *role);
-        match flavors.iter_mut().find(|(f, _)| *f == actor.flavor) {
-            Some((_, longest)) => *longest = (*longest).max(timeout),
-            None => flavors.push((actor.flavor.clone(), timeout)),
-        }
-    }
-    Ok(Credentials::snapshot(
-        &flavors,
-        sources,
-        &*sources.token_store(),
-    )?)
-}
-
-/// Gives each cell its own flavor's login, in memory, and no other.
-pub fn attach_logins(plans: &mut [CellPlan], logins: &Credentials) {
-    for plan in plans {
-        plan.files.login = logins.for_cell(&plan.flavor);
-    }
-}
-
-/// Flavors whose cells must run one at a time.
-pub fn serial_flavors(logins: &Credentials, flavors: &[String]) -> Vec<String> {
-    let mut serial: Vec<String> = flavors
-        .iter()
-        .filter(|f| logins.serial(f))
-        .cloned()
-        .collect();
-    serial.dedup();
-    serial
-}
-
 /// Keeps earlier outputs aside and writes every participant's PROMPT.txt (the record of what
 /// it was asked); returns the prompts in `actors` order.
 fn prepare_folder(
     paths: &CookPaths,
-    actors: &[Actor],
+    actors: &[&Actor],
     settings: &RunSettings,
 ) -> Result<Vec<String>, RunError> {
     let prepare = |path: std::path::PathBuf| move |source| RunError::Prepare { path, source };
@@ -361,7 +238,7 @@ fn prepare_folder(
 fn open_run(
     paths: &CookPaths,
     brief: &Brief,
-    actors: &[Actor],
+    actors: &[&Actor],
     merge: bool,
     round: u32,
 ) -> Result<(Arc<StatusStore>, EventLog), StateError> {
@@ -564,7 +441,7 @@ async fn settle_probe(handle: ProbeHandle) -> sandbox::SandboxReport {
 fn probe_settings(
     paths: &CookPaths,
     brief: &Brief,
-    actors: &[Actor],
+    actors: &[&Actor],
     settings: &CellSettings,
 ) -> sandbox::ProbeSettings {
     let limits = actors.first().map_or(

@@ -14,8 +14,8 @@ use super::scores::{self, MAX_SCORES_BYTES, Rejected, Unusable};
 use super::verdicts;
 use crate::brief::{Actor, Brief, JudgingMode};
 use crate::cell::plan::{CellPlan, OUTBOX_BYTES};
+use crate::cell::record::done_phase;
 use crate::cell::run::{CellHooks, CellOutcome};
-use crate::cook::done_phase;
 use crate::fsx;
 use crate::progress::{CellPhase, Progress};
 use crate::state::{CellState, CookPaths, EventLog, Phase, Role, StatusStore};
@@ -289,7 +289,7 @@ impl CellHooks for JudgeHooks {
             duration_s: outcome.duration_s,
             stdout: relative(&plan.stdout_log),
             stderr: relative(&plan.stderr_log),
-            usage: crate::cook::cell_usage(
+            usage: crate::cell::record::cell_usage(
                 plan,
                 &relative(&plan.stdout_log),
                 judge_model.as_deref(),
@@ -297,7 +297,7 @@ impl CellHooks for JudgeHooks {
             submissions: assignment.map_or(0, |a| a.mapping.len()),
             excluded: assignment.map(|a| a.excluded.clone()).unwrap_or_default(),
             rejected,
-            egress: crate::cook::egress_record(plan, outcome.canary.as_ref()),
+            egress: crate::cell::record::egress_record(plan, outcome.canary.as_ref()),
             spend: outcome.spend,
             budget: plan.budget,
         };
@@ -334,8 +334,10 @@ impl JudgeHooks {
                     c.exit_class = Some(result.status.clone());
                     c.finished_at = Some(outcome.finished_at.clone());
                     c.duration_s = Some(outcome.duration_s);
-                    c.extra
-                        .insert("egress".into(), crate::cook::egress_summary(&result.egress));
+                    c.extra.insert(
+                        "egress".into(),
+                        crate::cell::record::egress_summary(&result.egress),
+                    );
                 }),
         );
         let payload = if result.ok {

@@ -90,11 +90,11 @@ impl Moved {
 
     /// After a failed judging: puts everything back and returns `cause`, wrapped to say so
     /// when there was something to put back.
-    pub fn restore(self, cause: crate::cook::RunError) -> crate::cook::RunError {
+    pub fn restore(self, cause: super::JudgeError) -> super::JudgeError {
         if self.is_empty() {
             return cause;
         }
-        crate::cook::RunError::Restored {
+        super::JudgeError::Restored {
             cause: Box::new(cause),
             stuck: self.undo(),
         }

@@ -5,10 +5,10 @@
 //!
 //! The mapping never enters a folder a cell mounts. This module never prints.
 
+mod error;
 mod hooks;
 pub mod inbox;
 pub mod labels;
-pub mod normalize;
 pub mod scores;
 mod submissions;
 pub mod verdicts;
@@ -21,18 +21,15 @@ use serde_json::json;
 
 use crate::brief::{Actor, Brief, JudgingMode, JudgingPolicy};
 use crate::cell::files::JudgeFiles;
-use crate::cell::names::Names;
-use crate::cell::phase::{Cells, run_phase};
 use crate::cell::plan::{CellPlan, OUTBOX_BYTES, PlanContext};
-use crate::cell::{CellSettings, images};
-use crate::cook::RunError;
+use crate::cell::{RunError, Venue};
 use crate::fsx;
-use crate::progress::Progress;
-use crate::runtime::{SharedRuntime, TeardownFailure};
+use crate::runtime::TeardownFailure;
 use crate::state::results::{self, Entry, JudgeRunResult};
 use crate::state::{
     Cell, CookPaths, CookState, EventLog, Phase, Role, StateError, StatusStore, now_iso,
 };
+pub use error::JudgeError;
 use inbox::Assignment;
 use labels::Shuffler;
 use scores::Rejected;
@@ -186,36 +183,35 @@ pub enum Resume {
 
 /// Runs the selected judges over the sealed outputs.
 pub async fn judge(
-    runtime: &SharedRuntime,
-    paths: &CookPaths,
-    brief: &Brief,
+    venue: Venue<'_>,
     judges: &[Actor],
     seed: u64,
-    (settings, resume): (&CellSettings, Resume),
-    progress: Arc<dyn Progress>,
-) -> Result<JudgeOutcome, RunError> {
-    crate::cook::spend::count_recorded(paths, &settings.budgets);
+    resume: Resume,
+) -> Result<JudgeOutcome, JudgeError> {
+    let Venue {
+        paths,
+        brief,
+        settings,
+        progress,
+        ..
+    } = venue;
     let available = available_outputs(paths, brief)?;
     let assignments = assign(brief, judges, &available, seed);
-    let running: Vec<&Assignment> = assignments
+    let running: Vec<&Actor> = judges
         .iter()
-        .filter(|a| !a.mapping.is_empty())
+        .filter(|j| {
+            assignments
+                .iter()
+                .any(|a| a.judge == j.name && !a.mapping.is_empty())
+        })
         .collect();
-    let engine_names = Names::for_paths(paths);
-    let flavors: Vec<String> = running.iter().map(|a| a.flavor.clone()).collect();
-    // Checked before anything is written: a flavor without an image changes nothing.
-    let specs = images::image_specs(paths, &engine_names, &flavors, &settings.run_id)?;
-    let running_judges: Vec<(&Actor, Role)> = judges
-        .iter()
-        .filter(|j| running.iter().any(|a| a.judge == j.name))
-        .map(|j| (j, Role::Judge))
-        .collect();
-    let logins = crate::cook::snapshot_logins(brief, &running_judges, &settings.logins)?;
+    // Checked before anything is written: a flavor without an image or login changes nothing.
+    let cast = venue.cast(Role::Judge, &running)?;
     // Until the judges have run, a failure puts the earlier judging back (issue 25).
     let mut undo = Undo::new(paths);
     if let Err(error) = prepare_inboxes(paths, brief, &assignments, (seed, resume), &mut undo.moved)
     {
-        return Err(undo.fail(paths, error));
+        return Err(undo.fail(paths, error.into()));
     }
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
@@ -230,14 +226,8 @@ pub async fn judge(
         }
     })?;
     events.cook("phase.started", Phase::Judge, None)?;
-    let context = settings.plan_context(paths, &engine_names, brief);
-    let mut plans: Vec<_> = running
-        .iter()
-        .filter_map(|a| judges.iter().find(|j| j.name == a.judge))
-        .map(|judge| judge_plan(&context, judge))
-        .collect();
-    crate::cook::attach_logins(&mut plans, &logins);
-
+    let context = cast.context();
+    let plans: Vec<_> = running.iter().map(|j| judge_plan(&context, j)).collect();
     let hooks = Arc::new(hooks::JudgeHooks::new(
         paths,
         brief,
@@ -245,23 +235,14 @@ pub async fn judge(
         status.clone(),
         progress.clone(),
     ));
-    let cells = Cells {
-        role: Role::Judge,
-        images: specs,
-        plans,
-        redactor: Arc::new(crate::redact::Redactor::new(&logins.secrets())),
-        serial: crate::cook::serial_flavors(&logins, &flavors),
-        hooks: hooks.clone(),
-        on_built: Box::new(|| ()),
-    };
-    let run = match run_phase(runtime, paths, cells, settings, &*progress).await {
+    let run = match cast.run(plans, hooks.clone()).await {
         Ok(run) => run,
-        Err(error) => return Err(undo.fail(paths, RunError::Engine(error))),
+        Err(error) => return Err(undo.fail(paths, error.into())),
     };
     let (ran, leftovers) = (run.outputs, run.leftovers);
     if let Err(message) = run.build {
         status.set_state(Phase::Judge, CookState::Failed)?;
-        return Err(undo.fail(paths, RunError::Build(message.to_string())));
+        return Err(undo.fail(paths, RunError::Build(message.to_string()).into()));
     }
     let results = merge_results(judges, &assignments, ran, &hooks);
     let judge_result = JudgeRunResult {
@@ -309,7 +290,7 @@ impl Undo {
     }
 
     /// Puts everything back and returns `cause`, saying so when there was something to keep.
-    fn fail(self, paths: &CookPaths, cause: RunError) -> RunError {
+    fn fail(self, paths: &CookPaths, cause: JudgeError) -> JudgeError {
         let _ = match &self.mapping {
             Some(bytes) => fsx::write_atomic(&paths.mapping(), bytes),
             None => std::fs::remove_file(paths.mapping()),
@@ -395,9 +376,11 @@ fn prepare_inboxes(
     participants.dedup();
     let mut stripped = serde_json::Map::new();
     for participant in participants {
-        let items =
-            normalize::normalized_copy(&paths.sealed(participant), &normalized.join(participant))
-                .map_err(prepare)?;
+        let items = crate::cell::normalize::normalized_copy(
+            &paths.sealed(participant),
+            &normalized.join(participant),
+        )
+        .map_err(prepare)?;
         stripped.insert(participant.clone(), json!(items));
     }
     fsx::write_json_atomic(&paths.judging().join("_normalized.json"), &stripped)

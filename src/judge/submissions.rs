@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::brief::Brief;
-use crate::cook::RunError;
+use crate::cell::RunError;
 use crate::fsx;
 use crate::state::CookPaths;
 

@@ -137,7 +137,7 @@ pub fn add_cook(records: &mut Vec<SpendRecord>, cook: &Path) {
             let (Some(name), Some(map)) = (entry["name"].as_str(), entry.as_object()) else {
                 continue;
             };
-            let spent = crate::cook::spend::entry_spend(map);
+            let spent = crate::cell::spend::entry_spend(map);
             let budget = serde_json::from_value::<BudgetFile>(entry["budget"].clone())
                 .ok()
                 .map(|b| Budget {

@@ -22,13 +22,10 @@ use serde_json::json;
 pub use hooks::status_key;
 pub use result::{Outcome, PassCount, Verification, pass_counts};
 
-use crate::brief::{Brief, VerifierImage};
-use crate::cell::CellSettings;
+use crate::brief::VerifierImage;
 use crate::cell::names::Names;
-use crate::cell::phase::{Cells, run_phase};
-use crate::cook::RunError;
-use crate::progress::Progress;
-use crate::runtime::{SharedRuntime, TeardownFailure};
+use crate::cell::{RunError, Venue};
+use crate::runtime::TeardownFailure;
 use crate::state::{Cell, CookPaths, CookState, EventLog, Phase, Role, StatusStore};
 
 /// Why verification could not start.
@@ -111,13 +108,17 @@ pub struct VerifyOutcome {
 
 /// Verifies the sealed outputs of `selected` participants.
 pub async fn verify(
-    runtime: &SharedRuntime,
-    paths: &CookPaths,
-    brief: &Brief,
-    (selected, rerun): (&[String], Rerun),
-    settings: &CellSettings,
-    progress: Arc<dyn Progress>,
+    venue: Venue<'_>,
+    selected: &[String],
+    rerun: Rerun,
 ) -> Result<VerifyOutcome, VerifyError> {
+    let Venue {
+        paths,
+        brief,
+        settings,
+        progress,
+        ..
+    } = venue;
     let verify = brief
         .verify
         .as_ref()
@@ -126,10 +127,12 @@ pub async fn verify(
         })?;
     check_hidden(paths, verify.image)?;
     let expected = expected_tests(paths, verify)?;
-    let names = Names::for_paths(paths);
     // Checked before anything is written: an image that cannot be assembled changes nothing.
-    let (images, image) = plan::verifier_images(paths, &names, verify, &settings.run_id)
-        .map_err(|e| VerifyError::Run(e.into()))?;
+    let (images, image) =
+        plan::verifier_images(paths, &Names::for_paths(paths), verify, &settings.run_id)
+            .map_err(|e| VerifyError::Run(e.into()))?;
+    // Verifiers run the outputs' own tests, no CLI: no login, no budget stops or blocks them.
+    let cast = venue.cast_images(Role::Verifier, images);
     let digests = digests(paths, selected);
     let status = Arc::new(StatusStore::open(paths));
     let events = EventLog::new(paths);
@@ -147,34 +150,19 @@ pub async fn verify(
         .map(|s| s.state)
         .filter(|s| *s != CookState::Verifying)
         .unwrap_or(CookState::Sealed);
-    let context = settings.plan_context(paths, &names, brief);
+    let context = cast.context();
     let plans: Vec<_> = to_run
         .iter()
         .map(|p| plan::verifier_plan(&context, verify, p, &image))
         .collect();
     open_phase(&status, &events, &to_run)?;
-    let cells = Cells {
-        role: Role::Verifier,
-        images,
-        plans,
-        hooks: hooks.clone(),
-        redactor: Arc::default(),
-        serial: Vec::new(),
-        on_built: Box::new(|| ()),
-    };
-    // Verifiers run the outputs' own tests, no CLI: no budget stops or blocks them.
-    let unbudgeted = CellSettings {
-        budgets: crate::cell::budget::Budgets::default(),
-        ..settings.clone()
-    };
-    let run = run_phase(runtime, paths, cells, &unbudgeted, &*progress).await;
-    let run = match run {
+    let run = match cast.run(plans, hooks.clone()).await {
         Ok(run) => run,
         Err(e) => {
             status
                 .set_state(Phase::Verify, before)
                 .map_err(RunError::from)?;
-            return Err(RunError::Engine(e).into());
+            return Err(e.into());
         }
     };
     let mut ran = run.outputs;

@@ -1,10 +1,10 @@
-//! Normalizing before judging: what betrays the author is removed from the copies judges see,
-//! so a judge scores the work, not the vendor. Vendor files and folders (CLAUDE.md, AGENTS.md,
-//! GEMINI.md, `.claude/`, `.codex/`, `.gemini/` …), session logs and "Co-Authored-By" /
-//! "Generated with" trailer lines go; everything stripped is listed in the host-side record
-//! (`judging/_normalized.json`, then summary.json). The sealed inbox itself is never changed:
-//! the copy shares its files (hard links, `CopyOptions::share`), and a file that loses lines is
-//! written anew over its name, never in place.
+//! Normalizing before another cell sees an output (judges, reviewers, the chef): what betrays the
+//! author is removed from the copies, so a judge scores the work, not the vendor. Vendor files and
+//! folders (CLAUDE.md, AGENTS.md, GEMINI.md, `.claude/`, `.codex/`, `.gemini/` …), session logs and
+//! "Co-Authored-By" / "Generated with" trailer lines go; everything stripped is listed in the
+//! host-side record (`judging/_normalized.json`, then summary.json). The sealed inbox itself is
+//! never changed: the copy shares its files (hard links, `CopyOptions::share`), and a file that
+//! loses lines is written anew over its name, never in place.
 
 use std::io;
 use std::path::Path;

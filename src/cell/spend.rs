@@ -1,5 +1,6 @@
 //! What a cook has spent so far, from its result files: the cook's budget counts every phase
 //! (participants, then judges, then runs resumed later), not only the cells of this command.
+//! The engine counts it before every phase ([`super::role`]).
 
 use serde_json::Value;
 
@@ -39,12 +40,8 @@ pub fn recorded_spend(paths: &CookPaths) -> Spend {
 }
 
 /// Sets the cook's budget (if any) to what the cook's files record before a phase runs cells.
-pub fn count_recorded(paths: &CookPaths, budgets: &crate::cell::budget::Budgets) {
-    if budgets
-        .pools
-        .iter()
-        .any(|p| p.label == crate::cell::budget::COOK)
-    {
+pub fn count_recorded(paths: &CookPaths, budgets: &super::budget::Budgets) {
+    if budgets.pools.iter().any(|p| p.label == super::budget::COOK) {
         budgets.restart_cook(recorded_spend(paths));
     }
 }
