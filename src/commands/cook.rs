@@ -52,7 +52,7 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         let exit = result
             .exit_code
             .map_or_else(|| "-".to_owned(), |c| c.to_string());
-        printer.data(&format!(
+        printer.result_row(&format!(
             "{:<20} {:<16} exit={exit:<4} {:.1}s",
             result.name,
             result.status.as_str(),

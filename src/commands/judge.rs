@@ -98,7 +98,7 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
             || result.reason.clone().unwrap_or_default(),
             |n| format!("{n} scored"),
         );
-        printer.data(&format!(
+        printer.result_row(&format!(
             "{:<20} {:<16} {detail}",
             result.name, result.status
         ));

@@ -207,7 +207,7 @@ fn cell_session(
 /// One line per participant cell that ran: name, status, seconds.
 fn print_results(printer: crate::output::Printer, results: &[crate::cook::ParticipantResult]) {
     for result in results {
-        printer.data(&format!(
+        printer.result_row(&format!(
             "{:<20} {:<16} {:.1}s",
             result.name,
             result.status.as_str(),

@@ -307,11 +307,21 @@ fn provenance_changes(before: &NightRecord, after: &NightRecord) -> Vec<Value> {
 /// Reasons of a failed or partial night shown in text (`--json` has all of them).
 const SHOWN_FAILURES: usize = 8;
 
-/// `history`'s text: one line per night (ranking with intervals, ranks and what is
-/// incomplete; a failed or partial night with why), then what changed, each score move marked
-/// significant or not, and what the design can detect.
+/// `history`'s text: the latest night's verdict, then one line per night (ranking with
+/// intervals, ranks and what is incomplete; a failed or partial night with why), then what
+/// changed, each score move marked significant or not, and what the design can detect.
 pub fn history_text(document: &Value) -> Vec<String> {
     let mut lines = Vec::new();
+    // The latest night's verdict first (issue 27), then every night.
+    if let Some(latest) = document["nights"].as_array().and_then(|n| n.last())
+        && let Some(verdict) = crate::report::verdict::of_night(latest)
+    {
+        lines.push(format!(
+            "Verdict, night {}: {verdict}",
+            latest["night"].as_str().unwrap_or("?")
+        ));
+        lines.push(String::new());
+    }
     for night in document["nights"].as_array().into_iter().flatten() {
         let ranking: Vec<String> = night["participants"]
             .as_array()

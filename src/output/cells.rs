@@ -164,7 +164,7 @@ impl CellProgress {
             .clone()
     }
 
-    /// Records a cell's stage and returns the counts line: `2/5 done (1 failed), 1 running,
+    /// Records a cell's stage and returns the counts line: `2/5 done (1 failed); 1 running,
     /// 2 waiting`.
     fn record(&self, role: Role, actor: &str, stage: Option<Stage>) -> String {
         let mut tally = self
@@ -196,7 +196,7 @@ impl CellProgress {
             format!(" ({})", notes.join(", "))
         };
         format!(
-            "{}/{total} done{notes}, {running} running, {waiting} waiting",
+            "{}/{total} done{notes}; {running} running, {waiting} waiting",
             ok + failed
         )
     }
@@ -354,7 +354,7 @@ impl Drop for CellProgress {
         let elapsed = clock(self.started.elapsed().as_secs());
         if let Some(overall) = &self.overall {
             let counts = self.record(Role::Participant, "", None);
-            let done = counts.split(',').next().unwrap_or_default();
+            let done = counts.split(';').next().unwrap_or_default();
             overall.set_style(
                 ProgressStyle::with_template("{prefix:<26} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -407,12 +407,12 @@ mod tests {
         let progress = progress();
         assert_eq!(
             progress.record(Role::Participant, "ada", Some(Stage::Running)),
-            "0/3 done, 1 running, 2 waiting"
+            "0/3 done; 1 running, 2 waiting"
         );
         progress.record(Role::Participant, "ada", Some(Stage::Ok));
         assert_eq!(
             progress.record(Role::Participant, "basil", Some(Stage::Failed)),
-            "2/3 done (1 failed), 0 running, 1 waiting"
+            "2/3 done (1 failed); 0 running, 1 waiting"
         );
         assert_eq!(clock(1800), "30:00");
         assert_eq!(clock(7325), "2:02:05");
@@ -489,7 +489,7 @@ mod tests {
         );
         assert_eq!(
             progress.record(Role::Participant, "basil", Some(Stage::Cancelled)),
-            "0/3 done (2 cancelled), 0 running, 1 waiting"
+            "0/3 done (2 cancelled); 0 running, 1 waiting"
         );
         assert_eq!(
             progress.cancelled(),

@@ -59,6 +59,16 @@ impl Printer {
         }
     }
 
+    /// A line of the per-cell results table a command prints at its end: on stdout like
+    /// [`Printer::data`], except when the progress lines already showed each cell's end on
+    /// this same terminal (one final summary, not two: issue 27).
+    pub fn result_row(&self, line: &str) {
+        if self.options.color_bars_allowed() && std::io::stdout().is_terminal() {
+            return;
+        }
+        self.data(line);
+    }
+
     /// A document that is the command's whole product (a completion script, a man page, a
     /// cell's log lines), on stdout as it is, in every mode.
     pub fn document(&self, text: &str) {
