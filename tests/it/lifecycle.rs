@@ -420,6 +420,25 @@ fn tail_follows_cells_as_they_start_prefixes_each_line_and_stops_with_the_run() 
         text.contains("[second] hello") && !text.contains("[first]"),
         "{text}"
     );
+    // After another run, tail shows that run only (issue 27: it replayed every earlier run
+    // first); --all shows them all.
+    let judged = cook.run("judge");
+    assert_eq!(judged.status.code(), Some(0), "{}", show(&judged));
+    let last = cook.run_args(&["tail", cook.name(), "--no-follow"]);
+    let text = String::from_utf8_lossy(&last.stdout);
+    assert!(text.contains("[mc] judge.started referee"), "{text}");
+    assert!(
+        !text.contains("seal.finished") && !text.contains("[first]"),
+        "the cook's run is not the current one: {text}"
+    );
+    let all = cook.run_args(&["tail", cook.name(), "--no-follow", "--all"]);
+    let text = String::from_utf8_lossy(&all.stdout);
+    assert!(
+        text.contains("[mc] seal.finished")
+            && text.contains("[first] hello")
+            && text.contains("judge.started"),
+        "{text}"
+    );
 }
 
 #[test]
