@@ -395,6 +395,15 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
             format!(" — NOT COMPARABLE: {}", record.reasons.join("; "))
         }
     ));
+    // The verdict first (issue 27), from the same data `history` shows.
+    let document = crate::nightly::history_json(
+        &record.config,
+        std::path::Path::new(""),
+        std::slice::from_ref(record),
+    );
+    if let Some(verdict) = crate::report::verdict::of_night(&document["nights"][0]) {
+        printer.data(&format!("  {verdict}"));
+    }
     print_failures(printer, &record.failures);
     for estimate in &record.estimates {
         let interval = match (estimate.lo, estimate.hi) {

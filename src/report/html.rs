@@ -59,7 +59,7 @@ tr.new-group>*{border-top:2px solid #9fb4cc}small{color:#5a6570;font-weight:400}
 .badge{display:inline-block;white-space:normal;padding:0 .4rem;border-radius:.6rem;font-size:.8rem;background:#dfe7f1;color:#234}.warn{background:#fde7d9;color:#7a2e00}.ok{background:#dff3e3;color:#14532d}\
 .unscored{color:#8a6d00}svg text{font:11px system-ui,sans-serif;fill:#5a6570}code{background:#eef0f2;padding:0 .25rem;border-radius:3px}\
 details{margin:.4rem 0}summary{cursor:pointer}pre{white-space:pre-wrap;background:#f4f5f6;padding:.6rem;border-radius:4px}\
-svg.trend{display:block;max-width:100%;height:auto}svg.trend text.last{font-size:12px;font-weight:600}\
+svg.trend{display:block;width:100%;max-width:760px;height:auto}svg.trend text.last{font-size:12px;font-weight:600}\
 .legend{list-style:none;padding:0;margin:.4rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1.1rem}.swatch{display:inline-block;width:.85rem;height:.85rem;border-radius:2px;margin-right:.35rem;vertical-align:-.1rem}.band-key{background:#1f6fb4;opacity:.3}\
 .reasons{margin:.2rem 0;padding-left:1.1rem}\
 @media (max-width:600px){body{font-size:14px;padding:.6rem}h1{font-size:1.25rem}.verdict{font-size:1.02rem}.fold{display:none}svg.trend text{font-size:17px}svg.trend text.last,svg.trend text.mid{display:none}}";

@@ -312,10 +312,10 @@ fn night_ranking(night: &Value) -> Vec<String> {
                 ""
             };
             format!(
-                "{} <b>{}</b> <small>{interval}{}</small>{incomplete}",
+                "{} <b>{}</b> <small>{}</small>{incomplete}",
                 text(&p["participant"]),
                 num(&p["estimate"], 1),
-                escape(rank.trim_start())
+                escape(&[interval.trim(), rank.trim()].join(" ")).trim_end()
             )
         })
         .collect()

@@ -369,6 +369,7 @@ fn hostile_names_ties_unscored_rows_and_history_render_escaped() {
     assert!(
         rendered.dom.contains("id=\"self-preference\"") && rendered.dom.contains("id=\"blinding\"")
     );
+    fits_both_screens(&page, "leaderboard-hostile", "a<b>&");
 
     let history = json!({"nightly": "n", "nights": [
         {"night": "2026-11-21", "status": "ok", "comparable": true, "participants": [{"participant": "bee", "estimate": 60.0, "lo": 50.0, "hi": 70.0}], "changes": []},

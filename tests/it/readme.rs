@@ -206,6 +206,11 @@ fn the_nightly_example_and_its_history_run_as_written() {
     let history = multicooker(&cook, &args);
     assert_eq!(history.status.code(), Some(0), "{}", show(&history));
     assert!(html.is_file());
+    // The page from a real night fits both screens and opens with the night's verdict.
+    for size in [(1280, 900), (390, 844)] {
+        let layout = crate::common::browser::layout(&html, "history-real-night", size);
+        crate::common::browser::assert_fits(&layout, size, "Night 2026-11-21: ");
+    }
     assert!(
         String::from_utf8_lossy(&history.stdout).contains("2026-11-21 ok"),
         "{}",
