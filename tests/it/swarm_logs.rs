@@ -1,6 +1,7 @@
 //! Issue 21 on the swarm of `tests/it/swarm.rs`: no node's engine keeps what a cell printed
 //! (cells log to the `none` driver and are read through the attach API of their node's
-//! engine), and a cell still running past its deadline is named as overdue, as on Docker.
+//! engine), and a cell still running past its deadline is named as overdue, as on Docker;
+//! a container its node cannot start is never staged into, nor read as the program's exit.
 //! Both run inside the swarm test (one swarm for all); `swarm_logs_alone` runs them on a swarm
 //! of their own (`--ignored`).
 
@@ -187,6 +188,63 @@ pub(crate) fn a_cell_past_its_deadline_is_named_overdue(swarm: &Swarm) {
     assert!(left.is_empty(), "after the overdue cells: {left:?}");
 }
 
+/// The flaky re-run of a night (issue 22: a cell "exited 128 after 0.1 s"): a task whose
+/// container its node cannot start was staged into before it ran, and its 128 read as the
+/// program's exit. Staging now waits for a running task; one that fails to start is placed
+/// again, then refused with the node's own reason (here runc refusing a mount under /proc).
+pub(crate) fn a_container_its_node_cannot_start_is_refused_with_the_reason(swarm: &Swarm) {
+    block_on(async {
+        let runtime: multicooker::runtime::SharedRuntime = Arc::new(
+            multicooker::runtime::swarm::SwarmRuntime::connect(&swarm.config())
+                .await
+                .unwrap(),
+        );
+        let cook = TestCook::empty("swarm-nostart");
+        let work = tempfile::tempdir().unwrap();
+        let image = {
+            let context = multicooker::flavor::build_context("dummy", None).unwrap();
+            multicooker::flavor::base_tag("dummy", &context.digest)
+        };
+        let labels =
+            Labels::new(cook.name(), "participant").with(LABEL_ROOT, &root_id(cook.root()));
+        let mut cell = TestCell::new(
+            &format!("mc-swns-{}", std::process::id()),
+            &image,
+            None,
+            labels,
+            "quality:3",
+            &work.path().join("a"),
+        );
+        let mut archives = cell.prepare();
+        cell.spec.areas.push(multicooker::runtime::Area {
+            target: "/proc/mc-nostart".into(),
+            size_bytes: 1 << 20,
+            owner: (0, 0),
+            mode: 0o755,
+        });
+        runtime.create_cell(&cell.spec).await.unwrap();
+        runtime.start_cell(&cell.spec.name).await.unwrap();
+        let (target, archive) = archives.remove(0);
+        let staged = runtime.stage(&cell.spec.name, &target, archive).await;
+        let error = staged
+            .expect_err("a cell that never started is not staged into")
+            .to_string();
+        assert!(
+            error.contains("starting container failed") && error.contains("node `"),
+            "the node's own reason is named: {error}"
+        );
+        runtime
+            .remove(&ObjectRef::cell(&cell.spec.name))
+            .await
+            .unwrap();
+    });
+    let left = swarm.leftovers_after(Duration::from_secs(60));
+    assert!(
+        left.is_empty(),
+        "after the cell that never started: {left:?}"
+    );
+}
+
 /// Both checks on a swarm of their own, for a focused run:
 /// `cargo test --test it -- --ignored swarm_logs_alone`.
 #[test]
@@ -200,6 +258,7 @@ fn swarm_logs_alone() {
         &["build-base", "dummy", "--backend", "swarm"],
     );
     assert_eq!(built.status.code(), Some(0), "{}", show(&built));
+    a_container_its_node_cannot_start_is_refused_with_the_reason(&swarm);
     a_cell_past_its_deadline_is_named_overdue(&swarm);
     a_node_keeps_no_copy_of_what_a_cell_printed(&swarm);
 }

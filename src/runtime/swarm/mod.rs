@@ -172,7 +172,12 @@ impl SwarmRuntime {
                 (address.clone(), DockerRuntime::from_client(client)),
             );
         }
-        let nodes = nodes::Nodes::new(engines, left::Left::open(&config.manager), warn);
+        let nodes = nodes::Nodes::new(
+            engines,
+            left::Left::open(&config.manager),
+            warn,
+            manager.clone(),
+        );
         nodes.left_out_silent(&config.manager).await?;
         nodes.fence_answering().await;
         let pool =
@@ -413,7 +418,7 @@ impl Inner {
                 return Err(RuntimeError::Operation {
                     operation: "start",
                     object: ObjectRef::cell(cell),
-                    status: None,
+                    status: Some(500),
                     message: format!("its task on node `{host}` ended before it ran: {terminal}"),
                 });
             }
@@ -555,7 +560,20 @@ impl Inner {
             exit = engine.engine_wait_cell(&container) => exit,
             lost = self.node_lost(host) => Err(lost),
         };
-        self.checked(host, exit).await
+        let exit = self.checked(host, exit).await?;
+        if exit.code != 0
+            && let Ok(Some(placement)) = self.placement(name).await
+            && let Some(terminal) = placement.terminal.filter(|t| t.contains(START_FAILED))
+        {
+            // Exit 128 at once: the node never started the container. Not the cell's failure.
+            return Err(RuntimeError::Operation {
+                operation: "start",
+                object: ObjectRef::cell(name),
+                status: Some(500),
+                message: format!("node `{host}` could not start it: {terminal}"),
+            });
+        }
+        Ok(exit)
     }
 
     async fn make_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
@@ -780,6 +798,22 @@ impl Runtime for SwarmRuntime {
                     // A broken stream is confirmed before it ends: the cell's end is then
                     // known as a lost node, not as a program that stopped.
                     let (inner, host) = (this.clone(), host.to_owned());
+                    let (last, on) = (this.clone(), host.clone());
+                    // An attached stream whose engine died ends like one whose cell ended
+                    // (end of file, no error): its end is confirmed when the engine is silent.
+                    let end = futures_util::stream::once(async move {
+                        if last.nodes.answers(&on).await {
+                            return None;
+                        }
+                        let silent = RuntimeError::Unreachable {
+                            endpoint: None,
+                            message: format!(
+                                "the output of a cell on node `{on}` ended and its engine does not answer"
+                            ),
+                        };
+                        Some(Err(last.nodes.confirm(last.docker(), &on, silent).await))
+                    })
+                    .filter_map(futures_util::future::ready);
                     engine
                         .engine_cell_logs(&container)
                         .then(move |item| {
@@ -793,6 +827,7 @@ impl Runtime for SwarmRuntime {
                                 }
                             }
                         })
+                        .chain(end)
                         .boxed()
                 }
                 Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),

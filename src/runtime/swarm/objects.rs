@@ -95,6 +95,17 @@ pub(super) async fn remove_network(docker: &Docker, name: &str) -> Result<(), Ru
 
 /// Removes what a node keeps of a cell: its task containers and its areas' volumes.
 pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(), RuntimeError> {
+    sweep_cell_but(engine, cell, &[]).await
+}
+
+/// [`sweep_cell`], sparing the tasks of the services in `live` (ids): a cell of the same name
+/// created again since (the same cook resumed, the same night run again) is not the one left
+/// behind. With services to spare, only volumes no container uses are removed.
+pub(super) async fn sweep_cell_but(
+    engine: &DockerRuntime,
+    cell: &str,
+    live: &[String],
+) -> Result<(), RuntimeError> {
     let docker = engine.client();
     let mut filters = HashMap::new();
     filters.insert(
@@ -110,6 +121,13 @@ pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(),
         .await
         .map_err(|e| operation("list", ObjectRef::cell(cell), &e))?;
     for container in containers {
+        let service = container
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("com.docker.swarm.service.id"));
+        if service.is_some_and(|s| live.contains(s)) {
+            continue;
+        }
         if let Some(id) = container.id {
             let options = RemoveContainerOptionsBuilder::default()
                 .force(true)
@@ -125,6 +143,9 @@ pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(),
     }
     let mut filters = HashMap::new();
     filters.insert("label".to_owned(), vec![format!("{LABEL_CELL}={cell}")]);
+    if !live.is_empty() {
+        filters.insert("dangling".to_owned(), vec!["true".to_owned()]);
+    }
     let options = ListVolumesOptionsBuilder::default()
         .filters(&filters)
         .build();
