@@ -78,6 +78,16 @@ pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
         Ok(text) => placeholder("BRIEF.md", &text, &mut findings),
     }
     super::lint_verify::lint_hidden(cook, brief, &mut findings);
+    if let Some(harbor) = &brief.harbor
+        && let Err(error) = crate::harbor::in_cook(cook, harbor)
+    {
+        use crate::error::Hint;
+        findings.push(Finding {
+            file: crate::harbor::COOK_TASK_DIR,
+            problem: error.to_string(),
+            fix: error.hint().unwrap_or_default(),
+        });
+    }
     super::lint_network::lint_network(cook, brief, &mut findings);
     dummy_models(brief, &mut findings);
     if brief.judges.is_empty() {

@@ -6,6 +6,7 @@
 //! untouched.
 
 mod budget;
+mod harbor;
 pub mod lint;
 pub mod lint_network;
 pub mod lint_verify;
@@ -20,8 +21,8 @@ use std::path::{Path, PathBuf};
 pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
-    Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,
-    RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
+    HarborRef, Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs,
+    Profile, RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
 pub use names::{check_actor_name, suggest};
 pub use parse::{normalize_target, parse_bytes};
