@@ -30,8 +30,8 @@ use multicooker::cell::names::Names;
 use multicooker::runtime::docker::DockerRuntime;
 use multicooker::runtime::swarm::{DEFAULT_SWARM_POOL, SwarmConfig, SwarmRuntime};
 use multicooker::runtime::{
-    Archive, Area, CellSpec, ImageSpec, Init, LABEL_ROOT, Labels, Limits, LogChunk, NetworkSpec,
-    ObjectRef, Runtime, Tmpfs,
+    Archive, Area, CellSpec, GO_NAME, ImageSpec, Init, LABEL_ROOT, Labels, Limits, LogChunk,
+    NetworkSpec, ObjectRef, Runtime, Tmpfs,
 };
 
 const RUNS: usize = 3;
@@ -470,8 +470,9 @@ async fn floor_one(runtime: &dyn Runtime, spec: &CellSpec, phase: Phase) -> Step
         .stage(&spec.name, "/work", inputs)
         .await
         .expect("stage inputs");
+    // The floor keeps its second upload: the go file alone.
     runtime
-        .stage(&spec.name, "/run/mc-cell", tar_of(&[("go", b"")], 0))
+        .stage(&spec.name, "/work", tar_of(&[(GO_NAME, b"")], 0))
         .await
         .expect("stage go");
     steps.stage = lap();
@@ -572,6 +573,8 @@ fn floor_cell(names: &Names, labels: &Labels, image: &str, (i, phase): (usize, P
         program,
         init: Init {
             wait_for_go: true,
+            // Today's floor: init serves launch from the control area in every cell.
+            launch: true,
             hold: true,
             timeout: Some(std::time::Duration::from_secs(120)),
             deadline: std::time::Duration::from_secs(240),

@@ -323,8 +323,8 @@ async fn launch(
     let failed = |error: String| Box::new(not_started(CellState::StartFailed, Some(error)));
     let cancelled = || Box::new(not_started(CellState::Cancelled, None));
     // The tars are built from host files while the network is created.
-    let (files, user) = (plan.files.clone(), options.user);
-    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user));
+    let (files, user, control) = (plan.files.clone(), options.user, plan.spec.init.launch);
+    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user, control));
     if let Some(network) = &plan.network {
         ledger.record(ObjectRef::network(&network.name));
         runtime

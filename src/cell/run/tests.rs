@@ -253,7 +253,7 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
 }
 
 #[tokio::test]
-async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_collect() {
+async fn inputs_and_the_go_file_go_in_as_one_upload_and_the_output_comes_back_through_collect() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
     let mut tar = tar::Builder::new(Vec::new());
@@ -286,8 +286,8 @@ async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_c
     let targets: Vec<String> = runtime.staged().into_iter().map(|(_, t, _)| t).collect();
     assert_eq!(
         targets,
-        ["/work", "/run/mc-cell"],
-        "inputs, then the go file"
+        ["/work"],
+        "one upload: the inputs, the go file as its last entry (issue 28)"
     );
     let out = tmp.path().join("251122-t/work/a/out");
     assert_eq!(
@@ -299,7 +299,11 @@ async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_c
     let spec = runtime.spec("mc-251122-t-r00t-p-a").unwrap();
     assert!(spec.init.hold && spec.init.wait_for_go);
     let areas: Vec<&str> = spec.areas.iter().map(|a| a.target.as_str()).collect();
-    assert_eq!(areas, ["/work", "/work/out", "/run/mc-cell"]);
+    assert_eq!(
+        areas,
+        ["/work", "/work/out"],
+        "no control area: a participant's init serves no launch"
+    );
 }
 
 /// Regression (issue "The cell boundary"): a Ctrl-C after the containers were created but
