@@ -11,8 +11,9 @@
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use futures_util::FutureExt;
-use futures_util::future::join_all;
 
 use super::names::Names;
 use super::run::ImagesReady;
@@ -222,7 +223,8 @@ pub async fn ensure_base(runtime: &dyn Runtime, base: &ImageSpec) -> Result<(), 
 }
 
 /// Starts building every missing base (and, where the backend needs them, the cook's thin
-/// images, recorded in the ledger first) and returns the shared result.
+/// images, recorded in the ledger first) and returns each image's shared build, keyed by the
+/// tag its cells run.
 pub fn start_builds(
     runtime: &crate::runtime::SharedRuntime,
     ledger: &Arc<Ledger>,
@@ -238,23 +240,24 @@ pub fn start_builds(
             ledger.record(ObjectRef::image(&image.cook.tag));
         }
     }
-    let runtime = runtime.clone();
-    let build = async move {
-        let results = join_all(images.iter().map(|image| async {
-            ensure_base(&*runtime, &image.base).await?;
-            if thin {
-                runtime.build_image(&image.cook).await?;
-            }
-            Ok::<(), RuntimeError>(())
-        }))
-        .await;
-        match results.into_iter().find_map(Result::err) {
-            Some(error) => Err(Arc::new(error.to_string())),
-            None => Ok(()),
-        }
-    };
-    let shared = build.boxed().shared();
-    // Drive the build even before any cell awaits it.
-    tokio::spawn(shared.clone());
-    shared
+    let mut builds = BTreeMap::new();
+    for image in images {
+        let runtime = runtime.clone();
+        let tag = image.run_tag(&*runtime).to_owned();
+        let build = async move {
+            let built = async {
+                ensure_base(&*runtime, &image.base).await?;
+                if thin {
+                    runtime.build_image(&image.cook).await?;
+                }
+                Ok::<(), RuntimeError>(())
+            };
+            built.await.map_err(|error| Arc::new(error.to_string()))
+        };
+        let shared = build.boxed().shared();
+        // Drive the build even before any cell awaits it.
+        tokio::spawn(shared.clone());
+        builds.insert(tag, shared);
+    }
+    ImagesReady::new(builds)
 }
