@@ -196,6 +196,15 @@ pub enum BackendChoice {
     Swarm,
 }
 
+impl From<BackendChoice> for crate::runtime::BackendKind {
+    fn from(choice: BackendChoice) -> Self {
+        match choice {
+            BackendChoice::Docker => Self::Docker,
+            BackendChoice::Swarm => Self::Swarm,
+        }
+    }
+}
+
 /// `--color` values.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -333,7 +342,8 @@ pub enum Command {
     Prune(PruneArgs),
     /// Run a nightly model comparison: every brief × repeat as a cook, judged, into history.
     ///
-    /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
+    /// The config (YAML) lists `briefs` (cook template folders, Harbor tasks or folders of them),
+    /// `participants` and `judges`
     /// ({name, flavor, model, budget}), `repeats`, and optionally `history` (an `SQLite` file),
     /// `cooks_root`, `judging` (merged into every brief), `webhook: {url}`, `seed` and `budget:
     /// {tokens, usd, on_exhausted: finish|cancel}` (once reached no new cell starts and running
@@ -655,17 +665,14 @@ pub struct NewArgs {
     /// Name of the new cook; today's date (`yymmdd-`) is prefixed unless it has one.
     pub name: String,
     /// Copy this example folder (brief.yaml, BRIEF.md, `JUDGE_BRIEF.md`, raw/) instead of the
-    /// default template.
+    /// default template, or make the cook from this Harbor task folder (`task.toml`,
+    /// `instruction.md`, …; kept unchanged in the cook's `task/`, see docs/HARBOR.md).
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
-    /// Participants for the default template, as `NAME` or `NAME=FLAVOR`, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "claude,codex,agy,grok",
-        conflicts_with = "from"
-    )]
-    pub participants: Vec<String>,
+    /// Participants for the default template or a Harbor task, as `NAME` or `NAME=FLAVOR`,
+    /// comma-separated (default: claude,codex,agy,grok; an example names its own).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Option<Vec<String>>,
     /// Global flags (filled in from the top level).
     #[arg(skip)]
     pub global: GlobalArgs,

@@ -12,9 +12,7 @@ use crate::fsx::{self, CopyOptions};
 use crate::settings;
 use crate::state::{CookPaths, check_task_name, has_date_prefix, undated};
 
-const TEMPLATE_BRIEF: &str = include_str!("../brief/template/brief.yaml");
-const TEMPLATE_BRIEF_MD: &str = include_str!("../brief/template/BRIEF.md");
-const TEMPLATE_JUDGE_BRIEF_MD: &str = include_str!("../brief/template/JUDGE_BRIEF.md");
+use crate::brief::templates::{TEMPLATE_BRIEF, TEMPLATE_BRIEF_MD, TEMPLATE_JUDGE_BRIEF_MD};
 
 /// Top-level entries of a source folder that belong to a run, not to the task.
 const RUN_ENTRIES: &[&str] = &[
@@ -50,9 +48,28 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| unwritable_root(&session.root, &e))?;
     let staged = CookPaths::new(staging.path().join(&name));
     fs_err::create_dir_all(staged.dir())?;
-    match &args.from {
-        Some(source) => copy_example(source, staged.dir())?,
-        None => write_template(&staged, &name, &args.participants)?,
+    let harbor = args.from.as_deref().filter(|s| crate::harbor::is_task(s));
+    let participants = args.participants.clone();
+    match (&args.from, harbor) {
+        (_, Some(task)) => {
+            let specs = participants.unwrap_or_else(default_participants);
+            let brief = parse_specs(&specs)?;
+            brief::harbor::write_cook(task, staged.dir(), &name, &brief)?;
+        }
+        (Some(source), None) => {
+            if participants.is_some() {
+                return Err(UserError::new(
+                    "`--participants` does not apply to an example folder",
+                    "an example names its participants in its brief.yaml: edit that copy after `new`, or leave out `--participants`",
+                )
+                .into());
+            }
+            copy_example(source, staged.dir())?;
+        }
+        (None, None) => {
+            let specs = participants.unwrap_or_else(default_participants);
+            write_template(&staged, &name, &parse_specs(&specs)?)?;
+        }
     }
     let loaded = brief::load(&staged.brief_yaml())
         .map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
@@ -76,21 +93,39 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| format!("{} ({})", p.name, p.flavor))
         .collect();
-    printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>()}));
+    printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>(), "harbor": loaded.brief.harbor}));
     printer.data(&format!("created cook: {}", paths.dir().display()));
     printer.data(&format!("participants: {}", participants.join(", ")));
+    if let Some(harbor) = &loaded.brief.harbor {
+        printer.data(&format!(
+            "harbor task: {} (task hash {})",
+            paths.dir().join(&harbor.task).display(),
+            harbor.hash
+        ));
+    }
     for warning in &loaded.warnings {
         printer.warn(warning);
     }
-    printer.info(&next_steps(&paths, &name, args.from.is_some()));
+    printer.info(&next_steps(
+        &paths,
+        &name,
+        args.from.is_some(),
+        harbor.is_some(),
+    ));
     Ok(ExitCode::Success)
 }
 
 /// What to do next. A cook copied from an example already has its task and material (issue
 /// 17: it used to be told to "describe the task in BRIEF.md" anyway); the template's has not.
-fn next_steps(paths: &CookPaths, name: &str, from_example: bool) -> String {
+fn next_steps(paths: &CookPaths, name: &str, from_example: bool, harbor: bool) -> String {
     let mut steps: Vec<String> = Vec::new();
-    if !from_example || !paths.brief_md().is_file() {
+    if harbor {
+        steps.push(format!(
+            "read the task's instruction in {} (the task itself stays unchanged in {})",
+            paths.brief_md().display(),
+            paths.dir().join(crate::harbor::COOK_TASK_DIR).display()
+        ));
+    } else if !from_example || !paths.brief_md().is_file() {
         steps.push(format!(
             "describe the task in {}",
             paths.brief_md().display()
@@ -177,7 +212,7 @@ fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
     if !source.join("brief.yaml").is_file() {
         return Err(UserError::new(
             format!("`{}` has no brief.yaml", source.display()),
-            "point --from at a folder such as `examples/hello-task`",
+            "point --from at an example folder such as `examples/hello-task`, or at a Harbor task folder (`task.toml` and `instruction.md`, docs/HARBOR.md)",
         )
         .into());
     }
@@ -208,7 +243,15 @@ fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Result<()> {
+/// The participants a template or a Harbor task gets unless `--participants` names others.
+fn default_participants() -> Vec<String> {
+    ["claude", "codex", "agy", "grok"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// `--participants` as brief.yaml lines (`  - {name: a, flavor: b}`), each checked.
+fn parse_specs(specs: &[String]) -> anyhow::Result<String> {
     let mut lines = String::new();
     let mut seen = Vec::new();
     for spec in specs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -240,9 +283,13 @@ fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Re
         seen.push(participant);
         lines.push_str(&format!("  - {{name: {participant}, flavor: {flavor}}}\n"));
     }
+    Ok(lines)
+}
+
+fn write_template(paths: &CookPaths, name: &str, lines: &str) -> anyhow::Result<()> {
     let yaml = TEMPLATE_BRIEF
         .replace("@NAME@", name)
-        .replace("@PARTICIPANTS@\n", &lines);
+        .replace("@PARTICIPANTS@\n", lines);
     fs_err::write(paths.brief_yaml(), yaml)?;
     fs_err::write(paths.brief_md(), TEMPLATE_BRIEF_MD)?;
     fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;

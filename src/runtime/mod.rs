@@ -16,6 +16,7 @@ pub mod docker;
 pub mod fake;
 mod labels;
 mod ledger;
+pub mod names;
 mod spec;
 pub mod swarm;
 
@@ -29,11 +30,22 @@ pub use labels::{
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
-    Area, CONTROL_AREA, CellSpec, GO_FILE, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init, Limits,
-    NetworkSpec, Tmpfs, launch_identity,
+    Area, CONTROL_AREA, CellSpec, GO_FILE, GO_NAME, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init,
+    Limits, NetworkSpec, Tmpfs, launch_identity,
 };
 
 use crate::error::Hint;
+
+/// Which kind of engine runs the cells: the settings pick it (`--backend`, the environment or a
+/// nightly config's `backend:`) and build the matching [`Runtime`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The local Docker engine.
+    #[default]
+    Docker,
+    /// A Docker Swarm cluster.
+    Swarm,
+}
 
 /// Kinds of engine objects multicooker creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -230,6 +242,14 @@ pub trait Runtime: Send + Sync + 'static {
     /// bridges: yes; Swarm overlays: no, so each proxy gets an egress network of its own).
     fn isolates_network_members(&self) -> bool {
         true
+    }
+    /// Cells must run an image of the cook's own, built `FROM` the shared base and removed
+    /// with the cook's objects (Swarm: it is pushed to the registry per cook and removed from
+    /// the registry and every node at teardown). Elsewhere cells run the content-addressed base
+    /// as it is: the cook's image would be that base plus labels, and the cell carries the
+    /// cook's labels itself (issue 28: no image build per phase).
+    fn needs_cook_images(&self) -> bool {
+        false
     }
     /// Sandbox properties this backend cannot enforce (reported by the probe, not assumed).
     fn unenforced(&self) -> Vec<Unenforced> {
