@@ -51,7 +51,7 @@ use futures_util::stream::{BoxStream, StreamExt};
 use super::connect::{DockerEnv, client_for, connect_with};
 use super::docker::{DockerRuntime, SubnetPool, operation, status};
 use super::{
-    Archive, Area, CONTROL_AREA, CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec,
+    Archive, Area, CellExit, CellSpec, EngineFuture, EngineInfo, GO_FILE, GO_NAME, ImageSpec,
     LABEL_DEADLINE, LogChunk, NetworkSpec, ObjectRef, Runtime, RuntimeError, Selector, Unenforced,
 };
 
@@ -94,8 +94,13 @@ struct Pending {
 /// A cell's output attached on its node (once): the node and the container, or why not.
 type Attachment = Arc<tokio::sync::OnceCell<Result<(String, String), RuntimeError>>>;
 
-/// The control area given to a cell that asked for no go file.
+/// The area given to a cell that asked for no go file, to hold it.
 const GO_AREA_BYTES: u64 = 1 << 20;
+
+/// The folder of the go file (its area).
+fn go_area() -> &'static str {
+    GO_FILE.rsplit_once('/').map_or("/", |(dir, _)| dir)
+}
 
 /// The swarm backend (cheap to share: streams of a cell keep a handle on it).
 #[derive(Debug, Clone)]
@@ -322,7 +327,7 @@ impl Inner {
     async fn release(&self, cell: &str) -> Result<(), RuntimeError> {
         let (host, engine, container) = self.attached(cell).await?;
         let staged = engine
-            .engine_stage(&container, CONTROL_AREA, go_archive())
+            .engine_stage(&container, go_area(), go_archive())
             .await;
         self.checked(host, staged).await
     }
@@ -675,9 +680,9 @@ impl Runtime for SwarmRuntime {
             let releases_go = !spec.init.wait_for_go;
             if releases_go {
                 spec.init.wait_for_go = true;
-                if !spec.areas.iter().any(|a| a.target == CONTROL_AREA) {
+                if !spec.areas.iter().any(|a| a.target == go_area()) {
                     spec.areas.push(Area {
-                        target: CONTROL_AREA.to_owned(),
+                        target: go_area().to_owned(),
                         size_bytes: GO_AREA_BYTES,
                         owner: (0, 0),
                         mode: 0o755,
@@ -893,7 +898,7 @@ fn go_archive() -> Archive {
     header.set_cksum();
     let mut builder = tar::Builder::new(Vec::new());
     builder
-        .append_data(&mut header, "go", std::io::empty())
+        .append_data(&mut header, GO_NAME, std::io::empty())
         .and_then(|()| builder.into_inner())
         .map(Archive::from_bytes)
         .expect("a tar in memory cannot fail")
