@@ -196,6 +196,15 @@ pub enum BackendChoice {
     Swarm,
 }
 
+impl From<BackendChoice> for crate::runtime::BackendKind {
+    fn from(choice: BackendChoice) -> Self {
+        match choice {
+            BackendChoice::Docker => Self::Docker,
+            BackendChoice::Swarm => Self::Swarm,
+        }
+    }
+}
+
 /// `--color` values.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {

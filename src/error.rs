@@ -126,6 +126,16 @@ pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
     }
 }
 
+/// The closest candidate to `word`, if it is close enough to be a likely typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod registry_tests {
     /// Every `impl Hint for X` in the source has its `hint_source!(X)` beside it.

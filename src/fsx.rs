@@ -171,6 +171,10 @@ pub struct CopyOptions {
 }
 
 /// Folder and file names that sealing never copies, as in the reference (docs/BEHAVIOR.md §4.7).
+/// Default depth limit of a walked tree: far deeper than any real project, far shallower than
+/// the host's limit.
+pub const MAX_DEPTH: usize = 64;
+
 pub const SEAL_IGNORE: &[&str] = &[
     "node_modules",
     ".pnpm-store",

@@ -44,8 +44,8 @@ pub enum Backend {
 
 impl Backend {
     /// The backend `choice` names, its settings read from the environment.
-    pub fn from_choice(choice: crate::cli::BackendChoice) -> anyhow::Result<Self> {
-        use crate::cli::BackendChoice;
+    pub fn from_choice(choice: crate::runtime::BackendKind) -> anyhow::Result<Self> {
+        use crate::runtime::BackendKind as BackendChoice;
         Ok(match choice {
             BackendChoice::Docker => Self::Docker {
                 subnet_pool: subnet_pool(),
@@ -126,7 +126,7 @@ pub fn session(global: &GlobalArgs) -> anyhow::Result<Session> {
     Ok(Session {
         printer: printer(global),
         root: resolve_root(&global.root, &cwd),
-        backend: Backend::from_choice(global.backend.unwrap_or_default())?,
+        backend: Backend::from_choice(global.backend.unwrap_or_default().into())?,
         backend_chosen: global.backend.is_some(),
     })
 }

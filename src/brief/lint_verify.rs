@@ -98,7 +98,7 @@ pub fn unlaunched(cook: &Path, brief: &Brief) -> Option<String> {
     let dir = cook.join(crate::state::VERIFY_DIR);
     let launches = walkdir::WalkDir::new(&dir)
         .follow_links(false)
-        .max_depth(crate::cell::collect::MAX_DEPTH)
+        .max_depth(crate::fsx::MAX_DEPTH)
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
@@ -120,7 +120,7 @@ fn copies_in_raw(cook: &Path, hidden: &Path, findings: &mut Vec<Finding>) {
     let digests = |root: &Path| -> HashMap<[u8; 32], String> {
         walkdir::WalkDir::new(root)
             .follow_links(false)
-            .max_depth(crate::cell::collect::MAX_DEPTH)
+            .max_depth(crate::fsx::MAX_DEPTH)
             .into_iter()
             .flatten()
             .filter(|e| e.file_type().is_file())

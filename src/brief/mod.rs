@@ -17,13 +17,14 @@ mod verify;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use crate::error::suggest;
 pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
     Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,
     RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
-pub use names::{check_actor_name, suggest};
+pub use names::check_actor_name;
 pub use parse::{normalize_target, parse_bytes};
 
 use crate::error::Hint;

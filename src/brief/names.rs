@@ -42,19 +42,10 @@ pub fn check_actor_name(name: &str) -> Result<(), (String, &'static str)> {
     Err((problem, FIX))
 }
 
-/// The closest candidate to `word`, if it is close enough to be a likely typo.
-pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::suggest;
 
     #[test]
     fn hostile_names_are_refused_with_the_reason() {

@@ -8,8 +8,9 @@ use super::model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode,
     JudgingPolicy, Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
 };
-use super::names::{check_actor_name, suggest};
+use super::names::check_actor_name;
 use super::{KNOWN_FLAVORS, Problem};
+use crate::error::suggest;
 
 const TOP_KEYS: &[&str] = &[
     "name",

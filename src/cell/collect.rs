@@ -32,8 +32,7 @@ pub struct Bounds {
     pub max_path_bytes: usize,
 }
 
-/// Default depth limit: far deeper than any real project, far shallower than the host's limit.
-pub const MAX_DEPTH: usize = 64;
+pub use crate::fsx::MAX_DEPTH;
 /// Default limit on a relative path, so that the host path (cook folder, `judging/_normalized/`
 /// and the like in front of it) stays well inside the host's 4096 bytes.
 pub const MAX_PATH_BYTES: usize = 1024;

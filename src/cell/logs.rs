@@ -19,8 +19,7 @@ use crate::sanitize::TerminalStream;
 
 /// Largest log kept per stream; the rest is dropped with a marker.
 pub const LOG_CAP_BYTES: u64 = 64 << 20;
-/// What starts the exit record (the same constant `mc-cell init` prints).
-pub const EXIT_RECORD: &str = "\u{1e}[mc-cell] exit ";
+pub use crate::runtime::names::EXIT_RECORD;
 
 /// How the program ended, as the cell's init saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -28,6 +28,7 @@ pub mod run;
 pub mod sandbox;
 mod serial;
 pub mod spend;
+pub mod spend_records;
 pub mod stage;
 pub mod stale;
 

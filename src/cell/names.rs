@@ -6,20 +6,7 @@ use sha2::Digest;
 
 use crate::state::Role;
 
-/// The longest object name every engine and DNS accepts (a DNS label; Swarm's limit).
-pub const MAX_OBJECT_NAME: usize = 63;
-
-/// `name` if it is short enough, else its first 50 characters and a hash of the whole, so it
-/// still starts like the original, stays unique and fits [`MAX_OBJECT_NAME`].
-pub fn fit(name: &str) -> String {
-    if name.len() <= MAX_OBJECT_NAME {
-        return name.to_owned();
-    }
-    let digest = sha2::Sha256::digest(name.as_bytes());
-    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    let head: String = name.chars().take(50).collect();
-    format!("{}-{short}", head.trim_end_matches('-'))
-}
+pub use crate::runtime::names::{MAX_OBJECT_NAME, fit};
 
 /// A short tag of a run id, for names that must tell runs apart and stay short.
 pub fn run_tag(run_id: &str) -> String {

@@ -9,9 +9,7 @@ use crate::cell::RunError;
 use crate::fsx;
 use crate::state::CookPaths;
 
-/// The null participant's key in mappings and scores (`judging.null_participant`): a name no
-/// participant can take (names start with a letter or a digit).
-pub const NULL_PARTICIPANT: &str = "_null";
+pub use crate::state::NULL_PARTICIPANT;
 
 /// The sealed outputs to judge, and the null participant's when the brief asks for it.
 pub(super) fn available_outputs(paths: &CookPaths, brief: &Brief) -> Result<Vec<String>, RunError> {
@@ -48,14 +46,14 @@ pub(super) fn test_summaries(paths: &CookPaths, brief: &Brief) -> Option<Vec<(St
         .verify
         .as_ref()
         .filter(|v| v.jury == crate::brief::JuryView::Summary)?;
-    let results: Vec<Option<crate::verify::Verification>> = brief
+    let results: Vec<Option<crate::state::verification::Verification>> = brief
         .participants
         .iter()
-        .map(|p| crate::verify::Verification::read(paths, &p.name))
+        .map(|p| crate::state::verification::Verification::read(paths, &p.name))
         .collect();
-    let refs: Vec<Option<&crate::verify::Verification>> =
+    let refs: Vec<Option<&crate::state::verification::Verification>> =
         results.iter().map(Option::as_ref).collect();
-    let counts = crate::verify::pass_counts(&refs, verify.tests);
+    let counts = crate::state::verification::pass_counts(&refs, verify.tests);
     let lines = brief
         .participants
         .iter()

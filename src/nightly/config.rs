@@ -69,7 +69,7 @@ pub struct Nightly {
     /// the night).
     pub seed: Option<u64>,
     /// Where the night's cells run when neither `--backend` nor `MULTICOOKER_BACKEND` says.
-    pub backend: Option<crate::cli::BackendChoice>,
+    pub backend: Option<crate::runtime::BackendKind>,
     /// The night's spending cap over every cell, and what happens to running cells once it is
     /// reached.
     pub budget: Option<super::budget::NightBudget>,
@@ -251,8 +251,8 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
     };
     let backend = match map.get("backend") {
         None => None,
-        Some(Value::String(b)) if b == "docker" => Some(crate::cli::BackendChoice::Docker),
-        Some(Value::String(b)) if b == "swarm" => Some(crate::cli::BackendChoice::Swarm),
+        Some(Value::String(b)) if b == "docker" => Some(crate::runtime::BackendKind::Docker),
+        Some(Value::String(b)) if b == "swarm" => Some(crate::runtime::BackendKind::Swarm),
         Some(v) => {
             problems.push(format!(
                 "`backend`: must be `docker` or `swarm`, not {v} (`--backend` overrides it)"

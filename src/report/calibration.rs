@@ -9,7 +9,7 @@ use super::format::{fixed, round2};
 use super::input::ReportInput;
 use super::score::score;
 use crate::brief::Brief;
-use crate::judge::NULL_PARTICIPANT;
+use crate::state::NULL_PARTICIPANT;
 
 /// Above this score (percent of the rubric's range) a judge's score of the empty submission is
 /// flagged.

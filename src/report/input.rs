@@ -24,7 +24,7 @@ pub const MAX_INPUT_BYTES: u64 = 16 << 20;
 pub struct ReportInput {
     /// What each participant and judge spent, against its cap (`spend`, `budget` of the
     /// result entries).
-    pub spend: Vec<crate::nightly::budget::SpendRecord>,
+    pub spend: Vec<crate::cell::spend_records::SpendRecord>,
     /// The cook folder name.
     pub cook: String,
     /// The latest round number.
@@ -60,7 +60,7 @@ pub struct ReportInput {
     pub output_bytes: IndexMap<String, u64>,
     /// Each brief participant's hidden-test result (`verification/<p>/result.json`), brief
     /// order; `None` when never verified.
-    pub verifications: Vec<Option<crate::verify::Verification>>,
+    pub verifications: Vec<Option<crate::state::verification::Verification>>,
 }
 
 /// One pairwise judge's de-anonymized verdicts.
@@ -185,11 +185,11 @@ pub struct SkippedJudge {
 /// exists cannot be read at all.
 pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError> {
     let mut input = load_runs(paths, brief)?;
-    crate::nightly::budget::add_cook(&mut input.spend, paths.dir());
+    crate::cell::spend_records::add_cook(&mut input.spend, paths.dir());
     input.verifications = brief
         .participants
         .iter()
-        .map(|p| crate::verify::Verification::read(paths, &p.name))
+        .map(|p| crate::state::verification::Verification::read(paths, &p.name))
         .collect();
     Ok(input)
 }

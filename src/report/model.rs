@@ -12,7 +12,7 @@ pub struct Report {
     /// The cook folder name.
     pub cook: String,
     /// Spend against budget: the cook's row (role `cook`), then each participant and judge.
-    pub spend: Vec<crate::nightly::budget::SpendRecord>,
+    pub spend: Vec<crate::cell::spend_records::SpendRecord>,
     /// The latest round.
     pub round: u32,
     /// When the judging (else the run) finished; never the current time.

@@ -3,7 +3,7 @@
 
 use super::input::ReportInput;
 use crate::brief::Brief;
-use crate::nightly::budget::{SpendRecord, night_record};
+use crate::cell::spend_records::{SpendRecord, night_record};
 
 /// The cook's row (role `cook`), then one per participant and judge that spent or is capped;
 /// empty when nothing was spent and nothing is capped.

@@ -52,7 +52,7 @@ pub fn render_summary(report: &Report) -> Value {
             // The cook's spend against its budget, then each participant's and judge's.
             map.insert(
                 "spend".into(),
-                crate::nightly::budget::spend_json(&report.spend),
+                crate::cell::spend_records::spend_json(&report.spend),
             );
         }
         if !scored {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::format::{fixed, round2};
 use crate::brief::{Brief, Scoring};
-use crate::verify::{Verification, pass_counts};
+use crate::state::verification::{Verification, pass_counts};
 
 /// Level of the pass rate's interval.
 pub const LEVEL: f64 = 0.95;
@@ -237,8 +237,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::verify::formats::Totals;
-    use crate::verify::result::{Outcome, SCHEMA_VERSION};
+    use crate::state::verification::Totals;
+    use crate::state::verification::{Outcome, SCHEMA_VERSION};
 
     fn result(participant: &str, outcome: Outcome, (passed, failed): (u64, u64)) -> Verification {
         Verification {

@@ -261,7 +261,7 @@ impl Runtime for FakeRuntime {
     fn cell_logs(&self, name: &str) -> BoxStream<'static, Result<LogChunk, RuntimeError>> {
         let text = self.script_of(name).stdout;
         let (after, record) = self.ending(name);
-        let record = format!("\n{}{record}\n", crate::cell::EXIT_RECORD);
+        let record = format!("\n{}{record}\n", super::names::EXIT_RECORD);
         let printed = stream::iter([Ok(LogChunk::Stdout(bytes::Bytes::from(text)))]);
         let ended = stream::once(async move {
             tokio::time::sleep(after).await;

@@ -16,6 +16,7 @@ pub mod docker;
 pub mod fake;
 mod labels;
 mod ledger;
+pub mod names;
 mod spec;
 pub mod swarm;
 
@@ -34,6 +35,17 @@ pub use spec::{
 };
 
 use crate::error::Hint;
+
+/// Which kind of engine runs the cells: the settings pick it (`--backend`, the environment or a
+/// nightly config's `backend:`) and build the matching [`Runtime`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The local Docker engine.
+    #[default]
+    Docker,
+    /// A Docker Swarm cluster.
+    Swarm,
+}
 
 /// Kinds of engine objects multicooker creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

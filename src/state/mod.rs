@@ -9,6 +9,7 @@ mod lock;
 mod paths;
 pub mod results;
 mod status;
+pub mod verification;
 
 use std::path::PathBuf;
 
@@ -21,6 +22,10 @@ pub use paths::{
 pub use status::{Cell, CellState, CookState, Phase, Role, Status, StatusStore, read_status};
 
 use crate::error::Hint;
+
+/// The null participant's key in mappings and scores (`judging.null_participant`): a name no
+/// participant can take (names start with a letter or a digit).
+pub const NULL_PARTICIPANT: &str = "_null";
 
 /// Errors reading or writing cook state.
 #[derive(Debug, thiserror::Error)]

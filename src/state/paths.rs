@@ -364,7 +364,7 @@ fn closest_cook(root: &Path, task: &str) -> Option<String> {
             }
         })
         .collect();
-    crate::brief::suggest(task, names.iter().map(String::as_str)).map(str::to_owned)
+    crate::error::suggest(task, names.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// A task name is one folder name: no separators, no `..`, no leading dot.

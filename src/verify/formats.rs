@@ -9,87 +9,12 @@
 //! is parsed. [`bound`] says whether what was read exceeds or contradicts the expected count:
 //! the caller flags that as tampering.
 
-use serde::{Deserialize, Serialize};
-
 /// Largest report file read.
 pub const MAX_REPORT_BYTES: u64 = 16 << 20;
 /// Longest failure message kept per test.
 const MAX_MESSAGE_CHARS: usize = 500;
 
-/// One test's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestOutcome {
-    /// It passed.
-    Pass,
-    /// Its assertion failed.
-    Fail,
-    /// It could not run to an assertion (an exception, a crash, a timeout).
-    Error,
-    /// It was skipped (counts in no rate).
-    Skipped,
-}
-
-/// One test as the runner reported it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestCase {
-    /// Its name (`classname.name` for `JUnit`).
-    pub name: String,
-    /// Its outcome.
-    pub outcome: TestOutcome,
-    /// Seconds, when reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_s: Option<f64>,
-    /// The failure or skip message, shortened.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-/// Counts per outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Totals {
-    /// Passed.
-    pub passed: u64,
-    /// Failed.
-    pub failed: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Skipped.
-    pub skipped: u64,
-}
-
-impl Totals {
-    /// Every test reported, skipped ones included.
-    pub fn reported(&self) -> u64 {
-        self.passed
-            .saturating_add(self.failed)
-            .saturating_add(self.errors)
-            .saturating_add(self.skipped)
-    }
-
-    /// The counts of a list of cases.
-    pub fn of(cases: &[TestCase]) -> Self {
-        let count = |o: TestOutcome| cases.iter().filter(|c| c.outcome == o).count() as u64;
-        Self {
-            passed: count(TestOutcome::Pass),
-            failed: count(TestOutcome::Fail),
-            errors: count(TestOutcome::Error),
-            skipped: count(TestOutcome::Skipped),
-        }
-    }
-}
-
-/// Where the results came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// `results/junit.xml`.
-    Junit,
-    /// `results/results.tap`.
-    Tap,
-    /// The last summary line of standard output.
-    Summary,
-}
+pub use crate::state::verification::{Source, TestCase, TestOutcome, Totals};
 
 fn short(text: &str) -> Option<String> {
     let text = text.trim();

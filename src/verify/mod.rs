@@ -10,7 +10,7 @@
 pub mod formats;
 mod hooks;
 pub mod plan;
-pub mod result;
+pub use crate::state::verification as result;
 
 #[cfg(test)]
 mod boundary_tests;

@@ -52,7 +52,7 @@ pub(super) const UNENFORCED: &[Unenforced] = &[
 
 /// The internal overlay of a cell that has no network (Swarm has no `none`).
 pub(super) fn alone_network(cell: &str) -> String {
-    crate::cell::names::fit(&format!("{cell}-alone"))
+    super::super::names::fit(&format!("{cell}-alone"))
 }
 
 /// The service of one cell.
