@@ -664,17 +664,14 @@ pub struct NewArgs {
     /// Name of the new cook; today's date (`yymmdd-`) is prefixed unless it has one.
     pub name: String,
     /// Copy this example folder (brief.yaml, BRIEF.md, `JUDGE_BRIEF.md`, raw/) instead of the
-    /// default template.
+    /// default template, or make the cook from this Harbor task folder (`task.toml`,
+    /// `instruction.md`, …; kept unchanged in the cook's `task/`, see docs/HARBOR.md).
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
-    /// Participants for the default template, as `NAME` or `NAME=FLAVOR`, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "claude,codex,agy,grok",
-        conflicts_with = "from"
-    )]
-    pub participants: Vec<String>,
+    /// Participants for the default template or a Harbor task, as `NAME` or `NAME=FLAVOR`,
+    /// comma-separated (default: claude,codex,agy,grok; an example names its own).
+    #[arg(long, value_delimiter = ',')]
+    pub participants: Option<Vec<String>>,
     /// Global flags (filled in from the top level).
     #[arg(skip)]
     pub global: GlobalArgs,

@@ -61,6 +61,20 @@ static SCALE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid regex")
 });
 
+/// A Harbor cook's `task/` must still be the task whose hash brief.yaml records.
+fn harbor_task(cook: &Path, brief: &Brief, findings: &mut Vec<Finding>) {
+    use crate::error::Hint;
+    if let Some(harbor) = &brief.harbor
+        && let Err(error) = crate::harbor::in_cook(cook, harbor)
+    {
+        findings.push(Finding {
+            file: crate::harbor::COOK_TASK_DIR,
+            problem: error.to_string(),
+            fix: error.hint().unwrap_or_default(),
+        });
+    }
+}
+
 /// Lints a cook folder against its parsed brief.
 pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -78,6 +92,7 @@ pub fn lint(cook: &Path, brief: &Brief) -> Vec<Finding> {
         Ok(text) => placeholder("BRIEF.md", &text, &mut findings),
     }
     super::lint_verify::lint_hidden(cook, brief, &mut findings);
+    harbor_task(cook, brief, &mut findings);
     super::lint_network::lint_network(cook, brief, &mut findings);
     dummy_models(brief, &mut findings);
     if brief.judges.is_empty() {

@@ -6,6 +6,7 @@
 //! untouched.
 
 mod budget;
+mod harbor;
 pub mod lint;
 pub mod lint_network;
 pub mod lint_verify;
@@ -21,8 +22,8 @@ pub use crate::error::suggest;
 pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
-    Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs, Profile,
-    RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
+    HarborRef, Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs,
+    Profile, RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
 pub use names::check_actor_name;
 pub use parse::{normalize_target, parse_bytes};

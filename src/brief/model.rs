@@ -44,6 +44,8 @@ pub struct Brief {
     /// The whole cook's spending cap (`budget:`): once reached, no cell starts and running
     /// ones are stopped.
     pub budget: Option<super::budget::Budget>,
+    /// The Harbor task the cook runs (`harbor:`), kept in the cook (docs/HARBOR.md).
+    pub harbor: Option<HarborRef>,
 }
 
 impl Brief {
@@ -402,6 +404,17 @@ impl JuryView {
             _ => None,
         }
     }
+}
+
+/// `harbor:`: the Harbor task a cook made by `new --from <task>` runs. The task's files are
+/// kept unchanged in the cook's `task` folder; the hash recorded here is checked before a run,
+/// so what ran is what the provenance names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HarborRef {
+    /// The folder holding the task, relative to the cook (`task`).
+    pub task: String,
+    /// The task hash (docs/HARBOR.md §1) taken when the task was copied in.
+    pub hash: String,
 }
 
 /// `scoring:`: the combined score's weights.

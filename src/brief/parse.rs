@@ -27,6 +27,7 @@ const TOP_KEYS: &[&str] = &[
     "verify",
     "scoring",
     "budget",
+    "harbor",
 ];
 const ACTOR_KEYS: &[&str] = &[
     "name",
@@ -208,6 +209,10 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         .map(|a| a.flavor.as_str())
         .collect();
     let budget = super::budget::check("budget", map.get("budget"), &flavors, checker);
+    let harbor = map
+        .get("harbor")
+        .filter(|v| !v.is_null())
+        .and_then(|v| super::harbor::check(v, map.contains_key("verify"), checker));
     if !checker.problems.is_empty() {
         return None;
     }
@@ -226,6 +231,7 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         verify,
         scoring,
         budget,
+        harbor,
     };
     warn_about_self_judging(&brief, checker);
     Some(brief)

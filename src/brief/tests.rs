@@ -69,7 +69,7 @@ fn unknown_fields_name_the_field_and_the_allowed_ones() {
         error.to_string(),
         "`cooks/x/brief.yaml`: field `timeuot`: unknown field (allowed: name, timeout_s, \
          judge_timeout_s, participants, judges, rubric, judging, outputs, resources, network, consult, \
-         verify, scoring, budget)"
+         verify, scoring, budget, harbor)"
     );
     assert_eq!(error.hint().unwrap(), "did you mean `timeout_s`?");
     let text = GOOD.replace("model: quality:4", "modle: x");

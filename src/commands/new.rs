@@ -50,9 +50,28 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| unwritable_root(&session.root, &e))?;
     let staged = CookPaths::new(staging.path().join(&name));
     fs_err::create_dir_all(staged.dir())?;
-    match &args.from {
-        Some(source) => copy_example(source, staged.dir())?,
-        None => write_template(&staged, &name, &args.participants)?,
+    let harbor = args.from.as_deref().filter(|s| crate::harbor::is_task(s));
+    let participants = args.participants.clone();
+    match (&args.from, harbor) {
+        (_, Some(task)) => {
+            let specs = participants.unwrap_or_else(default_participants);
+            let brief = parse_specs(&specs)?;
+            harbor_cook(task, &staged, &name, &brief)?;
+        }
+        (Some(source), None) => {
+            if participants.is_some() {
+                return Err(UserError::new(
+                    "`--participants` does not apply to an example folder",
+                    "an example names its participants in its brief.yaml: edit that copy after `new`, or leave out `--participants`",
+                )
+                .into());
+            }
+            copy_example(source, staged.dir())?;
+        }
+        (None, None) => {
+            let specs = participants.unwrap_or_else(default_participants);
+            write_template(&staged, &name, &parse_specs(&specs)?)?;
+        }
     }
     let loaded = brief::load(&staged.brief_yaml())
         .map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
@@ -76,21 +95,39 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| format!("{} ({})", p.name, p.flavor))
         .collect();
-    printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>()}));
+    printer.json(&json!({"cook": name, "path": paths.dir(), "participants": loaded.brief.participants.iter().map(|p| &p.name).collect::<Vec<_>>(), "harbor": loaded.brief.harbor}));
     printer.data(&format!("created cook: {}", paths.dir().display()));
     printer.data(&format!("participants: {}", participants.join(", ")));
+    if let Some(harbor) = &loaded.brief.harbor {
+        printer.data(&format!(
+            "harbor task: {} (task hash {})",
+            paths.dir().join(&harbor.task).display(),
+            harbor.hash
+        ));
+    }
     for warning in &loaded.warnings {
         printer.warn(warning);
     }
-    printer.info(&next_steps(&paths, &name, args.from.is_some()));
+    printer.info(&next_steps(
+        &paths,
+        &name,
+        args.from.is_some(),
+        harbor.is_some(),
+    ));
     Ok(ExitCode::Success)
 }
 
 /// What to do next. A cook copied from an example already has its task and material (issue
 /// 17: it used to be told to "describe the task in BRIEF.md" anyway); the template's has not.
-fn next_steps(paths: &CookPaths, name: &str, from_example: bool) -> String {
+fn next_steps(paths: &CookPaths, name: &str, from_example: bool, harbor: bool) -> String {
     let mut steps: Vec<String> = Vec::new();
-    if !from_example || !paths.brief_md().is_file() {
+    if harbor {
+        steps.push(format!(
+            "read the task's instruction in {} (the task itself stays unchanged in {})",
+            paths.brief_md().display(),
+            paths.dir().join(crate::harbor::COOK_TASK_DIR).display()
+        ));
+    } else if !from_example || !paths.brief_md().is_file() {
         steps.push(format!(
             "describe the task in {}",
             paths.brief_md().display()
@@ -172,12 +209,64 @@ fn unwritable_root(root: &Path, error: &std::io::Error) -> anyhow::Error {
     .into()
 }
 
+/// A cook made from a Harbor task: the task kept byte for byte in `task/` (each file checked
+/// against its hash after the copy), `instruction.md` as BRIEF.md, and a brief.yaml whose
+/// timeouts, resources and network come from `task.toml`, with the task hash recorded
+/// (`harbor:`). Refusals (docs/HARBOR.md §3) stop here, before anything is visible.
+fn harbor_cook(
+    source: &Path,
+    paths: &CookPaths,
+    name: &str,
+    participants: &str,
+) -> anyhow::Result<()> {
+    use crate::harbor::{COOK_TASK_DIR, Internet};
+    let task = crate::harbor::load(source)?;
+    crate::harbor::files::copy(source, &task.files, &paths.dir().join(COOK_TASK_DIR))?;
+    let config = &task.config;
+    let environment = &config.environment;
+    let network = match &environment.internet {
+        Internet::Open => "{mode: open}".to_owned(),
+        Internet::Closed => "{mode: allowlist}".to_owned(),
+        Internet::Hosts(hosts) => {
+            let targets: Vec<String> = hosts
+                .iter()
+                .flat_map(|h| [format!("{h}:443"), format!("{h}:80")])
+                .collect();
+            format!("{{mode: allowlist, allow: [{}]}}", targets.join(", "))
+        }
+    };
+    let judging = TEMPLATE_BRIEF
+        .split_once("@PARTICIPANTS@\n")
+        .map_or("", |(_, rest)| rest);
+    let yaml = format!(
+        "# brief.yaml of the Harbor task `{task_name}` (docs/HARBOR.md).\n\
+         # The task is kept unchanged in {COOK_TASK_DIR}/ and its instruction.md is BRIEF.md; timeouts,\n\
+         # resources and network come from {COOK_TASK_DIR}/task.toml. Unknown fields are errors.\n\
+         name: {name}\n\
+         timeout_s: {timeout}          # [agent] timeout_sec\n\
+         judge_timeout_s: 900\n\
+         resources: {{cpus: {cpus}, mem_limit: {memory}m}}   # [environment] cpus, memory_mb\n\
+         network: {network}   # [environment] allow_internet (the flavor's API is always reachable)\n\
+         harbor:\n  task: {COOK_TASK_DIR}\n  hash: {hash}   # the task hash when it was copied in\n\n\
+         participants:\n{participants}{judging}",
+        task_name = task.name,
+        timeout = config.agent_timeout.as_secs_f64().ceil().max(1.0),
+        cpus = environment.cpus,
+        memory = environment.memory_mb,
+        hash = task.hash(),
+    );
+    fs_err::write(paths.brief_yaml(), yaml)?;
+    fs_err::write(paths.brief_md(), &task.instruction)?;
+    fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;
+    Ok(())
+}
+
 /// Copies an example folder's task files (not a previous run's results), following no link.
 fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
     if !source.join("brief.yaml").is_file() {
         return Err(UserError::new(
             format!("`{}` has no brief.yaml", source.display()),
-            "point --from at a folder such as `examples/hello-task`",
+            "point --from at an example folder such as `examples/hello-task`, or at a Harbor task folder (`task.toml` and `instruction.md`, docs/HARBOR.md)",
         )
         .into());
     }
@@ -208,7 +297,15 @@ fn copy_example(source: &Path, dest: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Result<()> {
+/// The participants a template or a Harbor task gets unless `--participants` names others.
+fn default_participants() -> Vec<String> {
+    ["claude", "codex", "agy", "grok"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// `--participants` as brief.yaml lines (`  - {name: a, flavor: b}`), each checked.
+fn parse_specs(specs: &[String]) -> anyhow::Result<String> {
     let mut lines = String::new();
     let mut seen = Vec::new();
     for spec in specs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -240,9 +337,13 @@ fn write_template(paths: &CookPaths, name: &str, specs: &[String]) -> anyhow::Re
         seen.push(participant);
         lines.push_str(&format!("  - {{name: {participant}, flavor: {flavor}}}\n"));
     }
+    Ok(lines)
+}
+
+fn write_template(paths: &CookPaths, name: &str, lines: &str) -> anyhow::Result<()> {
     let yaml = TEMPLATE_BRIEF
         .replace("@NAME@", name)
-        .replace("@PARTICIPANTS@\n", &lines);
+        .replace("@PARTICIPANTS@\n", lines);
     fs_err::write(paths.brief_yaml(), yaml)?;
     fs_err::write(paths.brief_md(), TEMPLATE_BRIEF_MD)?;
     fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;

@@ -366,6 +366,10 @@ fn write_round_result(
             .then(|| sandbox.map_or_else(|| json!({"skipped": true}), |r| json!(r))),
         extra: serde_json::Map::new(),
     };
+    if let Some(harbor) = &brief.harbor {
+        // The task that ran, by its hash (lint checked the cook's copy against it).
+        file.extra.insert("harbor_task".into(), json!(harbor));
+    }
     if settings.merge {
         let prior: RoundResult = results::read(&path).unwrap_or_default();
         let mut earlier = prior.participants;

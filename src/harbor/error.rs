@@ -80,6 +80,16 @@ pub enum HarborError {
         /// The file.
         path: PathBuf,
     },
+    /// A cook's task is not the task that was copied into it.
+    #[error("`{}` changed since the cook was made (task hash {found}, brief.yaml records {recorded})", .dir.display())]
+    Edited {
+        /// The cook's task folder.
+        dir: PathBuf,
+        /// The hash brief.yaml records.
+        recorded: String,
+        /// The hash of the folder now.
+        found: String,
+    },
     /// A dataset folder holds no task.
     #[error("`{}` holds no Harbor task (no folder with `task.toml` and `instruction.md`)", .dir.display())]
     EmptyDataset {
@@ -111,6 +121,9 @@ impl Hint for HarborError {
             Self::Changed { .. } => {
                 Some("run the command again once nothing edits the task".into())
             }
+            Self::Edited { .. } => Some(
+                "make a new cook from the task (`multicooker new <name> --from <task folder>`): results are only comparable for one unchanged task".into(),
+            ),
             Self::EmptyDataset { .. } => Some(
                 "name a task folder, or a folder whose subfolders are task folders".into(),
             ),

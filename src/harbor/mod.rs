@@ -37,6 +37,8 @@ const COMPOSE_FILES: [&str; 4] = [
     "environment/compose.yaml",
     "environment/compose.yml",
 ];
+/// The folder of a cook a Harbor task is kept in (`harbor.task` in brief.yaml).
+pub const COOK_TASK_DIR: &str = "task";
 /// The most `instruction.md` may hold.
 pub const MAX_INSTRUCTION_BYTES: u64 = 1 << 20;
 
@@ -108,6 +110,20 @@ pub fn load(dir: &Path) -> Result<Task, HarborError> {
         instruction,
         files,
     })
+}
+
+/// Reads the task a cook keeps (`harbor:` in its brief.yaml) and checks it is the task that
+/// was copied in: a task edited since `new` is refused, so the provenance's hash names what runs.
+pub fn in_cook(cook: &Path, reference: &crate::brief::HarborRef) -> Result<Task, HarborError> {
+    let task = load(&cook.join(&reference.task))?;
+    if task.hash() != reference.hash {
+        return Err(HarborError::Edited {
+            dir: task.dir,
+            recorded: reference.hash.clone(),
+            found: task.files.hash,
+        });
+    }
+    Ok(task)
 }
 
 /// The tasks of a dataset: `dir` itself when it is a task, else its subfolders that are tasks,

@@ -16,6 +16,7 @@ mod cook;
 mod docs;
 mod doctor;
 mod egress;
+mod harbor;
 mod hello;
 mod host_copies;
 mod html;

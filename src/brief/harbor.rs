@@ -1,0 +1,122 @@
+//! Strict checking of `harbor:`, which `new --from <harbor task>` writes: the folder the task is
+//! kept in and the task hash taken when it was copied (docs/HARBOR.md).
+
+use std::path::{Component, Path};
+
+use serde_json::Value;
+
+use super::model::HarborRef;
+use super::parse::{Checker, join};
+
+const HARBOR_KEYS: &[&str] = &["task", "hash"];
+
+/// Checks `harbor:`; `has_verify` says whether the brief also has `verify:`.
+pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> Option<HarborRef> {
+    let map = checker.mapping("harbor", value)?;
+    checker.unknown_keys("harbor", map, HARBOR_KEYS);
+    let task = checker
+        .string("harbor.task", map.get("task"))
+        .unwrap_or_else(|| crate::harbor::COOK_TASK_DIR.to_owned());
+    let inside = !task.is_empty()
+        && Path::new(&task)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+    if !inside {
+        checker.problem(
+            join("harbor", "task"),
+            format!("`{task}` is not a folder inside the cook"),
+            Some(format!(
+                "use a relative path without `..`, such as `{}`",
+                crate::harbor::COOK_TASK_DIR
+            )),
+        );
+    }
+    let hash = checker.string("harbor.hash", map.get("hash"));
+    let well_formed = hash.as_deref().is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    });
+    if !well_formed {
+        checker.problem(
+            join("harbor", "hash"),
+            match &hash {
+                None => "is required".to_owned(),
+                Some(h) => format!("`{h}` is not a task hash (64 lower-case hex digits)"),
+            },
+            Some(
+                "make the cook again with `multicooker new <name> --from <task folder>`, which records it"
+                    .into(),
+            ),
+        );
+    }
+    if has_verify {
+        checker.problem(
+            "verify",
+            "a Harbor task is verified by its own `tests/test.sh`, not by `verify:`",
+            Some("remove `verify:` from this brief".into()),
+        );
+    }
+    (inside && well_formed).then(|| HarborRef {
+        task,
+        hash: hash.unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn problems(extra: &str) -> Vec<String> {
+        let text = format!("name: t\nparticipants:\n  - {{name: a, flavor: dummy}}\n{extra}");
+        match crate::brief::parse(Path::new("brief.yaml"), text.as_bytes()) {
+            Err(crate::brief::BriefError::Invalid { problems, .. }) => problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.problem))
+                .collect(),
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_harbor_section_is_read_with_its_hash() {
+        let hash = "ab".repeat(32);
+        let text = format!(
+            "name: t\nparticipants:\n  - {{name: a, flavor: dummy}}\nharbor: {{task: task, hash: {hash}}}\n"
+        );
+        let brief = crate::brief::parse(Path::new("brief.yaml"), text.as_bytes())
+            .unwrap()
+            .brief;
+        let harbor = brief.harbor.unwrap();
+        assert_eq!((harbor.task.as_str(), harbor.hash), ("task", hash));
+    }
+
+    #[test]
+    fn a_bad_harbor_section_names_each_field() {
+        let hash = "ab".repeat(32);
+        assert_eq!(
+            problems("harbor: {task: ../elsewhere, hash: ABC}\n"),
+            [
+                "harbor.task: `../elsewhere` is not a folder inside the cook",
+                "harbor.hash: `ABC` is not a task hash (64 lower-case hex digits)"
+            ]
+        );
+        assert_eq!(
+            problems("harbor: {task: /abs}\n"),
+            [
+                "harbor.task: `/abs` is not a folder inside the cook",
+                "harbor.hash: is required"
+            ]
+        );
+        assert_eq!(
+            problems(&format!(
+                "harbor: {{hash: {hash}}}\nverify: {{image: dummy}}\n"
+            )),
+            ["verify: a Harbor task is verified by its own `tests/test.sh`, not by `verify:`"]
+        );
+        assert_eq!(
+            problems(&format!("harbor: {{hash: {hash}, oracle: yes}}\n")),
+            ["harbor.oracle: unknown field (allowed: task, hash)"]
+        );
+    }
+}

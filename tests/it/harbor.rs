@@ -1,0 +1,180 @@
+//! Harbor tasks (docs/HARBOR.md) through the real binary: `new --from <task>` keeps the task
+//! byte for byte with its hash in brief.yaml, a task edited afterwards is refused before any
+//! run, and keys multicooker cannot run are refused before a cook exists.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{TestCook, show};
+
+const TASKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harbor");
+
+fn task(name: &str) -> PathBuf {
+    Path::new(TASKS).join(name)
+}
+
+/// Every regular file under `dir`, relative, with its bytes and whether it is executable.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files: Vec<(String, Vec<u8>, bool)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let mode = e.metadata().unwrap().permissions().mode();
+            (
+                e.path()
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                fs_err::read(e.path()).unwrap(),
+                mode & 0o111 != 0,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn new_from_a_harbor_task_keeps_it_byte_for_byte_with_its_hash() {
+    for name in ["fizzbuzz", "word-stats", "local-mirror"] {
+        let cook = TestCook::empty(&format!("harbor-new-{name}"));
+        let source = task(name);
+        let output = cook.run_args(&[
+            "new",
+            cook.name(),
+            "--from",
+            source.to_str().unwrap(),
+            "--participants",
+            "one=dummy,two=dummy",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", show(&output));
+        let dir = cook.dir();
+        assert_eq!(
+            tree(&dir.join("task")),
+            tree(&source),
+            "{name}: task/ differs"
+        );
+        assert_eq!(
+            fs_err::read(dir.join("BRIEF.md")).unwrap(),
+            fs_err::read(source.join("instruction.md")).unwrap(),
+            "{name}: BRIEF.md is the instruction verbatim"
+        );
+        let expected = multicooker::harbor::load(&source).unwrap();
+        let brief = multicooker::brief::load(&dir.join("brief.yaml"))
+            .unwrap()
+            .brief;
+        let harbor = brief.harbor.as_ref().expect("brief.yaml has `harbor:`");
+        assert_eq!(
+            (harbor.task.as_str(), harbor.hash.as_str()),
+            ("task", expected.hash())
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains(expected.hash()), "{name}: {stdout}");
+        // The brief's numbers are the task's.
+        let config = &expected.config;
+        assert_eq!(brief.timeout_s, config.agent_timeout.as_secs(), "{name}");
+        assert_eq!(
+            brief.resources.cpus,
+            Some(config.environment.cpus),
+            "{name}"
+        );
+        assert_eq!(
+            brief.resources.mem_limit,
+            Some(config.environment.memory_mb << 20),
+            "{name}"
+        );
+        let internet = config.environment.internet != multicooker::harbor::Internet::Closed;
+        assert_eq!(
+            brief.network.mode == multicooker::brief::NetworkMode::Open,
+            internet,
+            "{name}: allow_internet decides the network"
+        );
+        let names: Vec<&str> = brief.participants.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["one", "two"]);
+        let lint = cook.run_args(&["lint", cook.name()]);
+        assert_eq!(lint.status.code(), Some(0), "{name}: {}", show(&lint));
+    }
+}
+
+#[test]
+fn a_task_edited_in_the_cook_is_refused_before_any_run() {
+    let cook = TestCook::empty("harbor-edited");
+    let source = task("fizzbuzz");
+    let output = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        source.to_str().unwrap(),
+        "--participants",
+        "one=dummy",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    // A careless user (or a script) "fixes" the verifier in the cook's copy.
+    let test_sh = cook.dir().join("task/tests/test.sh");
+    let mut text = fs_err::read_to_string(&test_sh).unwrap();
+    text.push_str("echo 1 > /logs/verifier/reward.txt\n");
+    fs_err::write(&test_sh, text).unwrap();
+    for command in ["lint", "cook"] {
+        let output = cook.run_args(&[command, cook.name()]);
+        let said = show(&output);
+        assert_ne!(output.status.code(), Some(0), "{command}: {said}");
+        assert!(
+            said.contains("changed since the cook was made") && said.contains("/task`"),
+            "{command} names the edited task: {said}"
+        );
+    }
+    assert!(
+        !cook.dir().join("RUN_RESULT.json").exists(),
+        "nothing ran for an edited task"
+    );
+}
+
+#[test]
+fn a_task_multicooker_cannot_run_is_refused_before_a_cook_exists() {
+    let cook = TestCook::empty("harbor-refused");
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join("steps");
+    for (path, bytes, _) in tree(&task("fizzbuzz")) {
+        let to = copy.join(&path);
+        fs_err::create_dir_all(to.parent().unwrap()).unwrap();
+        fs_err::write(to, bytes).unwrap();
+    }
+    let toml = copy.join("task.toml");
+    let mut text = fs_err::read_to_string(&toml).unwrap();
+    text.push_str("\n[[steps]]\nname = \"first\"\n");
+    fs_err::write(&toml, text).unwrap();
+    let output = cook.run_args(&["new", cook.name(), "--from", copy.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        stderr.contains("steps"),
+        "the refusal names the key: {stderr}"
+    );
+    let entries: Vec<_> = fs_err::read_dir(cook.root())
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(entries.is_empty(), "no cook, no staging left: {entries:?}");
+}
+
+#[test]
+fn participants_are_refused_for_an_example_folder() {
+    let cook = TestCook::empty("harbor-example");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/hello-task");
+    let output = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        example,
+        "--participants",
+        "a=dummy",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        stderr.contains("`--participants` does not apply to an example folder"),
+        "{stderr}"
+    );
+    assert!(!cook.dir().exists());
+}
