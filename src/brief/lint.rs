@@ -65,7 +65,7 @@ static SCALE: LazyLock<Regex> = LazyLock::new(|| {
 fn harbor_task(cook: &Path, brief: &Brief, findings: &mut Vec<Finding>) {
     use crate::error::Hint;
     if let Some(harbor) = &brief.harbor
-        && let Err(error) = crate::harbor::in_cook(cook, harbor)
+        && let Err(error) = crate::harbor::in_cook(cook, &harbor.task, &harbor.hash)
     {
         findings.push(Finding {
             file: crate::harbor::COOK_TASK_DIR,

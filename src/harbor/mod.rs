@@ -114,12 +114,13 @@ pub fn load(dir: &Path) -> Result<Task, HarborError> {
 
 /// Reads the task a cook keeps (`harbor:` in its brief.yaml) and checks it is the task that
 /// was copied in: a task edited since `new` is refused, so the provenance's hash names what runs.
-pub fn in_cook(cook: &Path, reference: &crate::brief::HarborRef) -> Result<Task, HarborError> {
-    let task = load(&cook.join(&reference.task))?;
-    if task.hash() != reference.hash {
+/// `folder` is relative to the cook and `hash` the recorded task hash.
+pub fn in_cook(cook: &Path, folder: &str, hash: &str) -> Result<Task, HarborError> {
+    let task = load(&cook.join(folder))?;
+    if task.hash() != hash {
         return Err(HarborError::Edited {
             dir: task.dir,
-            recorded: reference.hash.clone(),
+            recorded: hash.to_owned(),
             found: task.files.hash,
         });
     }
