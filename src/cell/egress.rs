@@ -96,6 +96,7 @@ fn tool_spec(
         // gone: its init ends it at the cell's deadline.
         init: Init {
             wait_for_go: false,
+            launch: false,
             hold: false,
             timeout: None,
             deadline: plan.spec.init.deadline + CANARY_TIMEOUT,

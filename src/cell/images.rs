@@ -2,15 +2,18 @@
 //!
 //! Each flavor has a shared *base* image built from the embedded `images/<flavor>/` context
 //! and tagged by its content hash (`multicooker-base-<flavor>:<hash>`): built once, reused by
-//! every cook, like the reference's `mc-base-<flavor>` images. Each cook then builds its own
-//! thin image `FROM` that base, carrying the cook's labels; that one is recorded in the ledger
-//! and removed at teardown. Builds start at once and overlap with network creation; cells wait
-//! on the shared result.
+//! every cook, like the reference's `mc-base-<flavor>` images; `clean --base-images` removes
+//! it. On Docker cells run that base as it is, so a phase whose bases exist builds nothing
+//! (issue 28). A backend that needs an image of the cook's own
+//! ([`Runtime::needs_cook_images`]: Swarm, which pushes it per cook) gets a thin image `FROM`
+//! the base carrying the cook's labels, recorded in the ledger and removed at teardown. Builds
+//! start at once and overlap with network creation; cells wait on the shared result.
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use futures_util::FutureExt;
-use futures_util::future::join_all;
 
 use super::names::Names;
 use super::run::ImagesReady;
@@ -35,6 +38,32 @@ pub struct FlavorImages {
     pub cook: ImageSpec,
     /// Whether the base outlives the run.
     pub lifetime: BaseLifetime,
+}
+
+impl FlavorImages {
+    /// The tag its cells run on `runtime`: the base itself, or the cook's thin image where the
+    /// backend needs one.
+    pub fn run_tag(&self, runtime: &dyn Runtime) -> &str {
+        if runtime.needs_cook_images() {
+            &self.cook.tag
+        } else {
+            &self.base.tag
+        }
+    }
+}
+
+/// Points every plan that names a cook image (its flavor's thin tag) at what its cells run on
+/// `runtime` ([`FlavorImages::run_tag`]).
+pub fn point_plans(
+    runtime: &dyn Runtime,
+    images: &[FlavorImages],
+    plans: &mut [super::plan::CellPlan],
+) {
+    for plan in plans {
+        if let Some(image) = images.iter().find(|i| i.cook.tag == plan.spec.image) {
+            plan.spec.image = image.run_tag(runtime).to_owned();
+        }
+    }
 }
 
 /// How long a base image lives.
@@ -216,34 +245,42 @@ pub async fn ensure_base(runtime: &dyn Runtime, base: &ImageSpec) -> Result<(), 
     runtime.build_image(base).await
 }
 
-/// Starts building every image (the cook's images recorded in the ledger first) and returns
-/// the shared result.
+/// Starts building every missing base (and, where the backend needs them, the cook's thin
+/// images, recorded in the ledger first) and returns each image's shared build, keyed by the
+/// tag its cells run.
 pub fn start_builds(
     runtime: &crate::runtime::SharedRuntime,
     ledger: &Arc<Ledger>,
     images: Vec<FlavorImages>,
 ) -> ImagesReady {
+    let thin = runtime.needs_cook_images();
     for image in &images {
         // A cook's own base holds hidden material: it goes at teardown like the thin image.
         if image.lifetime == BaseLifetime::Cook {
             ledger.record(ObjectRef::image(&image.base.tag));
         }
-        ledger.record(ObjectRef::image(&image.cook.tag));
-    }
-    let runtime = runtime.clone();
-    let build = async move {
-        let results = join_all(images.iter().map(|image| async {
-            ensure_base(&*runtime, &image.base).await?;
-            runtime.build_image(&image.cook).await
-        }))
-        .await;
-        match results.into_iter().find_map(Result::err) {
-            Some(error) => Err(Arc::new(error.to_string())),
-            None => Ok(()),
+        if thin {
+            ledger.record(ObjectRef::image(&image.cook.tag));
         }
-    };
-    let shared = build.boxed().shared();
-    // Drive the build even before any cell awaits it.
-    tokio::spawn(shared.clone());
-    shared
+    }
+    let mut builds = BTreeMap::new();
+    for image in images {
+        let runtime = runtime.clone();
+        let tag = image.run_tag(&*runtime).to_owned();
+        let build = async move {
+            let built = async {
+                ensure_base(&*runtime, &image.base).await?;
+                if thin {
+                    runtime.build_image(&image.cook).await?;
+                }
+                Ok::<(), RuntimeError>(())
+            };
+            built.await.map_err(|error| Arc::new(error.to_string()))
+        };
+        let shared = build.boxed().shared();
+        // Drive the build even before any cell awaits it.
+        tokio::spawn(shared.clone());
+        builds.insert(tag, shared);
+    }
+    ImagesReady::new(builds)
 }

@@ -23,7 +23,8 @@ use crate::state::{CookPaths, Role};
 pub struct PhaseRun<T> {
     /// The hooks' outputs, in plan order.
     pub outputs: Vec<T>,
-    /// The image build's result (an error means no cell could start).
+    /// The image builds' result: the first image that did not build (its cells are
+    /// `start_failed` with its error; cells of the other images ran).
     pub build: Result<(), Arc<String>>,
     /// Objects teardown could not remove.
     pub leftovers: Vec<TeardownFailure>,
@@ -73,7 +74,7 @@ pub async fn run_phase<H: CellHooks>(
     let when_ready = ready.clone();
     let on_built = phase.on_built;
     let watcher = tokio::spawn(async move {
-        if when_ready.await.is_ok() {
+        if when_ready.all().await.is_ok() {
             let _ = tokio::task::spawn_blocking(on_built).await;
         }
     });
@@ -89,7 +90,7 @@ pub async fn run_phase<H: CellHooks>(
         budgets: settings.budgets.clone(),
     };
     let outputs = run_cells(runtime, &ledger, &phase.hooks, phase.plans, &options).await;
-    let build = ready.await;
+    let build = ready.all().await;
     let _ = watcher.await;
     let leftovers = ledger.teardown(&**runtime).await;
     Ok(PhaseRun {

@@ -141,7 +141,8 @@ pub struct CellPlan {
     pub spec: CellSpec,
     /// What it reads and writes.
     pub files: CellFiles,
-    /// The cell's own network (none in `network: none` mode).
+    /// The cell's own network: only for cells that reach something (`open`, or a proxy with
+    /// targets); a cell that reaches nothing has no network at all (issue 28).
     pub network: Option<NetworkSpec>,
     /// How the cell reaches the outside.
     pub egress: Egress,
@@ -162,7 +163,8 @@ pub enum Egress {
     None,
     /// Its own bridge network with a route out.
     Open,
-    /// Its own internal network and nothing allowed, so no proxy runs.
+    /// `allowlist` with nothing allowed: no proxy and no network at all (only loopback), the
+    /// same isolation as [`Egress::None`]; recorded as `allowlist`.
     Closed,
     /// Its own internal network and a proxy allowing exactly these targets.
     Proxy {
@@ -202,6 +204,11 @@ impl Egress {
                 }
             }
         }
+    }
+
+    /// Whether the cell reaches anything beyond loopback (its own network is created only then).
+    pub fn reaches_something(&self) -> bool {
+        matches!(self, Self::Open | Self::Proxy { .. })
     }
 
     /// The name recorded in results: `none`, `open`, `allowlist`.
@@ -296,7 +303,11 @@ impl PlanContext<'_> {
         }
         let denied = crate::flavor::denied_env();
         env.retain(|(key, _)| !denied.contains(&key.as_str()));
-        let network_name = (egress != Egress::None).then(|| self.names.network(role, &actor.name));
+        // A cell that reaches nothing gets no network: an internal network with nothing on it
+        // isolates no better than none, and the engine creates networks one at a time.
+        let network_name = egress
+            .reaches_something()
+            .then(|| self.names.network(role, &actor.name));
         let owner = Some((self.user.uid, self.user.gid));
         let spec = CellSpec {
             name: name.clone(),
@@ -325,6 +336,8 @@ impl PlanContext<'_> {
             program: None,
             init: Init {
                 wait_for_go: true,
+                // Only a verifier's runner starts code under test with less power.
+                launch: role == Role::Verifier,
                 hold: false,
                 timeout: Some(timeout),
                 deadline: timeout + self.grace,
@@ -407,6 +420,29 @@ mod tests {
 mod egress_tests {
     use super::*;
 
+    fn brief_with_allow() -> Brief {
+        brief(
+            "name: t\nnetwork: {allow: [\"registry.npmjs.org:443\"]}\nparticipants:\n  - {name: d, flavor: dummy}\n",
+        )
+    }
+
+    fn context_for<'a>(
+        brief: &'a Brief,
+        paths: &'a CookPaths,
+        names: &'a Names,
+        user: CellUser,
+    ) -> PlanContext<'a> {
+        PlanContext {
+            paths,
+            names,
+            brief,
+            user,
+            profile: Profile::Medium,
+            run_id: "r",
+            grace: CELL_GRACE,
+        }
+    }
+
     fn brief(yaml: &str) -> Brief {
         crate::brief::parse(Path::new("b.yaml"), yaml.as_bytes())
             .unwrap()
@@ -440,7 +476,7 @@ judges:\n  - {name: j, flavor: grok}\nrubric: {dimensions: [{id: c, weight: 100}
     }
 
     #[test]
-    fn a_dummy_cell_with_nothing_allowed_is_closed_and_none_has_no_network() {
+    fn a_dummy_cell_with_nothing_allowed_is_closed_and_neither_closed_nor_none_has_a_network() {
         let brief = brief(
             "name: t\nparticipants:\n  - {name: d, flavor: dummy}\n  - {name: n, flavor: dummy, network: none}\n",
         );
@@ -470,8 +506,18 @@ judges:\n  - {name: j, flavor: grok}\nrubric: {dimensions: [{id: c, weight: 100}
             Path::new("/logs"),
         );
         assert!(
-            closed.network.as_ref().unwrap().internal,
-            "allowlist cells are on an internal network"
+            closed.network.is_none() && closed.spec.network.is_none(),
+            "an allowlist cell that reaches nothing has no network at all (issue 28)"
+        );
+        let proxied = brief_with_allow();
+        let behind = context_for(&proxied, &paths, &names, user).base(
+            &proxied.participants[0],
+            Role::Participant,
+            Path::new("/logs"),
+        );
+        assert!(
+            behind.network.as_ref().unwrap().internal,
+            "a cell behind a proxy is on an internal network"
         );
         assert!(
             context

@@ -124,6 +124,7 @@ impl Cast<'_> {
         for plan in &mut plans {
             plan.files.login = self.logins.for_cell(&plan.flavor);
         }
+        images::point_plans(&**self.venue.runtime, &self.images, &mut plans);
         let cells = Cells {
             role: self.role,
             images: self.images,

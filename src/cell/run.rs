@@ -85,12 +85,46 @@ pub trait CellHooks: Send + Sync + 'static {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output;
 }
 
-/// Resolves once the images the cells need are built (or failed to build).
-pub type ImagesReady = Shared<BoxFuture<'static, Result<(), Arc<String>>>>;
+/// One image's build, shared by the cells that run it: resolves once it is built (or failed).
+pub type ImageBuild = Shared<BoxFuture<'static, Result<(), Arc<String>>>>;
+
+/// The builds a phase's cells wait on, one per image tag. A cell waits on its own image's build
+/// alone, so another flavor's failed build never stops it (issue 25: healthy cells were
+/// `start_failed` with another flavor's build error).
+#[derive(Clone, Default)]
+pub struct ImagesReady {
+    builds: Arc<std::collections::BTreeMap<String, ImageBuild>>,
+}
+
+impl ImagesReady {
+    /// The builds of these image tags.
+    pub fn new(builds: std::collections::BTreeMap<String, ImageBuild>) -> Self {
+        Self {
+            builds: Arc::new(builds),
+        }
+    }
+
+    /// The build of `image` (ready at once when nothing builds it here).
+    pub fn of(&self, image: &str) -> ImageBuild {
+        self.builds
+            .get(image)
+            .cloned()
+            .unwrap_or_else(|| futures_util::future::ready(Ok(())).boxed().shared())
+    }
+
+    /// Every build settled: the first failure (in tag order), else ok.
+    pub async fn all(&self) -> Result<(), Arc<String>> {
+        let results = futures_util::future::join_all(self.builds.values().cloned()).await;
+        results
+            .into_iter()
+            .find_map(Result::err)
+            .map_or(Ok(()), Err)
+    }
+}
 
 /// Images that are ready now (tests, or nothing to build).
 pub fn images_ready_now() -> ImagesReady {
-    futures_util::future::ready(Ok(())).boxed().shared()
+    ImagesReady::default()
 }
 
 /// Options of one parallel run.
@@ -100,7 +134,7 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// Cells running at once.
     pub max_parallel: usize,
-    /// Cells create their networks while images build, then wait for this.
+    /// Cells create their networks while images build, then wait for their own image's.
     pub images: ImagesReady,
     /// Proxy image and egress network, when some cell runs behind a proxy.
     pub egress: Option<Arc<EgressContext>>,
@@ -323,8 +357,8 @@ async fn launch(
     let failed = |error: String| Box::new(not_started(CellState::StartFailed, Some(error)));
     let cancelled = || Box::new(not_started(CellState::Cancelled, None));
     // The tars are built from host files while the network is created.
-    let (files, user) = (plan.files.clone(), options.user);
-    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user));
+    let (files, user, control) = (plan.files.clone(), options.user, plan.spec.init.launch);
+    let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user, control));
     if let Some(network) = &plan.network {
         ledger.record(ObjectRef::network(&network.name));
         runtime
@@ -338,7 +372,7 @@ async fn launch(
         Err(e) => return Err(failed(e.to_string())),
     };
     let images = tokio::select! {
-        built = options.images.clone() => built,
+        built = options.images.of(&plan.spec.image) => built,
         () = cancel.cancelled() => return Err(cancelled()),
     };
     images.map_err(|e| failed(format!("image build failed: {e}")))?;

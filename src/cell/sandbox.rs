@@ -230,6 +230,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
         program: None,
         init: Init {
             wait_for_go: true,
+            launch: false,
             hold: true,
             timeout: Some(PROBE_TIMEOUT),
             deadline: PROBE_TIMEOUT + super::plan::CELL_GRACE,

@@ -15,7 +15,7 @@ use std::path::Path;
 use super::files::{CellFiles, INPUT_AREA, Input};
 use super::plan::CellUser;
 use crate::fsx::{Skip, Skipped};
-use crate::runtime::{Archive, Area, CONTROL_AREA};
+use crate::runtime::{Archive, Area, CONTROL_AREA, GO_NAME};
 
 /// Whose the staged entries are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,8 +126,47 @@ impl StageTar {
         }
     }
 
+    /// Changes whose the entries added from now on are (the hidden tests share the inputs'
+    /// tar, so that one upload stages both).
+    pub fn set_ownership(&mut self, ownership: Ownership) {
+        self.ownership = ownership;
+    }
+
+    /// Adds the go file as the tar's last entry: init starts the program when it appears, so
+    /// everything before it is already staged. Nothing can be added after it.
+    pub fn go(mut self) -> io::Result<Staged> {
+        self.ownership = Ownership::ReadOnly;
+        let mut header = self.header(tar::EntryType::Regular, false);
+        header.set_size(0);
+        self.builder
+            .append_data(&mut header, GO_NAME, io::empty())?;
+        self.entries += 1;
+        self.finish()
+    }
+
+    /// A path of the area's top level that only [`StageTar::go`] may write: an entry there
+    /// from anything else (a host folder staged at `.`) would start the program early.
+    fn reserved(&mut self, path: &str) -> bool {
+        let top = path
+            .trim_start_matches("./")
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        if top == GO_NAME {
+            self.skipped.push(Skipped {
+                path: path.to_owned(),
+                skip: Skip::BadPath,
+            });
+            return true;
+        }
+        false
+    }
+
     /// Adds one file with these bytes at `path` (relative to the area).
     pub fn file(&mut self, path: &str, bytes: &[u8], executable: bool) -> io::Result<()> {
+        if self.reserved(path) {
+            return Ok(());
+        }
         self.parents(path)?;
         let mut header = self.header(tar::EntryType::Regular, executable);
         header.set_size(bytes.len() as u64);
@@ -201,6 +240,9 @@ impl StageTar {
 
     /// Adds an empty folder at `path`.
     pub fn folder(&mut self, path: &str) -> io::Result<()> {
+        if self.reserved(path) {
+            return Ok(());
+        }
         self.parents(path)?;
         if self.folders.insert(path.to_owned()) {
             let mut header = self.header(tar::EntryType::Directory, true);
@@ -236,6 +278,9 @@ impl StageTar {
 
     fn host_file(&mut self, path: &str, source: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
+        if self.reserved(path) {
+            return Ok(());
+        }
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW)
@@ -307,7 +352,8 @@ impl StageTar {
 /// Every tar one cell gets, and the areas they need.
 #[derive(Debug)]
 pub struct CellStaging {
-    /// `(area path in the cell, tar)` in staging order; the go file comes last.
+    /// `(area path in the cell, tar)` in staging order; the inputs come last, ending with the
+    /// go file.
     pub archives: Vec<(String, Archive)>,
     /// The areas to create the cell with.
     pub areas: Vec<Area>,
@@ -330,40 +376,39 @@ fn area_size(staged: &Staged) -> u64 {
     needed.div_ceil(AREA_SLACK) * AREA_SLACK + AREA_SLACK
 }
 
-/// Builds the tars of `files` for a cell running as `user` (blocking: reads host files).
-pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
+/// Builds the tars of `files` for a cell running as `user` (blocking: reads host files): the
+/// seeds and the login first, then the inputs with the hidden tests and, as its last entry, the
+/// go file, so that a cell with neither seed nor login is staged in one upload (issue 28).
+/// `control`: the cell gets a control area for init's launch socket ([`crate::runtime::Init`]).
+pub fn prepare(files: &CellFiles, user: CellUser, control: bool) -> io::Result<CellStaging> {
     let mut archives = Vec::new();
     let mut areas = Vec::new();
     let mut skipped = Vec::new();
     let mut inputs = StageTar::on_disk(Ownership::ReadOnly)?;
-    let mut hidden = None;
+    let mut hidden = Vec::new();
     for input in &files.inputs {
         match input {
             Input::Text { path, bytes } => inputs.file(path, bytes, false)?,
             Input::Folder { path } => inputs.folder(path)?,
             Input::Copy { path, source } => inputs.tree(path, source.path())?,
-            Input::Hidden(copy) => {
-                let mut tar = StageTar::on_disk(Ownership::Group { gid: user.gid })?;
-                tar.tree(copy.path(), copy.source().path())?;
-                hidden = Some(tar.finish()?);
-            }
+            Input::Hidden(copy) => hidden.push(copy),
         }
+    }
+    // The hidden folder in the same tar, root's and readable by the cell user's group alone.
+    inputs.set_ownership(Ownership::Group { gid: user.gid });
+    for copy in hidden {
+        inputs.tree(copy.path(), copy.source().path())?;
     }
     // No entry for a writable area's folder: the engine makes its mount point, and an entry
     // here would hand the area's root to root.
-    let staged = inputs.finish()?;
+    let staged = inputs.go()?;
     areas.push(Area {
         target: INPUT_AREA.to_owned(),
-        size_bytes: area_size(&staged) + hidden.as_ref().map_or(0, area_size),
+        size_bytes: area_size(&staged),
         owner: (0, 0),
         mode: 0o755,
     });
     skipped.extend(staged.skipped);
-    archives.push((INPUT_AREA.to_owned(), staged.archive));
-    if let Some(hidden) = hidden {
-        skipped.extend(hidden.skipped);
-        archives.push((INPUT_AREA.to_owned(), hidden.archive));
-    }
     let cell = Ownership::Cell {
         uid: user.uid,
         gid: user.gid,
@@ -400,15 +445,16 @@ pub fn prepare(files: &CellFiles, user: CellUser) -> io::Result<CellStaging> {
         });
         archives.push((crate::creds::STAGING_TARGET.to_owned(), staged.archive));
     }
-    let mut go = StageTar::in_memory(Ownership::ReadOnly);
-    go.file("go", b"", false)?;
-    areas.push(Area {
-        target: CONTROL_AREA.to_owned(),
-        size_bytes: AREA_SLACK,
-        owner: (0, 0),
-        mode: 0o755,
-    });
-    archives.push((CONTROL_AREA.to_owned(), go.finish()?.archive));
+    if control {
+        areas.push(Area {
+            target: CONTROL_AREA.to_owned(),
+            size_bytes: AREA_SLACK,
+            owner: (0, 0),
+            mode: 0o755,
+        });
+    }
+    // Last: the go file at its end lets init start the program.
+    archives.push((INPUT_AREA.to_owned(), staged.archive));
     Ok(CellStaging {
         archives,
         areas,
@@ -528,6 +574,65 @@ mod tests {
                 ("verify/tests".into(), 0, 1000, 0o550),
                 ("verify/tests/test_a.py".into(), 0, 1000, 0o440),
             ]
+        );
+    }
+
+    #[test]
+    fn one_upload_holds_the_inputs_and_ends_with_the_go_file_which_nothing_else_can_write() {
+        let mut tar = StageTar::on_disk(Ownership::ReadOnly).unwrap();
+        tar.file("PROMPT.txt", b"do it", false).unwrap();
+        // Only the host's own go() may write the go file: an entry of that name is refused.
+        tar.file(GO_NAME, b"", false).unwrap();
+        tar.folder(&format!("{GO_NAME}/x")).unwrap();
+        tar.set_ownership(Ownership::Group { gid: 1000 });
+        tar.file("verify/tests.json", b"{}", false).unwrap();
+        let staged = tar.go().unwrap();
+        let refused: Vec<&str> = staged.skipped.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(refused, [GO_NAME.to_owned(), format!("{GO_NAME}/x")]);
+        let listed = entries(staged);
+        let names: Vec<&str> = listed.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["PROMPT.txt", "verify", "verify/tests.json", GO_NAME],
+            "the go file comes last"
+        );
+        assert_eq!(
+            (listed[2].1, listed[2].2),
+            (0, 0o440),
+            "hidden: root's, group-read"
+        );
+        assert_eq!(
+            (listed[3].1, listed[3].2),
+            (0, 0o444),
+            "go: root's, read-only"
+        );
+    }
+
+    #[test]
+    fn a_cell_without_seed_or_login_is_staged_in_one_upload() {
+        let files = CellFiles {
+            inputs: vec![Input::Text {
+                path: "PROMPT.txt".into(),
+                bytes: b"hi".to_vec(),
+            }],
+            writable: Vec::new(),
+            login: None,
+        };
+        let user = CellUser {
+            uid: 1000,
+            gid: 1000,
+        };
+        let staging = prepare(&files, user, false).unwrap();
+        let targets: Vec<&str> = staging.archives.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(targets, [INPUT_AREA]);
+        let areas: Vec<&str> = staging.areas.iter().map(|a| a.target.as_str()).collect();
+        assert_eq!(areas, [INPUT_AREA], "no control area without launch");
+        let with_launch = prepare(&files, user, true).unwrap();
+        assert!(with_launch.areas.iter().any(|a| a.target == CONTROL_AREA));
+        assert_eq!(
+            crate::runtime::GO_FILE,
+            format!("{INPUT_AREA}/{GO_NAME}"),
+            "init looks where the tar puts it"
         );
     }
 

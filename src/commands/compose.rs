@@ -28,18 +28,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         tokio_util::sync::CancellationToken::new(),
     )?;
     let names = Names::for_paths(&paths);
-    let context = settings.cells.plan_context(&paths, &names, brief);
-    let mut plans: Vec<CellPlan> = brief
-        .participants
-        .iter()
-        .map(|p| crate::cook::plan::participant_plan(&context, p, String::new(), &settings))
-        .collect();
-    plans.extend(
-        brief
-            .judges
-            .iter()
-            .map(|j| crate::judge::judge_plan(&context, j)),
-    );
+    let plans = plans(&*runtime, &paths, &names, brief, &settings)?;
     let egress = EgressContext {
         tools_image: crate::cell::images::base_specs(&["dummy".to_owned()], None)?
             .remove(0)
@@ -85,7 +74,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
                 networks,
             });
         }
-        let staging = stage::prepare(&plan.files, settings.cells.user)?;
+        let staging = stage::prepare(&plan.files, settings.cells.user, plan.spec.init.launch)?;
         let mut spec = plan.spec.clone();
         spec.areas = staging.areas;
         spec.init.hold = !plan.files.writable.is_empty();
@@ -113,6 +102,33 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         dir.join("compose.yaml").display()
     ));
     Ok(ExitCode::Success)
+}
+
+/// Every cell of the cook, each pointed at the image it would run, as `cook` and `judge` point
+/// them (the shared base on Docker, the cook's thin image where the backend needs one).
+fn plans(
+    runtime: &dyn crate::runtime::Runtime,
+    paths: &crate::state::CookPaths,
+    names: &Names,
+    brief: &crate::brief::Brief,
+    settings: &crate::cook::RunSettings,
+) -> anyhow::Result<Vec<CellPlan>> {
+    let context = settings.cells.plan_context(paths, names, brief);
+    let mut plans: Vec<CellPlan> = brief
+        .participants
+        .iter()
+        .map(|p| crate::cook::plan::participant_plan(&context, p, String::new(), settings))
+        .collect();
+    plans.extend(
+        brief
+            .judges
+            .iter()
+            .map(|j| crate::judge::judge_plan(&context, j)),
+    );
+    let flavors: Vec<String> = plans.iter().map(|p| p.flavor.clone()).collect();
+    let images = crate::cell::images::image_specs(paths, names, &flavors, &settings.cells.run_id)?;
+    crate::cell::images::point_plans(runtime, &images, &mut plans);
+    Ok(plans)
 }
 
 /// The program a cell's init would run. A cook's own image exists only while a run is in

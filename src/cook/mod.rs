@@ -17,10 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use hooks::ParticipantResult;
 
-use crate::brief::{Actor, Brief};
+use crate::brief::{Actor, Brief, NetworkMode};
 pub use crate::cell::RunError;
 use crate::cell::names::Names;
-use crate::cell::plan::CellPlan;
+use crate::cell::plan::{CellPlan, Egress};
 use crate::cell::{CellSettings, Venue, images, sandbox};
 use crate::fsx;
 use crate::progress::Progress;
@@ -457,6 +457,19 @@ fn probe_settings(
         },
         |actor| crate::cell::plan::limits_for(actor, brief, settings.profile),
     );
+    // The probe stands for the participants: under `allowlist` it gets an internal network only
+    // when some participant has one (behind its proxy); when none reaches anything, neither
+    // does the probe, exactly like its cells (issue 28).
+    let network = match brief.network.mode {
+        NetworkMode::Allowlist
+            if !actors
+                .iter()
+                .any(|a| Egress::of(brief, a, Role::Participant).reaches_something()) =>
+        {
+            NetworkMode::None
+        }
+        mode => mode,
+    };
     sandbox::ProbeSettings {
         cook: paths.name().to_owned(),
         root_id: paths.root_id(),
@@ -468,7 +481,7 @@ fn probe_settings(
         ),
         user: settings.user,
         limits,
-        network: brief.network.mode,
+        network,
         direct: settings.egress.canary_direct.clone(),
     }
 }

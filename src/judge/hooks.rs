@@ -79,6 +79,7 @@ impl JudgeHooks {
             egress: serde_json::Value::Null,
             spend: None,
             budget: judge.budget,
+            token_shapes: Vec::new(),
         };
         self.note_error(
             self.status
@@ -300,6 +301,11 @@ impl CellHooks for JudgeHooks {
             egress: crate::cell::record::egress_record(plan, outcome.canary.as_ref()),
             spend: outcome.spend,
             budget: plan.budget,
+            token_shapes: if outcome.collected.is_empty() {
+                Vec::new()
+            } else {
+                self.token_shapes(plan)
+            },
         };
         // Kept per judge, so a run killed before JUDGE_RESULT.json can be resumed; written
         // before the status says the judge finished, so a kill between the two never leaves a
@@ -319,6 +325,21 @@ impl CellHooks for JudgeHooks {
 }
 
 impl JudgeHooks {
+    /// Scans what a judge wrote (its collected outbox: reviews, scores) for token-shaped
+    /// strings and warns about each, as for a participant's output.
+    fn token_shapes(&self, plan: &CellPlan) -> Vec<crate::redact::TokenShape> {
+        let found = crate::redact::token_shapes(&self.paths.judge_dir(&plan.actor));
+        for shape in &found {
+            self.progress.note(&format!(
+                "warning: judge `{}` left a token-shaped string ({}) in {}: look before publishing",
+                plan.actor,
+                shape.kind,
+                crate::sanitize::one_line(&shape.path)
+            ));
+        }
+        found
+    }
+
     fn record(&self, plan: &CellPlan, outcome: &CellOutcome, result: &JudgeResult) {
         // A judge that ran fine but produced nothing usable is `non_zero_exit` with the
         // reason as its exit class, as in the reference.

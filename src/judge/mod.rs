@@ -78,6 +78,10 @@ pub struct JudgeResult {
     /// Its own cap, when its brief entry sets one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::brief::Budget>,
+    /// Token-shaped strings in what it wrote (reviews, scores): no secret of this run (those
+    /// are redacted), flagged for the operator to look at before publishing (issue 21).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_shapes: Vec<crate::redact::TokenShape>,
 }
 
 /// What a judge run produced.

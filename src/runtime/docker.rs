@@ -1049,6 +1049,7 @@ mod tests {
             program: Some(vec!["/usr/local/bin/mc-cell".into(), "dummy".into()]),
             init: Init {
                 wait_for_go: true,
+                launch: true,
                 hold: true,
                 timeout: Some(std::time::Duration::from_secs(30)),
                 deadline: std::time::Duration::from_secs(90),
@@ -1090,7 +1091,7 @@ mod tests {
         assert_eq!(body.user.as_deref(), Some("0:0"));
         assert_eq!(
             body.entrypoint.unwrap().join(" "),
-            "/opt/multicooker/mc-cell init --user 1000:1000 --launch-as 1001:1001 --go /run/mc-cell/go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
+            "/opt/multicooker/mc-cell init --user 1000:1000 --launch-as 1001:1001 --go /work/.mc-cell-go --timeout 30.000 --deadline 90.000 --hold -- /usr/local/bin/mc-cell dummy"
         );
         let area = &host.mounts.unwrap()[0];
         assert_eq!(area.typ, Some(MountType::VOLUME));

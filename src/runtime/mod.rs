@@ -30,8 +30,8 @@ pub use labels::{
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
-    Area, CONTROL_AREA, CellSpec, GO_FILE, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init, Limits,
-    NetworkSpec, Tmpfs, launch_identity,
+    Area, CONTROL_AREA, CellSpec, GO_FILE, GO_NAME, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init,
+    Limits, NetworkSpec, Tmpfs, launch_identity,
 };
 
 use crate::error::Hint;
@@ -242,6 +242,14 @@ pub trait Runtime: Send + Sync + 'static {
     /// bridges: yes; Swarm overlays: no, so each proxy gets an egress network of its own).
     fn isolates_network_members(&self) -> bool {
         true
+    }
+    /// Cells must run an image of the cook's own, built `FROM` the shared base and removed
+    /// with the cook's objects (Swarm: it is pushed to the registry per cook and removed from
+    /// the registry and every node at teardown). Elsewhere cells run the content-addressed base
+    /// as it is: the cook's image would be that base plus labels, and the cell carries the
+    /// cook's labels itself (issue 28: no image build per phase).
+    fn needs_cook_images(&self) -> bool {
+        false
     }
     /// Sandbox properties this backend cannot enforce (reported by the probe, not assumed).
     fn unenforced(&self) -> Vec<Unenforced> {

@@ -74,9 +74,12 @@ pub struct Limits {
 /// runs), drives the program. The deadline holds even when multicooker is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Init {
-    /// The program starts only once the host has staged the inputs and then the go file
-    /// ([`GO_FILE`]); without this it starts at once.
+    /// The program starts only once the host has staged the inputs, the go file ([`GO_FILE`])
+    /// last; without this it starts at once.
     pub wait_for_go: bool,
+    /// Init serves `mc-cell launch` on a socket in the control area ([`CONTROL_AREA`]), which
+    /// the cell then needs (verifier cells: the code under test runs with less power).
+    pub launch: bool,
     /// After the program ends, the cell stays up (its writable areas with it) until the host
     /// collects and removes it, or until the deadline.
     pub hold: bool,
@@ -88,10 +91,15 @@ pub struct Init {
 
 /// Where every image multicooker runs has its init (a layer multicooker adds on top).
 pub const INIT_PATH: &str = "/opt/multicooker/mc-cell";
-/// The cell's control area: the host stages the go file here, the program never writes here.
+/// The cell's control area, where init listens for `mc-cell launch` (cells with
+/// [`Init::launch`] only); the program never writes here.
 pub const CONTROL_AREA: &str = "/run/mc-cell";
-/// The file whose arrival lets init start the program.
-pub const GO_FILE: &str = "/run/mc-cell/go";
+/// The file whose arrival lets init start the program: the last entry of the inputs' tar, so
+/// one upload stages the inputs and says go (issue 28). It is in the input area, which the
+/// program cannot write; init removes it before the program starts.
+pub const GO_FILE: &str = "/work/.mc-cell-go";
+/// [`GO_FILE`]'s name inside the input area.
+pub const GO_NAME: &str = ".mc-cell-go";
 
 /// The capabilities a cell's init keeps (the container runs as root with only these, and
 /// `no-new-privileges`): enough to start the program as the cell user with an empty bounding
@@ -115,7 +123,7 @@ impl Init {
     pub fn argv(&self, user: &str, program: &[String]) -> Vec<String> {
         let mut argv = vec![INIT_PATH.to_owned(), "init".to_owned()];
         argv.extend(["--user".to_owned(), user.to_owned()]);
-        if let Some((uid, gid)) = launch_identity(user) {
+        if let Some((uid, gid)) = launch_identity(user).filter(|_| self.launch) {
             argv.extend(["--launch-as".to_owned(), format!("{uid}:{gid}")]);
         }
         if self.wait_for_go {

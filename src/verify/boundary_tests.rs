@@ -15,7 +15,8 @@ const CANARY: &[u8] = b"HIDDENcanaryUnit";
 
 fn staged_bytes(files: &CellFiles) -> Vec<u8> {
     let staging =
-        crate::cell::stage::prepare(files, CellUser::resolve(Some("1000:1000")).unwrap()).unwrap();
+        crate::cell::stage::prepare(files, CellUser::resolve(Some("1000:1000")).unwrap(), true)
+            .unwrap();
     let mut all = Vec::new();
     for (_, archive) in staging.archives {
         all.extend(archive.into_bytes().unwrap().as_ref());

@@ -316,3 +316,59 @@ fn a_forged_spend_line_stops_and_flags_its_cell_alone() {
         cook.leftovers()
     );
 }
+
+/// Issue 21 (a gap): the forged spend line from a *judge*. Only that judge is stopped and
+/// flagged (`spend_implausible`, its claim counted nowhere, its scores unused); the other judge
+/// is counted and scores every participant, and the cook's pool is not emptied.
+#[test]
+fn a_judges_forged_spend_line_stops_and_flags_that_judge_alone() {
+    let brief = format!(
+        "name: t\ntimeout_s: 120\njudge_timeout_s: 120\nbudget: {{tokens: 100000}}\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:4\"}}\n  - {{name: b, flavor: dummy, model: \"quality:2\"}}\njudges:\n  - {{name: forger, flavor: dummy, model: \"usage:300,claim:1000000000000,sleep:60\"}}\n  - {{name: honest, flavor: dummy, model: \"usage:500\"}}\n{RUBRIC}"
+    );
+    let cook = TestCook::new("budget-judge-forged", &brief);
+    let cooked = cook.run("cook");
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let judged = cook.run("judge");
+    assert_eq!(judged.status.code(), Some(0), "{}", show(&judged));
+    let result = cook.json("JUDGE_RESULT.json");
+    let forger = entry(&result, "judges", "forger");
+    assert_eq!(forger["status"], "spend_implausible", "{forger}");
+    assert_eq!(forger["ok"], false, "{forger}");
+    assert!(
+        forger["duration_s"].as_f64().unwrap() < 30.0,
+        "stopped at the forged line, not at its 60 s sleep: {forger}"
+    );
+    assert_eq!(
+        forger["spend"]["tokens"], 300,
+        "the claim is counted nowhere"
+    );
+    assert!(
+        forger["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("implausible spend: one line of its output claims"),
+        "{forger}"
+    );
+    let honest = entry(&result, "judges", "honest");
+    assert_eq!(
+        (
+            &honest["status"],
+            &honest["spend"]["tokens"],
+            &honest["count"]
+        ),
+        (&"ok".into(), &500.into(), &2.into()),
+        "{honest}"
+    );
+    let report = cook.run("report");
+    assert_eq!(report.status.code(), Some(0), "{}", show(&report));
+    let board = cook.text("leaderboard.md");
+    assert!(
+        board.contains("| a |") && board.contains("| b |"),
+        "both participants scored by the honest judge: {board}"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}

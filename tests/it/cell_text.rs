@@ -4,7 +4,7 @@
 //! unclosed fence, ESC sequences, a CR-forged `[mc]` line and a bidi override; a participant
 //! plants a vendor file under a folder named to render, colour and reorder.
 
-use crate::common::{TestCook, show};
+use crate::common::{TestCook, dummy_brief, show};
 
 #[test]
 fn reviews_and_file_names_a_cell_chose_render_as_inert_text_everywhere() {
@@ -93,5 +93,65 @@ fn reviews_and_file_names_a_cell_chose_render_as_inert_text_everywhere() {
         );
     }
     assert!(!String::from_utf8_lossy(&terminal).contains('\u{202e}'));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Issue 21 (a gap: `diff` had a unit test only): file names a participant chose reach the
+/// terminal through `diff` only as inert text. Round 2's output holds names with ESC sequences,
+/// a CR-forged `[mc]` line, a newline-forged one and bidi overrides (written into the live
+/// round's `out/` as a cell leaves them; the cell-side planting of such names is the test
+/// above); `diff` lists each as added, and its output has no raw ESC, CR or bidi control and no
+/// line a name started.
+#[test]
+fn diff_prints_hostile_file_names_as_safe_text() {
+    let cook = TestCook::new("diff-names", &dummy_brief(&[("a", "quality:4")], ""));
+    for command in ["cook", "refine"] {
+        let output = cook.run(command);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&output)
+        );
+    }
+    let out = cook.dir().join("work/a/out");
+    let hostile = [
+        "\u{1b}[2J\u{1b}[31mred.txt",
+        "ok.txt\r[mc] diff: nothing changed",
+        "two\n[mc] forged line",
+        "\u{202e}txt.exe",
+        "\u{2066}iso\u{2069}late.md",
+    ];
+    for name in hostile {
+        fs_err::write(out.join(name), "planted").unwrap();
+    }
+    let output = cook.run_args(&["diff", cook.name(), "--from", "1", "--to", "2"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let text = String::from_utf8(output.stdout.clone()).expect("UTF-8");
+    let raw: Vec<char> = text
+        .chars()
+        .filter(|c| {
+            matches!(c, '\u{1b}' | '\r' | '\u{7f}')
+                || ('\u{202a}'..='\u{202e}').contains(c)
+                || ('\u{2066}'..='\u{2069}').contains(c)
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}')
+        })
+        .collect();
+    assert!(raw.is_empty(), "raw controls {raw:?} in: {text:?}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("[mc]")),
+        "no line a file name started: {text:?}"
+    );
+    let added = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("added"))
+        .count();
+    assert!(
+        added >= hostile.len(),
+        "each name listed as added: {text:?}"
+    );
+    for visible in ["red.txt", "ok.txt", "forged line", "txt.exe", "late.md"] {
+        assert!(text.contains(visible), "`{visible}` shown: {text:?}");
+    }
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

@@ -131,6 +131,7 @@ async fn hostile_trees(backend: &str, runtime: &SharedRuntime) {
     let staged = multicooker::cell::stage::prepare(
         &cell.files,
         CellUser::resolve(Some("1000:1000")).unwrap(),
+        cell.spec.init.launch,
     )
     .unwrap();
     let refused: Vec<&str> = staged.skipped.iter().map(|s| s.path.as_str()).collect();

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{TestCook, show};
+use crate::common::{TestCook, dummy_brief, show};
 
 fn brief(participants: &str) -> String {
     format!(
@@ -157,7 +157,11 @@ fn the_hardening_baseline_holds_inside_the_cell() {
         .iter()
         .map(|m| m["target"].as_str().unwrap())
         .collect();
-    for expected in ["/work", "/work/out", "/run/mc-cell", "/home/mc", "/tmp"] {
+    assert!(
+        !targets.contains(&"/run/mc-cell"),
+        "a participant's init serves no launch: no control area (issue 28): {targets:?}"
+    );
+    for expected in ["/work", "/work/out", "/home/mc", "/tmp"] {
         let mount = mounts
             .iter()
             .find(|m| m["target"] == expected)
@@ -282,5 +286,45 @@ fn failed_cells_are_judged_as_they_are_or_unscored_as_the_policy_says() {
     let html = cook.text("leaderboard.html");
     assert!(html.contains("<span class=\"badge warn\">non_zero_exit</span>"));
     assert!(html.contains("<span class=\"unscored\">unscored</span>"));
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// Issue 25: the image builds were one shared result per phase, so one flavor whose image
+/// failed to build made every healthy cell `start_failed` with *its* error. Each cell now waits
+/// on its own image: the dummy participant runs and is sealed, the broken flavor's cell alone is
+/// `start_failed` with its own build error, and the cook still says the build failed (exit 2).
+#[test]
+fn a_flavor_whose_image_fails_to_build_fails_its_own_cells_alone() {
+    let cook = TestCook::new("buildsplit", &dummy_brief(&[("a", "quality:3")], ""));
+    let flavor = cook.dir().join("flavors/broken");
+    fs_err::create_dir_all(&flavor).unwrap();
+    fs_err::write(
+        flavor.join("Dockerfile"),
+        "FROM scratch\nCOPY missing-file /x\n",
+    )
+    .unwrap();
+    fs_err::write(
+        cook.dir().join("brief.yaml"),
+        dummy_brief(&[("a", "quality:3"), ("b", "quality:2")], "")
+            .replace("{name: b, flavor: dummy", "{name: b, flavor: broken"),
+    )
+    .unwrap();
+    let output = cook.run("cook");
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let status = cook.json("status.json");
+    assert_eq!(status["cells"]["a"]["exit_class"], "ok", "{status}");
+    assert_eq!(status["cells"]["b"]["state"], "start_failed", "{status}");
+    let healthy = cook.json("work/a/trace.json");
+    assert!(healthy.get("error").is_none_or(Value::is_null), "{healthy}");
+    assert!(
+        cook.dir().join("work/a/out/RESULT.md").is_file(),
+        "the healthy participant ran and its output came back"
+    );
+    let broken = cook.json("work/b/trace.json");
+    let error = broken["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("image build failed") && error.contains("missing-file"),
+        "its own image's error: {broken}"
+    );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

@@ -202,3 +202,39 @@ fn a_token_shaped_string_in_an_output_is_flagged() {
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// Issue 21 (a gap): the token-shape scan covers what judges write too (reviews, scores): a
+/// credential-shaped string in a judge's review.md is recorded with its file in
+/// `JUDGE_RESULT.json` and warned about on the terminal; a clean judge records none.
+#[test]
+fn a_token_shaped_string_in_a_judges_review_is_flagged() {
+    let brief = "name: t\ntimeout_s: 60\njudge_timeout_s: 60\nparticipants:\n  - {name: a, flavor: dummy, model: \"quality:4\"}\n  - {name: b, flavor: dummy, model: \"quality:2\"}\njudges:\n  - {name: leaky, flavor: dummy, model: \"note:sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123\"}\n  - {name: clean, flavor: dummy}\nrubric:\n  scale: [0, 5]\n  dimensions:\n    - {id: correctness, weight: 100}\njudging: {policy: allow_self}\n";
+    let cook = TestCook::new("judge-token", brief);
+    let cooked = cook.run("cook");
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let output = cook.run("judge");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let result = cook.json("JUDGE_RESULT.json");
+    let judges = result["judges"].as_array().unwrap();
+    let leaky = judges.iter().find(|j| j["name"] == "leaky").unwrap();
+    assert_eq!(
+        leaky["token_shapes"],
+        serde_json::json!([{"path": "review.md", "kind": "anthropic"}]),
+        "{leaky}"
+    );
+    assert_eq!(leaky["status"], "ok", "flagged, not refused: {leaky}");
+    let clean = judges.iter().find(|j| j["name"] == "clean").unwrap();
+    assert!(clean.get("token_shapes").is_none(), "{clean}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains(
+            "warning: judge `leaky` left a token-shaped string (anthropic) in review.md: look before publishing"
+        ),
+        "{said}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}

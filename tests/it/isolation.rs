@@ -23,9 +23,14 @@ async fn probe_from(
     let names = Names::for_cook(cook.name(), &root_id(cook.root()));
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
+    // The shared base the cook's cells run (issue 28: no image of the cook's own on Docker).
+    let image = multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
+        .unwrap()
+        .remove(0)
+        .tag;
     let mut cell = TestCell::new(
         &format!("{}-probe", names.project()),
-        &names.image("dummy"),
+        &image,
         Some(network),
         Labels::new(cook.name(), "participant").with(LABEL_ROOT, &root_id(cook.root())),
         model,
@@ -50,18 +55,24 @@ async fn container_ip(container: &str) -> String {
         .unwrap()
 }
 
+/// Siblings that have networks (`open`: each its own bridge with a route out) cannot reach each
+/// other. Under the default `allowlist` a dummy cell reaches nothing and has no network at all
+/// (issue 28), which `the_hardening_baseline_holds_inside_the_cell` and the sandbox probe check.
 #[test]
 fn a_participant_cannot_reach_a_sibling_by_name_or_ip() {
-    let cook = TestCook::new(
-        "isolation",
-        &dummy_brief(
-            &[
-                ("alpha", "listen:8080,sleep:40"),
-                ("bravo", "listen:8080,sleep:40"),
-            ],
-            "",
-        ),
+    let brief = dummy_brief(
+        &[
+            ("alpha", "listen:8080,sleep:40"),
+            ("bravo", "listen:8080,sleep:40"),
+        ],
+        "",
+    )
+    .replacen(
+        "participants:\n",
+        "network: {mode: open}\nparticipants:\n",
+        1,
     );
+    let cook = TestCook::new("isolation", &brief);
     let child = cook.spawn(&["cook", cook.name()]);
     cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
     cook.wait_for_cell_state("bravo", "running", Duration::from_secs(60));
@@ -105,6 +116,62 @@ fn a_participant_cannot_reach_a_sibling_by_name_or_ip() {
     );
 }
 
+/// Issue 28: a cell whose plan reaches nothing (a dummy under the default `allowlist`, nothing
+/// allowed) gets no network at all: while it runs the engine holds no network of the cook's,
+/// the cell's network mode is `none`, its direct connection fails, the run records its egress
+/// as `allowlist`, and the sandbox probe beside it (also without a network) passes.
+#[test]
+fn a_cell_that_reaches_nothing_has_no_network_and_no_route_out() {
+    let cook = TestCook::new(
+        "nonet",
+        &dummy_brief(&[("alpha", "connect:203.0.113.7:80,sleep:4")], ""),
+    );
+    let child = cook.spawn(&["cook", cook.name()]);
+    cook.wait_for_cell_state("alpha", "running", Duration::from_secs(60));
+    let names = Names::for_cook(cook.name(), &root_id(cook.root()));
+    let (mode, networks) = block_on(async {
+        let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+        let inspect = docker
+            .inspect_container(&names.cell(Role::Participant, "alpha"), None)
+            .await
+            .unwrap();
+        let mode = inspect
+            .host_config
+            .unwrap()
+            .network_mode
+            .unwrap_or_default();
+        let networks: Vec<String> = inspect
+            .network_settings
+            .unwrap()
+            .networks
+            .unwrap_or_default()
+            .into_keys()
+            .collect();
+        (mode, networks)
+    });
+    let during = cook.leftovers();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert_eq!((mode.as_str(), networks), ("none", vec!["none".to_owned()]));
+    assert!(
+        !during.iter().any(|o| o.starts_with("network")),
+        "no network of the cook's while it ran: {during:?}"
+    );
+    let probes = cook.text("work/alpha/out/PROBES.txt");
+    assert!(
+        probes.contains("connect 203.0.113.7:80 error"),
+        "no route out: {probes}"
+    );
+    let run = cook.json("RUN_RESULT.json");
+    assert_eq!(run["participants"][0]["egress"]["mode"], "allowlist");
+    assert_eq!(
+        run["sandbox_check"]["passed"], true,
+        "{}",
+        run["sandbox_check"]
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
 #[test]
 fn a_participant_cell_has_no_host_folder_only_its_own_areas() {
     let cook = TestCook::new(
@@ -127,8 +194,8 @@ fn a_participant_cell_has_no_host_folder_only_its_own_areas() {
     targets.sort_unstable();
     assert_eq!(
         targets,
-        ["/run/mc-cell", "/work", "/work/out"],
-        "its input area, its own out/ and its control area: {described:#?}"
+        ["/work", "/work/out"],
+        "its input area (the go file staged last in it) and its own out/: {described:#?}"
     );
     for mount in &mounts {
         assert_eq!(

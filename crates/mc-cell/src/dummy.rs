@@ -404,6 +404,11 @@ pub(crate) fn judge_outputs(script: &[Directive]) -> Result<(), String> {
     if script.contains(&Directive::HostileReview) {
         review.push_str(crate::script::HOSTILE_REVIEW);
     }
+    for directive in script {
+        if let Directive::Note(note) = directive {
+            review.push_str(&format!("{note}\n"));
+        }
+    }
     std::fs::write(outbox.join("review.md"), review)
         .map_err(|e| format!("cannot write outbox/review.md: {e}"))?;
     println!("dummy judge: scored {} submission(s)", labels.len());

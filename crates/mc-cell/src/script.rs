@@ -19,7 +19,8 @@ pub enum Directive {
     RateLimit,
     /// `no-output`: write no result.
     NoOutput,
-    /// `note:TEXT` (participant): a line appended to RESULT.md; `_` becomes a space.
+    /// `note:TEXT`: a line appended to RESULT.md (a judge's: to review.md); `_` becomes a
+    /// space.
     Note(String),
     /// `say:TEXT` (stdout) or `warn:TEXT` (stderr); `_` becomes a space.
     Say { text: String, stderr: bool },

@@ -88,6 +88,15 @@ async fn run_budgeted(
     cancel: CancellationToken,
     budgets: crate::cell::budget::Budgets,
 ) -> Vec<(String, CellOutcome)> {
+    run_full(runtime, plans, (cancel, budgets), images_ready_now()).await
+}
+
+async fn run_full(
+    runtime: &Arc<FakeRuntime>,
+    plans: Vec<CellPlan>,
+    (cancel, budgets): (CancellationToken, crate::cell::budget::Budgets),
+    images: ImagesReady,
+) -> Vec<(String, CellOutcome)> {
     let ledger = Arc::new(Ledger::new(false));
     let hooks = Arc::new(Recorder {
         started: Mutex::new(Vec::new()),
@@ -101,7 +110,7 @@ async fn run_budgeted(
         &RunOptions {
             cancel,
             max_parallel: 4,
-            images: images_ready_now(),
+            images,
             egress: None,
             redactor: Arc::default(),
             serial: Vec::new(),
@@ -116,6 +125,66 @@ async fn run_budgeted(
         "every cell is removed once it ends"
     );
     outcomes
+}
+
+/// Issue 25: one flavor's failed build made every cell of the phase `start_failed` with that
+/// error (one shared build future). Each cell now waits on its own image's build: the healthy
+/// cell runs, even though its image is built after the other failed.
+#[tokio::test]
+async fn a_cell_waits_on_its_own_image_and_another_images_failed_build_never_stops_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let mut plans = plans(tmp.path(), &["healthy", "broken"], 60);
+    plans[0].spec.image = "mc-healthy:1".into();
+    plans[1].spec.image = "mc-broken:1".into();
+    runtime.script(
+        "mc-251122-t-r00t-p-healthy",
+        FakeCell {
+            runs_for: Duration::from_millis(5),
+            ..FakeCell::default()
+        },
+    );
+    let build = |after_ms: u64, result: Result<(), Arc<String>>| -> ImageBuild {
+        async move {
+            tokio::time::sleep(Duration::from_millis(after_ms)).await;
+            result
+        }
+        .boxed()
+        .shared()
+    };
+    let images = ImagesReady::new(
+        [
+            ("mc-healthy:1".to_owned(), build(300, Ok(()))),
+            (
+                "mc-broken:1".to_owned(),
+                build(10, Err(Arc::new("COPY missing-file: not found".into()))),
+            ),
+        ]
+        .into(),
+    );
+    let outcomes = run_full(
+        &runtime,
+        plans,
+        (
+            CancellationToken::new(),
+            crate::cell::budget::Budgets::default(),
+        ),
+        images.clone(),
+    )
+    .await;
+    let (healthy, broken) = (&outcomes[0].1, &outcomes[1].1);
+    assert_eq!(healthy.state, CellState::Ok, "{healthy:?}");
+    assert_eq!(broken.state, CellState::StartFailed);
+    assert_eq!(
+        broken.error.as_deref(),
+        Some("image build failed: COPY missing-file: not found"),
+        "its own image's error"
+    );
+    assert_eq!(
+        images.all().await.unwrap_err().as_str(),
+        "COPY missing-file: not found",
+        "the phase still reports the failed build"
+    );
 }
 
 #[tokio::test]
@@ -253,7 +322,7 @@ async fn cancelling_kills_running_cells_and_starts_no_new_one() {
 }
 
 #[tokio::test]
-async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_collect() {
+async fn inputs_and_the_go_file_go_in_as_one_upload_and_the_output_comes_back_through_collect() {
     let tmp = tempfile::tempdir().unwrap();
     let runtime = Arc::new(FakeRuntime::default());
     let mut tar = tar::Builder::new(Vec::new());
@@ -286,8 +355,8 @@ async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_c
     let targets: Vec<String> = runtime.staged().into_iter().map(|(_, t, _)| t).collect();
     assert_eq!(
         targets,
-        ["/work", "/run/mc-cell"],
-        "inputs, then the go file"
+        ["/work"],
+        "one upload: the inputs, the go file as its last entry (issue 28)"
     );
     let out = tmp.path().join("251122-t/work/a/out");
     assert_eq!(
@@ -299,7 +368,11 @@ async fn inputs_go_in_first_then_the_go_file_and_the_output_comes_back_through_c
     let spec = runtime.spec("mc-251122-t-r00t-p-a").unwrap();
     assert!(spec.init.hold && spec.init.wait_for_go);
     let areas: Vec<&str> = spec.areas.iter().map(|a| a.target.as_str()).collect();
-    assert_eq!(areas, ["/work", "/work/out", "/run/mc-cell"]);
+    assert_eq!(
+        areas,
+        ["/work", "/work/out"],
+        "no control area: a participant's init serves no launch"
+    );
 }
 
 /// Regression (issue "The cell boundary"): a Ctrl-C after the containers were created but

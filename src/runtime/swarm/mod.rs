@@ -674,6 +674,9 @@ impl Runtime for SwarmRuntime {
     fn isolates_network_members(&self) -> bool {
         false
     }
+    fn needs_cook_images(&self) -> bool {
+        true
+    }
     fn unenforced(&self) -> Vec<Unenforced> {
         service::UNENFORCED.to_vec()
     }

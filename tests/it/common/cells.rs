@@ -61,6 +61,7 @@ impl TestCell {
             ]),
             init: Init {
                 wait_for_go: true,
+                launch: true,
                 hold: true,
                 timeout: Some(Duration::from_secs(300)),
                 deadline: Duration::from_secs(600),
@@ -92,7 +93,7 @@ impl TestCell {
     /// Sets the spec's areas; returns the tars to stage once it is created.
     pub(crate) fn prepare(&mut self) -> Vec<(String, multicooker::runtime::Archive)> {
         let user = CellUser::resolve(Some("1000:1000")).unwrap();
-        let staging = stage::prepare(&self.files, user).unwrap();
+        let staging = stage::prepare(&self.files, user, self.spec.init.launch).unwrap();
         self.spec.areas = staging.areas;
         staging.archives
     }
