@@ -741,7 +741,8 @@ pub struct CleanArgs {
     /// Clean every object of every cook under the root, including those of killed runs.
     #[arg(long)]
     pub all: bool,
-    /// With --all: also remove the shared base images of every flavor (rebuilt on next use).
+    /// With --all: also remove this namespace's shared base images of every flavor (rebuilt on
+    /// next use); another namespace's are never touched.
     #[arg(long, requires = "all")]
     pub base_images: bool,
     /// Show what would be removed without removing it.
