@@ -295,22 +295,23 @@ async fn run_until_exit<H: CellHooks>(
         // A holding cell has given its areas back: it ends now, not at its deadline.
         let _ = runtime.kill_cell(name).await;
     }
+    // Init ended every process of the cell before its record: what is kept is a file system
+    // and nothing running (a fresh cell from it starts with only its own init).
+    let commit_error = match &plan.commit {
+        Some((tag, labels)) if ended.how != Ending::Cancelled => runtime
+            .commit_cell(name, tag, labels)
+            .await
+            .err()
+            .map(|e| format!("keeping its final file system failed: {e}")),
+        _ => None,
+    };
     if tokio::time::timeout(LOG_DRAIN, log_task).await.is_err() {
         // The stream did not end although the cell did; the file has what arrived.
     }
     let output = read_output_tails(&plan.stdout_log, &plan.stderr_log).await;
     let rate_limit = detect_rate_limit(&plan.flavor, &output);
     let (mut state, mut error) = classify(&ended, oom, rate_limit.is_some());
-    let mut node = node;
-    if let Some(lost) = lost_in_collect {
-        // The program ended, but what it left never fully came back: an infrastructure
-        // failure like any other loss of its node (unscored, never sealed, run again).
-        state = CellState::NodeLost;
-        error = Some(format!(
-            "node `{lost}` was lost while the cell's output was collected"
-        ));
-        node = Some(lost);
-    }
+    let node = lost_while_collecting(lost_in_collect, (&mut state, &mut error), node);
     if let Some(why) = spend.implausible() {
         // Flagged whatever else happened: its claims are not believed.
         (state, error) = (CellState::SpendImplausible, Some(why));
@@ -330,6 +331,7 @@ async fn run_until_exit<H: CellHooks>(
         rate_limit,
         error: error
             .or(collect_error)
+            .or(commit_error)
             .or_else(|| login_failure.as_ref().map(|l| login_error(&plan.flavor, l))),
         login_failure,
         canary: launched.canary,
@@ -396,6 +398,7 @@ async fn launch(
     let mut spec = plan.spec.clone();
     spec.areas = staging.areas;
     spec.init.hold = !plan.files.writable.is_empty();
+    spec.init.go_dir = plan.files.input_area;
     ledger.record(ObjectRef::cell(&spec.name));
     if cancel.is_cancelled() {
         return Err(cancelled());
@@ -467,6 +470,24 @@ fn split_reports(
         }
     }
     (collected, error)
+}
+
+/// A node lost while the cell's output was collected: the program ended, but what it left
+/// never fully came back, an infrastructure failure like any other loss of its node
+/// (unscored, never sealed, run again). Returns the cell's node.
+fn lost_while_collecting(
+    lost: Option<String>,
+    (state, error): (&mut CellState, &mut Option<String>),
+    node: Option<String>,
+) -> Option<String> {
+    let Some(lost) = lost else {
+        return node;
+    };
+    *state = CellState::NodeLost;
+    *error = Some(format!(
+        "node `{lost}` was lost while the cell's output was collected"
+    ));
+    Some(lost)
 }
 
 /// Collects every writable area to its host folder (replacing what was there); with the

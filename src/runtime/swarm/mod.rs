@@ -87,8 +87,9 @@ pub struct SwarmConfig {
 struct Pending {
     spec: CellSpec,
     networks: Vec<String>,
-    /// The cell asked for no go file: `start_cell` stages it once the cell is attached.
-    releases_go: bool,
+    /// The cell asked for no go file: `start_cell` stages it into this folder once the cell
+    /// is attached.
+    releases_go: Option<&'static str>,
 }
 
 /// A cell's output attached on its node (once): the node and the container, or why not.
@@ -97,7 +98,7 @@ type Attachment = Arc<tokio::sync::OnceCell<Result<(String, String), RuntimeErro
 /// The area given to a cell that asked for no go file, to hold it.
 const GO_AREA_BYTES: u64 = 1 << 20;
 
-/// The folder of the go file (its area).
+/// The folder of the go file by default (its area).
 fn go_area() -> &'static str {
     GO_FILE.rsplit_once('/').map_or("/", |(dir, _)| dir)
 }
@@ -323,12 +324,11 @@ impl Inner {
         Ok((host.to_owned(), container))
     }
 
-    /// Stages the go file of a cell that asked for none, once its output is attached.
-    async fn release(&self, cell: &str) -> Result<(), RuntimeError> {
+    /// Stages the go file of a cell that asked for none into `folder`, once its output is
+    /// attached.
+    async fn release(&self, cell: &str, folder: &str) -> Result<(), RuntimeError> {
         let (host, engine, container) = self.attached(cell).await?;
-        let staged = engine
-            .engine_stage(&container, go_area(), go_archive())
-            .await;
+        let staged = engine.engine_stage(&container, folder, go_archive()).await;
         self.checked(host, staged).await
     }
 
@@ -677,12 +677,13 @@ impl Runtime for SwarmRuntime {
             // A service's container starts before anyone can attach to it: a cell that would
             // start its program at once waits for a go file instead, which `start_cell`
             // stages once the cell's output is attached (nothing it prints is missed).
-            let releases_go = !spec.init.wait_for_go;
-            if releases_go {
+            let releases_go =
+                (!spec.init.wait_for_go).then(|| spec.init.go_dir.unwrap_or(go_area()));
+            if let Some(folder) = releases_go {
                 spec.init.wait_for_go = true;
-                if !spec.areas.iter().any(|a| a.target == go_area()) {
+                if !spec.areas.iter().any(|a| a.target == folder) {
                     spec.areas.push(Area {
-                        target: go_area().to_owned(),
+                        target: folder.to_owned(),
                         size_bytes: GO_AREA_BYTES,
                         owner: (0, 0),
                         mode: 0o755,
@@ -724,10 +725,10 @@ impl Runtime for SwarmRuntime {
                 .inner
                 .lock_pending()
                 .get(name)
-                .is_some_and(|p| p.releases_go);
+                .and_then(|p| p.releases_go);
             self.inner.start(name).await?;
-            if releases_go {
-                self.inner.release(name).await?;
+            if let Some(folder) = releases_go {
+                self.inner.release(name, folder).await?;
             }
             Ok(())
         }
