@@ -673,6 +673,10 @@ pub struct NewArgs {
     /// comma-separated (default: claude,codex,agy,grok; an example names its own).
     #[arg(long, value_delimiter = ',')]
     pub participants: Option<Vec<String>>,
+    /// With a Harbor task: add the oracle, a participant that runs the task's
+    /// `solution/solve.sh` instead of a CLI (alone unless `--participants` names others).
+    #[arg(long)]
+    pub oracle: bool,
     /// Global flags (filled in from the top level).
     #[arg(skip)]
     pub global: GlobalArgs,
