@@ -321,18 +321,7 @@ async fn run_until_exit<H: CellHooks>(
     let over_budget = spend
         .over_budget()
         .filter(|_| state != CellState::SpendImplausible);
-    if let Some(why) = &over_budget
-        && !plan.score_over_budget
-        && state.is_judged()
-    {
-        // Its work is done and collected; the brief says it is not judged.
-        (state, error) = (
-            CellState::BudgetExhausted,
-            Some(format!(
-                "{why}; its output is kept in the cook folder, not judged (`judging.over_budget: score` in brief.yaml judges it)"
-            )),
-        );
-    }
+    (state, error) = over_budget_state(plan, state, error, over_budget.as_deref());
     let login_failure = (state == CellState::NonZeroExit)
         .then(|| detect_login_failure(&plan.flavor, &output))
         .flatten();
@@ -720,6 +709,25 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         spend: None,
         over_budget: None,
     }
+}
+
+/// A cell that finished its turn over a budget: judged under `judging.over_budget: score`,
+/// else `budget_exhausted` (its work done and collected, kept in the cook folder).
+fn over_budget_state(
+    plan: &CellPlan,
+    state: CellState,
+    error: Option<String>,
+    why: Option<&str>,
+) -> (CellState, Option<String>) {
+    let Some(why) = why.filter(|_| !plan.score_over_budget && state.is_judged()) else {
+        return (state, error);
+    };
+    (
+        CellState::BudgetExhausted,
+        Some(format!(
+            "{why}; its output is kept in the cook folder, not judged (`judging.over_budget: score` in brief.yaml judges it)"
+        )),
+    )
 }
 
 /// The record's reason for a cell whose login failed, with the fix.
