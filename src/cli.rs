@@ -761,7 +761,8 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Also check this cook's brief.yaml and the flavors it uses (logins must be present and
-    /// outlive the cook's timeouts; images must build).
+    /// outlive the cook's timeouts; images must build). Given a Harbor task folder instead:
+    /// whether the task's oracle (`solution/solve.sh`) reaches reward 1 through its verifier.
     pub task: Option<String>,
     /// Check these flavors as a cook would use them: login present and valid, image builds
     /// (real flavors' images need network access to their registries). With a task: only these

@@ -46,26 +46,7 @@ pub(super) async fn cook(
         settings: cells,
         progress: &progress,
     };
-    let runs = crate::cook::harbor::run_task(venue, &task, &harbor.task, &actors).await?;
-    report_leftovers(session, &runs.leftovers);
-    if let Err(message) = &runs.build {
-        return Err(UserError::new(
-            format!("the task's environment did not build: {message}"),
-            format!(
-                "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
-                task.dir.join(crate::harbor::DOCKERFILE).display()
-            ),
-        )
-        .into());
-    }
-    let finals: Vec<(String, Option<String>)> = runs
-        .runs
-        .iter()
-        .map(|r| (r.participant.clone(), r.image.clone()))
-        .collect();
-    let verification =
-        crate::verify::harbor::verify_task(venue, &task, &harbor.task, &finals).await?;
-    report_leftovers(session, &verification.leftovers);
+    let (runs, verification) = trial(session, venue, &task, &harbor.task, &actors).await?;
     let printer = session.printer;
     print_runs(printer, (paths, harbor), &runs.runs, &verification.verdicts);
     if cells.cancel.is_cancelled() {
@@ -162,5 +143,106 @@ fn print_runs(
             run.outcome.state.as_str(),
             run.outcome.duration_s
         ));
+    }
+}
+
+/// The participants in the task's environment, then the task's verifier on each one's final
+/// file system.
+async fn trial(
+    session: &Session,
+    venue: Venue<'_>,
+    task: &crate::harbor::Task,
+    folder: &str,
+    actors: &[&Actor],
+) -> anyhow::Result<(
+    crate::cook::harbor::TaskRuns,
+    crate::verify::harbor::TaskVerification,
+)> {
+    let runs = crate::cook::harbor::run_task(venue, task, folder, actors).await?;
+    report_leftovers(session, &runs.leftovers);
+    if let Err(message) = &runs.build {
+        return Err(UserError::new(
+            format!("the task's environment did not build: {message}"),
+            format!(
+                "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
+                task.dir.join(crate::harbor::DOCKERFILE).display()
+            ),
+        )
+        .into());
+    }
+    let finals: Vec<(String, Option<String>)> = runs
+        .runs
+        .iter()
+        .map(|r| (r.participant.clone(), r.image.clone()))
+        .collect();
+    let verification = crate::verify::harbor::verify_task(venue, task, folder, &finals).await?;
+    report_leftovers(session, &verification.leftovers);
+    Ok((runs, verification))
+}
+
+/// `doctor <task folder>`: whether the task's reference solution reaches reward 1 through the
+/// task's own verifier, in a cook of its own made in a temporary root (removed after), which
+/// is how a task author checks a task.
+pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let scratch = tempfile::Builder::new()
+        .prefix("mc-doctor-task-")
+        .tempdir()?;
+    let name = format!("{}-oracle", jiff::Zoned::now().strftime("%y%m%d"));
+    let paths = CookPaths::new(scratch.path().join(&name));
+    fs_err::create_dir_all(paths.dir())?;
+    let oracle = format!("  - {{name: oracle, flavor: {ORACLE_FLAVOR}}}\n");
+    let task = crate::brief::harbor::write_cook(dir, paths.dir(), &name, &oracle)?;
+    let brief = crate::brief::load(&paths.brief_yaml())?.brief;
+    runnable(
+        &paths,
+        &task,
+        &brief.participants.iter().collect::<Vec<_>>(),
+    )?;
+    let (runtime, engine) = super::connect(session).await?;
+    let cancel = crate::settings::cancel_on_signals(session.printer);
+    let settings = crate::settings::run_settings(&brief, &engine, None, 1, cancel)?;
+    let overview = super::overview(&paths, &brief, Role::Participant, &["oracle".to_owned()]);
+    let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("doctor", overview));
+    let venue = Venue {
+        runtime: &runtime,
+        paths: &paths,
+        brief: &brief,
+        settings: &settings.cells,
+        progress: &progress,
+    };
+    let actors: Vec<&Actor> = brief.participants.iter().collect();
+    let folder = crate::harbor::COOK_TASK_DIR;
+    let (runs, verification) = trial(session, venue, &task, folder, &actors).await?;
+    let verdict = verification.verdicts.first();
+    let printer = session.printer;
+    printer.json(&json!({"task": task.name, "task_hash": task.hash(), "oracle": runs.runs.first().map(|r| r.outcome.state.as_str()), "verification": verdict}));
+    match verdict.and_then(|v| v.reward) {
+        Some(reward) if (reward - 1.0).abs() < f64::EPSILON => {
+            printer.data(&format!(
+                "doctor: the oracle reaches reward 1 on `{}` (task hash {})",
+                task.name,
+                task.hash()
+            ));
+            Ok(ExitCode::Success)
+        }
+        reward => {
+            let why = reward.map_or_else(
+                || {
+                    format!(
+                        "no reward: {}",
+                        verdict
+                            .and_then(|v| v.error.as_deref())
+                            .unwrap_or("the verifier did not run")
+                    )
+                },
+                |r| format!("reward {r}"),
+            );
+            printer.data(&format!(
+                "doctor: the oracle does not reach reward 1 on `{}` ({why}): the task is broken; its oracle's logs were in the temporary cook, run `multicooker new <name> --from {} --oracle` and `cook` to keep them",
+                task.name,
+                dir.display()
+            ));
+            Ok(ExitCode::NothingUsable)
+        }
     }
 }

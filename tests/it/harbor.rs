@@ -365,6 +365,44 @@ fn a_test_sh_that_writes_no_reward_is_an_error_never_zero() {
     );
 }
 
+#[test]
+fn doctor_on_a_task_folder_says_whether_its_oracle_reaches_1() {
+    harbor_base();
+    let cook = TestCook::empty("harbor-doctor");
+    let scratch = tempfile::tempdir().unwrap();
+    let good = task_with_solution(&scratch.path().join("good"), "fizzbuzz", None);
+    let broken = task_with_solution(
+        &scratch.path().join("broken"),
+        "fizzbuzz",
+        Some(&wrong("fizzbuzz")),
+    );
+    let output = cook.run_args(&["doctor", good.to_str().unwrap()]);
+    let said = show(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("the oracle reaches reward 1 on `fizzbuzz`"),
+        "{said}"
+    );
+    let output = cook.run_args(&["doctor", broken.to_str().unwrap()]);
+    let said = show(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("does not reach reward 1") && said.contains("reward 0"),
+        "{said}"
+    );
+    // Its temporary cook is gone from the engine too.
+    let name = format!("{}-oracle", jiff::Zoned::now().strftime("%y%m%d"));
+    let left = crate::common::block_on(async {
+        use multicooker::runtime::Runtime;
+        crate::common::engine()
+            .await
+            .list(&multicooker::runtime::Selector::cook(&name))
+            .await
+            .unwrap()
+    });
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// The oracle's and the verifier's logs, for assertion messages.
 fn logs_of(cook: &TestCook) -> String {
     let mut text = String::new();
