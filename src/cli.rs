@@ -342,7 +342,8 @@ pub enum Command {
     Prune(PruneArgs),
     /// Run a nightly model comparison: every brief × repeat as a cook, judged, into history.
     ///
-    /// The config (YAML) lists `briefs` (cook template folders), `participants` and `judges`
+    /// The config (YAML) lists `briefs` (cook template folders, Harbor tasks or folders of them),
+    /// `participants` and `judges`
     /// ({name, flavor, model, budget}), `repeats`, and optionally `history` (an `SQLite` file),
     /// `cooks_root`, `judging` (merged into every brief), `webhook: {url}`, `seed` and `budget:
     /// {tokens, usd, on_exhausted: finish|cancel}` (once reached no new cell starts and running
@@ -740,7 +741,8 @@ pub struct CleanArgs {
     /// Clean every object of every cook under the root, including those of killed runs.
     #[arg(long)]
     pub all: bool,
-    /// With --all: also remove the shared base images of every flavor (rebuilt on next use).
+    /// With --all: also remove this namespace's shared base images of every flavor (rebuilt on
+    /// next use); another namespace's are never touched.
     #[arg(long, requires = "all")]
     pub base_images: bool,
     /// Show what would be removed without removing it.

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::model::HarborRef;
 use super::parse::{Checker, join};
 
+use super::templates::{TEMPLATE_BRIEF, TEMPLATE_JUDGE_BRIEF_MD};
+
 const HARBOR_KEYS: &[&str] = &["task", "hash"];
 
 /// Checks `harbor:`; `has_verify` says whether the brief also has `verify:`.
@@ -61,6 +63,68 @@ pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> O
         task,
         hash: hash.unwrap_or_default(),
     })
+}
+
+/// A cook made from a Harbor task: the task kept byte for byte in `task/` (each file checked
+/// against its hash after the copy), `instruction.md` as BRIEF.md, and a brief.yaml whose
+/// timeouts, resources and network come from `task.toml`, with the task hash recorded
+/// (`harbor:`). Refusals (docs/HARBOR.md §3) stop here, before anything is visible.
+/// `participants` is brief.yaml's participant lines (`  - {name: a, flavor: b}`, each ending in a
+/// newline). Returns the task as read.
+pub fn write_cook(
+    source: &Path,
+    dir: &Path,
+    name: &str,
+    participants: &str,
+) -> anyhow::Result<crate::harbor::Task> {
+    let task = crate::harbor::load(source)?;
+    crate::harbor::files::copy(source, &task.files, &dir.join(crate::harbor::COOK_TASK_DIR))?;
+    fs_err::write(
+        dir.join("brief.yaml"),
+        brief_yaml(&task, name, participants),
+    )?;
+    fs_err::write(dir.join("BRIEF.md"), &task.instruction)?;
+    fs_err::write(dir.join("JUDGE_BRIEF.md"), TEMPLATE_JUDGE_BRIEF_MD)?;
+    Ok(task)
+}
+
+/// The brief.yaml of a cook made from `task`: timeouts, resources and network from its
+/// `task.toml`, the task hash under `harbor:`, the template's judging block.
+pub fn brief_yaml(task: &crate::harbor::Task, name: &str, participants: &str) -> String {
+    use crate::harbor::{COOK_TASK_DIR, Internet};
+    let config = &task.config;
+    let environment = &config.environment;
+    let network = match &environment.internet {
+        Internet::Open => "{mode: open}".to_owned(),
+        Internet::Closed => "{mode: allowlist}".to_owned(),
+        Internet::Hosts(hosts) => {
+            let targets: Vec<String> = hosts
+                .iter()
+                .flat_map(|h| [format!("{h}:443"), format!("{h}:80")])
+                .collect();
+            format!("{{mode: allowlist, allow: [{}]}}", targets.join(", "))
+        }
+    };
+    let judging = TEMPLATE_BRIEF
+        .split_once("@PARTICIPANTS@\n")
+        .map_or("", |(_, rest)| rest);
+    format!(
+        "# brief.yaml of the Harbor task `{task_name}` (docs/HARBOR.md).\n\
+         # The task is kept unchanged in {COOK_TASK_DIR}/ and its instruction.md is BRIEF.md; timeouts,\n\
+         # resources and network come from {COOK_TASK_DIR}/task.toml. Unknown fields are errors.\n\
+         name: {name}\n\
+         timeout_s: {timeout}          # [agent] timeout_sec\n\
+         judge_timeout_s: 900\n\
+         resources: {{cpus: {cpus}, mem_limit: {memory}m}}   # [environment] cpus, memory_mb\n\
+         network: {network}   # [environment] allow_internet (the flavor's API is always reachable)\n\
+         harbor:\n  task: {COOK_TASK_DIR}\n  hash: {hash}   # the task hash when it was copied in\n\n\
+         participants:\n{participants}{judging}",
+        task_name = task.name,
+        timeout = config.agent_timeout.as_secs_f64().ceil().max(1.0),
+        cpus = environment.cpus,
+        memory = environment.memory_mb,
+        hash = task.hash(),
+    )
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@
 //! untouched.
 
 mod budget;
-mod harbor;
+pub mod harbor;
 pub mod lint;
 pub mod lint_network;
 pub mod lint_verify;
 mod model;
 mod names;
 mod parse;
+pub mod templates;
 mod verify;
 
 use std::fmt;

@@ -17,10 +17,12 @@ use futures_util::FutureExt;
 
 use super::names::Names;
 use super::run::ImagesReady;
-use crate::flavor::{FlavorError, base_tag, build_context, cook_image_dir, own_tag, thin_context};
+use crate::flavor::{
+    FlavorError, base_tag_in, build_context, cook_image_dir, own_tag, thin_context,
+};
 use crate::runtime::{
-    ImageSpec, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef, Runtime,
-    RuntimeError,
+    ImageSpec, LABEL_FLAVOR, LABEL_NAMESPACE, LABEL_ROOT, LABEL_RUN, Labels, Ledger, ObjectRef,
+    Runtime, RuntimeError, Selector,
 };
 use crate::state::CookPaths;
 
@@ -74,11 +76,14 @@ pub enum BaseLifetime {
     Cook,
 }
 
-/// The base specs of `flavors`, or the first flavor that has no image.
+/// The base specs of `flavors`, or the first flavor that has no image. In a namespace
+/// (`--namespace`) the tag and the `io.multicooker.namespace` label name it: namespaces never
+/// share a base image, and each sees only its own ([`namespace_bases`]).
 pub fn base_specs(
     flavors: &[String],
     cook: Option<&std::path::Path>,
 ) -> Result<Vec<ImageSpec>, FlavorError> {
+    let namespace = crate::state::namespace();
     let mut unique: Vec<&String> = flavors.iter().collect();
     unique.sort();
     unique.dedup();
@@ -86,21 +91,39 @@ pub fn base_specs(
         .into_iter()
         .map(|flavor| {
             let context = build_context(flavor, cook)?;
-            let labels = Labels::shared("base")
+            let mut labels = Labels::shared("base")
                 .with(LABEL_FLAVOR, flavor)
                 .with(LABEL_CONTEXT, &context.digest);
+            if let Some(namespace) = &namespace {
+                labels = labels.with(LABEL_NAMESPACE, namespace);
+            }
             let own = cook.and_then(|c| cook_image_dir(c, flavor)).is_some();
             Ok(ImageSpec {
                 tag: if own {
-                    own_tag(flavor, &context.digest)
+                    own_tag(flavor, &context.digest, namespace.as_deref())
                 } else {
-                    base_tag(flavor, &context.digest)
+                    base_tag_in(flavor, &context.digest, namespace.as_deref())
                 },
                 labels,
                 context: context.tar,
             })
         })
         .collect()
+}
+
+/// The base images of this process's namespace: labelled with it, or, in the default
+/// namespace, labelled with none (which includes those of builds older than namespaced base
+/// images). What `clean --base-images` removes and `doctor` may call stale: never another
+/// namespace's.
+pub async fn namespace_bases(runtime: &dyn Runtime) -> Result<Vec<ObjectRef>, RuntimeError> {
+    let bases = Selector::role("base");
+    if let Some(namespace) = crate::state::namespace() {
+        return runtime.list(&bases.with(LABEL_NAMESPACE, &namespace)).await;
+    }
+    let namespaced = runtime.list(&bases.clone().has(LABEL_NAMESPACE)).await?;
+    let mut own = runtime.list(&bases).await?;
+    own.retain(|o| !namespaced.contains(o));
+    Ok(own)
 }
 
 /// The images of `flavors` for one cook.

@@ -51,7 +51,7 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let (runtime, _) = connect(&session).await?;
     let mut objects = runtime.list(&selector).await?;
     if args.base_images {
-        objects.extend(runtime.list(&Selector::role("base")).await?);
+        objects.extend(crate::cell::images::namespace_bases(&*runtime).await?);
     }
     objects.sort_by_key(|o| match o.kind {
         ObjectKind::Cell => 0,

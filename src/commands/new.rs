@@ -12,9 +12,7 @@ use crate::fsx::{self, CopyOptions};
 use crate::settings;
 use crate::state::{CookPaths, check_task_name, has_date_prefix, undated};
 
-const TEMPLATE_BRIEF: &str = include_str!("../brief/template/brief.yaml");
-const TEMPLATE_BRIEF_MD: &str = include_str!("../brief/template/BRIEF.md");
-const TEMPLATE_JUDGE_BRIEF_MD: &str = include_str!("../brief/template/JUDGE_BRIEF.md");
+use crate::brief::templates::{TEMPLATE_BRIEF, TEMPLATE_BRIEF_MD, TEMPLATE_JUDGE_BRIEF_MD};
 
 /// Top-level entries of a source folder that belong to a run, not to the task.
 const RUN_ENTRIES: &[&str] = &[
@@ -56,7 +54,7 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         (_, Some(task)) => {
             let specs = participants.unwrap_or_else(default_participants);
             let brief = parse_specs(&specs)?;
-            harbor_cook(task, &staged, &name, &brief)?;
+            brief::harbor::write_cook(task, staged.dir(), &name, &brief)?;
         }
         (Some(source), None) => {
             if participants.is_some() {
@@ -207,58 +205,6 @@ fn unwritable_root(root: &Path, error: &std::io::Error) -> anyhow::Error {
         "make that folder writable, or choose another with `--root DIR` (or MULTICOOKER_ROOT)",
     )
     .into()
-}
-
-/// A cook made from a Harbor task: the task kept byte for byte in `task/` (each file checked
-/// against its hash after the copy), `instruction.md` as BRIEF.md, and a brief.yaml whose
-/// timeouts, resources and network come from `task.toml`, with the task hash recorded
-/// (`harbor:`). Refusals (docs/HARBOR.md §3) stop here, before anything is visible.
-fn harbor_cook(
-    source: &Path,
-    paths: &CookPaths,
-    name: &str,
-    participants: &str,
-) -> anyhow::Result<()> {
-    use crate::harbor::{COOK_TASK_DIR, Internet};
-    let task = crate::harbor::load(source)?;
-    crate::harbor::files::copy(source, &task.files, &paths.dir().join(COOK_TASK_DIR))?;
-    let config = &task.config;
-    let environment = &config.environment;
-    let network = match &environment.internet {
-        Internet::Open => "{mode: open}".to_owned(),
-        Internet::Closed => "{mode: allowlist}".to_owned(),
-        Internet::Hosts(hosts) => {
-            let targets: Vec<String> = hosts
-                .iter()
-                .flat_map(|h| [format!("{h}:443"), format!("{h}:80")])
-                .collect();
-            format!("{{mode: allowlist, allow: [{}]}}", targets.join(", "))
-        }
-    };
-    let judging = TEMPLATE_BRIEF
-        .split_once("@PARTICIPANTS@\n")
-        .map_or("", |(_, rest)| rest);
-    let yaml = format!(
-        "# brief.yaml of the Harbor task `{task_name}` (docs/HARBOR.md).\n\
-         # The task is kept unchanged in {COOK_TASK_DIR}/ and its instruction.md is BRIEF.md; timeouts,\n\
-         # resources and network come from {COOK_TASK_DIR}/task.toml. Unknown fields are errors.\n\
-         name: {name}\n\
-         timeout_s: {timeout}          # [agent] timeout_sec\n\
-         judge_timeout_s: 900\n\
-         resources: {{cpus: {cpus}, mem_limit: {memory}m}}   # [environment] cpus, memory_mb\n\
-         network: {network}   # [environment] allow_internet (the flavor's API is always reachable)\n\
-         harbor:\n  task: {COOK_TASK_DIR}\n  hash: {hash}   # the task hash when it was copied in\n\n\
-         participants:\n{participants}{judging}",
-        task_name = task.name,
-        timeout = config.agent_timeout.as_secs_f64().ceil().max(1.0),
-        cpus = environment.cpus,
-        memory = environment.memory_mb,
-        hash = task.hash(),
-    );
-    fs_err::write(paths.brief_yaml(), yaml)?;
-    fs_err::write(paths.brief_md(), &task.instruction)?;
-    fs_err::write(paths.judge_brief_md(), TEMPLATE_JUDGE_BRIEF_MD)?;
-    Ok(())
 }
 
 /// Copies an example folder's task files (not a previous run's results), following no link.

@@ -8,6 +8,11 @@
 //! refresh after a 401 (`refresh token was already used`, `Please log out and sign in again`, `401
 //! Unauthorized`), `Not logged in`; agy `authentication timed out`, `invalid_grant`; grok `Not
 //! authenticated`.
+//!
+//! codex names its login's failure whatever its token endpoint answers: a 401 there is permanent
+//! (`… could not be refreshed … Please log out and sign in again`), any other answer (a 404, a
+//! 400, a 5xx) is `Failed to refresh token: <status>: <message>`. codex refreshes only when a
+//! request was refused or its token is due, so either is its login failing, not the task.
 
 use std::sync::LazyLock;
 
@@ -19,7 +24,7 @@ static CLAUDE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static CODEX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)refresh token was already used|log out and sign in again|\brefresh_token_(?:reused|expired|invalidated)\b|\b401 unauthorized\b|unexpected status 401\b|not logged in\. run `codex login`|provided authentication token is expired")
+    Regex::new(r"(?i)refresh token was already used|log out and sign in again|could not be refreshed|failed to refresh token\b|\brefresh_token_(?:reused|expired|invalidated)\b|\b401 unauthorized\b|unexpected status 401\b|not logged in\. run `codex login`|provided authentication token is expired|authentication token has expired")
         .expect("a valid regex")
 });
 
@@ -77,6 +82,82 @@ mod tests {
         assert!(detect_login_failure("codex", codex).is_some());
         assert!(detect_login_failure("triad", codex).is_some(), "a member's");
         assert!(detect_login_failure("agy", "authentication timed out\n").is_some());
+    }
+
+    /// Issue 25: a codex 401 was a login failure only when the refresh endpoint also answered
+    /// 401; a 404 or 400 there gave `non_zero_exit` with no `login_failure`. codex's own words
+    /// after each answer (docs/REAL-CLIS.md), every one named, as a sentence.
+    #[test]
+    fn a_codex_401_is_a_login_failure_whatever_the_refresh_endpoint_answers() {
+        let refused = |message: &str| {
+            format!(
+                "{}\n{}\n{}\n",
+                r#"{"type":"thread.started","thread_id":"t"}"#,
+                serde_json::json!({"type": "error", "message": message}),
+                serde_json::json!({"type": "turn.failed", "error": {"message": message}}),
+            )
+        };
+        for (endpoint, message) in [
+            ("404", "Failed to refresh token: 404 Not Found: Not Found"),
+            (
+                "400",
+                "Failed to refresh token: 400 Bad Request: refresh_token is malformed",
+            ),
+            (
+                "400 invalid_grant",
+                "Your access token could not be refreshed. Please log out and sign in again.",
+            ),
+            (
+                "500",
+                "Failed to refresh token: 500 Internal Server Error: upstream connect error",
+            ),
+            (
+                "401",
+                "Your access token could not be refreshed because your refresh token was revoked. Please log out and sign in again.",
+            ),
+        ] {
+            let found = detect_login_failure("codex", &refused(message))
+                .unwrap_or_else(|| panic!("refresh {endpoint}: not a login failure"));
+            assert_eq!(
+                found, message,
+                "refresh {endpoint}: the CLI's sentence, whole"
+            );
+        }
+        // On stderr, as plain text.
+        let plain = "ERROR: Failed to refresh token: 404 Not Found: page not found\n";
+        assert!(detect_login_failure("codex", plain).is_some());
+    }
+
+    /// Issue 25: evidence was a cut JSON fragment (`…","error":{"message":"OAuth tok…`). It is
+    /// the CLI's sentence: the string holding the match, an embedded API error as its message.
+    #[test]
+    fn login_evidence_is_a_readable_sentence() {
+        let claude = concat!(
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Failed to authenticate. API Error: 401 {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"OAuth token has expired. Please obtain a new token or refresh your existing token.\"},\"request_id\":\"req_011\"}","session_id":"5b3c","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}"#,
+            "\n",
+        );
+        assert_eq!(
+            detect_login_failure("claude", claude).as_deref(),
+            Some(
+                "Failed to authenticate. API Error: 401 OAuth token has expired. Please obtain a new token or refresh your existing token. (authentication_error)"
+            )
+        );
+        // A long plain line is cut between words around the match, and says so.
+        let long = format!(
+            "{} Not logged in. Run `codex login`. {}\n",
+            "word ".repeat(200),
+            "tail ".repeat(200)
+        );
+        let found = detect_login_failure("codex", &long).unwrap();
+        assert!(
+            found.starts_with("… word ") && found.ends_with(" …"),
+            "{found}"
+        );
+        assert!(
+            found.contains("Not logged in. Run `codex login`."),
+            "{found}"
+        );
+        assert!(found.chars().count() <= 310, "{}", found.chars().count());
     }
 
     #[test]

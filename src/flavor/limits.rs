@@ -395,17 +395,110 @@ fn seconds_until(hour: u64, minute: u64, now: &jiff::Zoned) -> Option<u64> {
     u64::try_from(now.duration_until(&target).as_secs()).ok()
 }
 
+/// Longest evidence kept, in characters.
+const EVIDENCE_CHARS: usize = 300;
+
+/// What the CLI said around a match, as a readable sentence: the JSON string that holds it (a
+/// JSON object inside it, like claude's `API Error: 429 {…}`, shown as its message and type),
+/// else its line; whitespace folded, at most [`EVIDENCE_CHARS`] characters cut between words
+/// with `…`. Never a cut fragment of JSON syntax.
 pub(super) fn evidence(text: &str, start: usize, end: usize) -> String {
-    let from = floor_char_boundary(text, start.saturating_sub(80));
-    let to = floor_char_boundary(text, (end + 80).min(text.len()));
-    text[from..to].replace(['\n', '\r'], " ").trim().to_owned()
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let line = &text[line_start..line_end];
+    let matched = &text[start..end];
+    let sentence = json_sentence(line, matched).unwrap_or_else(|| line.to_owned());
+    let sentence = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
+    let matched = matched.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = sentence
+        .to_lowercase()
+        .find(&matched.to_lowercase())
+        .filter(|at| sentence.is_char_boundary(*at))
+        .unwrap_or(0);
+    shorten(&sentence, at, matched.len())
 }
 
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    while index > 0 && !text.is_char_boundary(index) {
-        index -= 1;
+/// The string of a JSON line that holds `matched`, with an embedded JSON object made readable.
+fn json_sentence(line: &str, matched: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(line.trim()).ok()?;
+    let needle = matched.to_lowercase();
+    let found = holding(&value, &needle)?;
+    Some(readable(found))
+}
+
+/// The first string in `value` that contains `needle` (lower-cased).
+fn holding<'a>(value: &'a Value, needle: &str) -> Option<&'a str> {
+    match value {
+        Value::String(s) if s.to_lowercase().contains(needle) => Some(s),
+        Value::Array(items) => items.iter().find_map(|v| holding(v, needle)),
+        Value::Object(map) => map.values().find_map(|v| holding(v, needle)),
+        _ => None,
     }
-    index
+}
+
+/// `API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"…"}}` →
+/// `API Error: 429 … (rate_limit_error)`: a JSON object inside a message, as its own message.
+fn readable(text: &str) -> String {
+    for (at, _) in text.match_indices('{') {
+        let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        let Some(Ok(embedded)) = values.next() else {
+            continue;
+        };
+        let rest = &text[at + values.byte_offset()..];
+        let error = embedded
+            .get("error")
+            .filter(|e| e.is_object())
+            .unwrap_or(&embedded);
+        let Some(message) = error.get("message").and_then(Value::as_str) else {
+            continue;
+        };
+        let kind = error
+            .get("type")
+            .or_else(|| error.get("code"))
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty() && *k != "error")
+            .map(|k| format!(" ({k})"))
+            .unwrap_or_default();
+        return format!("{}{message}{kind}{rest}", &text[..at]);
+    }
+    text.to_owned()
+}
+
+/// `text` in at most about [`EVIDENCE_CHARS`] characters around the match at `at..at + len`,
+/// cut between words.
+fn shorten(text: &str, at: usize, len: usize) -> String {
+    if text.chars().count() <= EVIDENCE_CHARS {
+        return text.to_owned();
+    }
+    let end = (at + len).min(text.len());
+    let before = text[..at].chars().count();
+    let mut from = text
+        .char_indices()
+        .nth(before.saturating_sub(EVIDENCE_CHARS / 3))
+        .map_or(0, |(i, _)| i);
+    if from > 0
+        && let Some(space) = text[from..at].find(' ')
+    {
+        from += space + 1;
+    }
+    let budget = EVIDENCE_CHARS
+        .saturating_sub(text[from..at].chars().count())
+        .max(text[at..end].chars().count());
+    let mut to = text[at..]
+        .char_indices()
+        .nth(budget)
+        .map_or(text.len(), |(i, _)| at + i);
+    if to < text.len()
+        && let Some(space) = text[end..to].rfind(' ')
+    {
+        to = end + space;
+    }
+    format!(
+        "{}{}{}",
+        if from > 0 { "… " } else { "" },
+        text[from..to].trim(),
+        if to < text.len() { " …" } else { "" }
+    )
 }
 
 #[cfg(test)]

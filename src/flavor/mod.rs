@@ -193,16 +193,35 @@ pub fn denied_env() -> Vec<&'static str> {
     denied
 }
 
-/// The tag of a flavor's shared base image for a context digest.
+/// The tag of a flavor's shared base image for a context digest (the default namespace).
 pub fn base_tag(flavor: &str, digest: &str) -> String {
-    format!("multicooker-base-{flavor}:{digest}")
+    base_tag_in(flavor, digest, None)
+}
+
+/// [`base_tag`] in a namespace (`--namespace`): `multicooker-base-claude:<digest>`,
+/// `multicooker-base-claude:<ns>-<digest>`. Namespaces never share a base image, so one never
+/// removes another's.
+pub fn base_tag_in(flavor: &str, digest: &str, namespace: Option<&str>) -> String {
+    format!(
+        "multicooker-base-{flavor}:{}",
+        tag_version(digest, namespace)
+    )
 }
 
 /// The tag of a base image built from a cook's own `flavors/<flavor>/` folder: never under the
 /// packaged flavors' names, so a cook's (or a test's) own `claude` never stands where a user's
-/// real `multicooker-base-claude` images are.
-pub fn own_tag(flavor: &str, digest: &str) -> String {
-    format!("multicooker-own-{flavor}:{digest}")
+/// real `multicooker-base-claude` images are. Namespaced like [`base_tag_in`].
+pub fn own_tag(flavor: &str, digest: &str, namespace: Option<&str>) -> String {
+    format!(
+        "multicooker-own-{flavor}:{}",
+        tag_version(digest, namespace)
+    )
+}
+
+/// The tag part of a base image: the digest, after the namespace when there is one (a tag takes
+/// the namespace's letters, digits, `-` and `_`, and up to 128 characters).
+fn tag_version(digest: &str, namespace: Option<&str>) -> String {
+    namespace.map_or_else(|| digest.to_owned(), |ns| format!("{ns}-{digest}"))
 }
 
 /// The build context of a cook's own image: `FROM` the shared base, nothing else, so it

@@ -3,7 +3,7 @@
 //!
 //! ```yaml
 //! name: models-nightly
-//! briefs: [../examples/hello-task, briefs/refactor]   # folders with brief.yaml, BRIEF.md, JUDGE_BRIEF.md
+//! briefs: [../examples/hello-task, briefs/refactor]   # templates (brief.yaml, BRIEF.md, JUDGE_BRIEF.md), Harbor tasks or datasets
 //! participants:
 //!   - {name: claude, flavor: claude, model: opus}
 //!   - {name: codex, flavor: codex}
@@ -167,20 +167,12 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         Some(items) if !items.is_empty() => items
             .iter()
             .enumerate()
-            .filter_map(|(i, item)| {
+            .flat_map(|(i, item)| {
                 let Some(path) = item.as_str() else {
                     problems.push(format!("`briefs[{i}]`: must be a folder path"));
-                    return None;
+                    return Vec::new();
                 };
-                let dir = resolve(base, path);
-                if !dir.join("brief.yaml").is_file() {
-                    problems.push(format!(
-                        "`briefs[{i}]`: `{}` has no brief.yaml (point it at a cook template folder, e.g. examples/hello-task)",
-                        dir.display()
-                    ));
-                    return None;
-                }
-                Some(dir)
+                brief_folders(&format!("briefs[{i}]"), &resolve(base, path), &mut problems)
             })
             .collect(),
         _ => {
@@ -188,6 +180,17 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
             Vec::new()
         }
     };
+    let mut named = std::collections::BTreeMap::<String, &Path>::new();
+    for brief in &briefs {
+        let name = super::brief_name(brief);
+        if let Some(first) = named.insert(name.clone(), brief) {
+            problems.push(format!(
+                "`briefs`: two briefs are named `{name}` (`{}` and `{}`), and a night's cook folders are named after their brief; rename one folder",
+                first.display(),
+                brief.display()
+            ));
+        }
+    }
     let flavors = Flavors::of(&briefs);
     let participants = arms(
         map.get("participants"),
@@ -297,6 +300,54 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         backend,
         budget,
     })
+}
+
+/// The briefs one `briefs:` entry stands for: a cook template (a folder with brief.yaml), a
+/// Harbor task (`task.toml` and `instruction.md`), or a Harbor dataset (a folder of tasks, each
+/// a brief of the night). Each task is read and checked here, so a refused key stops the night
+/// before anything runs.
+fn brief_folders(at: &str, dir: &Path, problems: &mut Vec<String>) -> Vec<PathBuf> {
+    if dir.join("brief.yaml").is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let tasks = match crate::harbor::dataset(dir) {
+        Ok(tasks) => tasks,
+        Err(
+            crate::harbor::HarborError::EmptyDataset { .. }
+            | crate::harbor::HarborError::Read { .. },
+        ) => {
+            problems.push(format!(
+                "`{at}`: `{}` has no brief.yaml and is neither a Harbor task (task.toml and instruction.md) nor a folder of Harbor tasks (point it at a cook template folder such as examples/hello-task, a Harbor task, or a dataset folder)",
+                dir.display()
+            ));
+            return Vec::new();
+        }
+        Err(e) => {
+            problems.push(format!("`{at}`: {}", with_fix(&e)));
+            return Vec::new();
+        }
+    };
+    tasks
+        .into_iter()
+        .filter(|task| match crate::harbor::load(task) {
+            Ok(_) => true,
+            Err(e) => {
+                problems.push(format!(
+                    "`{at}`: Harbor task `{}`: {}",
+                    task.display(),
+                    with_fix(&e)
+                ));
+                false
+            }
+        })
+        .collect()
+}
+
+fn with_fix(error: &crate::harbor::HarborError) -> String {
+    use crate::error::Hint as _;
+    error
+        .hint()
+        .map_or_else(|| error.to_string(), |fix| format!("{error} ({fix})"))
 }
 
 fn name_of(map: &Map<String, Value>, problems: &mut Vec<String>) -> String {

@@ -56,6 +56,12 @@ pub fn write_cook(
     name: &str,
 ) -> anyhow::Result<()> {
     fs_err::create_dir_all(dir)?;
+    if crate::harbor::is_task(template) {
+        // A Harbor task: kept byte for byte in the cook (`task/`), its instruction as BRIEF.md.
+        crate::brief::harbor::write_cook(template, dir, name, "")?;
+        fs_err::create_dir_all(dir.join("raw"))?;
+        return write_brief_yaml(nightly, template, dir, name);
+    }
     for entry in fs_err::read_dir(template)? {
         let entry = entry?;
         let file = entry.file_name().to_string_lossy().into_owned();
@@ -98,7 +104,12 @@ pub fn write_brief_yaml(
     dir: &Path,
     name: &str,
 ) -> anyhow::Result<()> {
-    let text = fs_err::read_to_string(template.join("brief.yaml"))?;
+    let text = if crate::harbor::is_task(template) {
+        // Written from the task each time (its task.toml decides timeouts, resources, network).
+        crate::brief::harbor::brief_yaml(&crate::harbor::load(template)?, name, "")
+    } else {
+        fs_err::read_to_string(template.join("brief.yaml"))?
+    };
     let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
     let mut brief: Value = serde_saphyr::from_str_with_options(&text, options)?;
     let arms = |arms: &[config::Arm]| -> Vec<Value> {
@@ -143,19 +154,31 @@ pub fn write_brief_yaml(
 }
 
 fn sha256_file(path: &Path) -> String {
-    fs_err::read(path).map_or_else(
-        |_| "missing".into(),
-        |bytes| {
-            sha2::Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        },
-    )
+    fs_err::read(path).map_or_else(|_| "missing".into(), |bytes| sha256_bytes(&bytes))
 }
 
-/// A brief template's hashes.
+fn sha256_bytes(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A brief template's hashes. For a Harbor task, `brief_sha256` is the task hash (every file of
+/// the task: task.toml, instruction, environment, tests, solution), `brief_md_sha256` its
+/// `instruction.md`'s, and `judge_brief_sha256` the jury's `JUDGE_BRIEF.md`'s.
 pub fn brief_record(template: &Path) -> BriefRecord {
+    if crate::harbor::is_task(template) {
+        let task = crate::harbor::load(template).ok();
+        return BriefRecord {
+            brief: brief_name(template),
+            brief_sha256: task.map_or_else(|| "missing".into(), |t| t.hash().to_owned()),
+            brief_md_sha256: sha256_file(&template.join(crate::harbor::INSTRUCTION)),
+            judge_brief_sha256: sha256_bytes(
+                crate::brief::templates::TEMPLATE_JUDGE_BRIEF_MD.as_bytes(),
+            ),
+        };
+    }
     BriefRecord {
         brief: brief_name(template),
         brief_sha256: sha256_file(&template.join("brief.yaml")),

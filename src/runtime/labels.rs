@@ -22,6 +22,9 @@ pub const LABEL_CELL: &str = "io.multicooker.cell";
 pub const LABEL_RUN: &str = "io.multicooker.run";
 /// The Unix second by which a cell's init has ended it (its deadline, set when it is created).
 pub const LABEL_DEADLINE: &str = "io.multicooker.deadline";
+/// The namespace (`--namespace`) of an object shared by the cooks of one namespace (a flavor's
+/// base image); absent in the default namespace.
+pub const LABEL_NAMESPACE: &str = "io.multicooker.namespace";
 
 /// A set of labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,6 +93,13 @@ impl Selector {
         }
     }
 
+    /// Adds `key` (any value).
+    #[must_use]
+    pub fn has(mut self, key: &str) -> Self {
+        self.conditions.push((key.into(), None));
+        self
+    }
+
     /// Adds `key=value`.
     #[must_use]
     pub fn with(mut self, key: &str, value: &str) -> Self {
@@ -132,6 +142,14 @@ mod tests {
                 .with(LABEL_ROLE, "judge")
                 .engine_filters(),
             ["io.multicooker.cook=c", "io.multicooker.role=judge"]
+        );
+        let namespaced = Labels::shared("base").with(LABEL_NAMESPACE, "alpha");
+        let any_namespace = Selector::role("base").has(LABEL_NAMESPACE);
+        assert!(any_namespace.matches(&namespaced));
+        assert!(!any_namespace.matches(&Labels::shared("base")));
+        assert_eq!(
+            any_namespace.engine_filters(),
+            ["io.multicooker.role=base", "io.multicooker.namespace"]
         );
     }
 }

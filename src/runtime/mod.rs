@@ -25,8 +25,8 @@ use futures_util::stream::BoxStream;
 
 pub use archive::Archive;
 pub use labels::{
-    LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_DEADLINE, LABEL_FLAVOR, LABEL_ROLE, LABEL_ROOT,
-    LABEL_RUN, Labels, Selector,
+    LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_DEADLINE, LABEL_FLAVOR, LABEL_NAMESPACE, LABEL_ROLE,
+    LABEL_ROOT, LABEL_RUN, Labels, Selector,
 };
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{

@@ -234,6 +234,160 @@ fn doctor_lists_base_images_of_older_builds_and_clean_covers_them() {
     );
 }
 
+/// Issue 25: on a shared engine `clean --all --base-images` offered another orchestrator's base
+/// images (20 of 23) and `doctor` recommended that command. Each namespace now has base images of
+/// its own: another namespace's, current or stale, survive a real clean and are never listed by
+/// doctor or offered by a dry run (the default namespace's included); each namespace's own are
+/// listed and removed.
+#[test]
+fn clean_and_doctor_never_touch_or_offer_another_namespaces_base_images() {
+    use multicooker::runtime::{
+        LABEL_FLAVOR, LABEL_NAMESPACE, Labels, ObjectKind, ObjectRef, Runtime,
+    };
+    let cook = TestCook::empty("doctor-ns");
+    let ours = format!("mcns-a{}", std::process::id());
+    let theirs = format!("mcns-b{}", std::process::id());
+    let json = |args: &[&str]| -> serde_json::Value {
+        let output = cook.command(args).arg("--json").output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", show(&output));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    // The other orchestrator: its current dummy base, and one an older build of it left.
+    let built = json(&["build-base", "dummy", "--namespace", &theirs]);
+    let their_current = built["images"][0]["image"].as_str().unwrap().to_owned();
+    let digest = multicooker::flavor::build_context("dummy", None)
+        .unwrap()
+        .digest;
+    assert_eq!(
+        their_current,
+        format!("multicooker-base-dummy:{theirs}-{digest}"),
+        "a namespace's base image is its own"
+    );
+    let their_old = format!("multicooker-base-dummy:{theirs}-0ld");
+    build_empty_base(
+        &their_old,
+        Labels::shared("base")
+            .with(LABEL_FLAVOR, "dummy")
+            .with(LABEL_NAMESPACE, &theirs),
+    );
+    let theirs_named = |names: &[String]| names.iter().any(|n| n.contains(&theirs));
+    // Our namespace: doctor (which builds our own dummy base) lists none of theirs …
+    let doctor = json(&["doctor", "--flavors", "dummy", "--namespace", &ours]);
+    let our_current = format!("multicooker-base-dummy:{ours}-{digest}");
+    assert!(exists(&our_current), "doctor built our own base");
+    let stale = strings(&doctor["stale_base_images"]);
+    assert!(
+        !theirs_named(&stale),
+        "another namespace's offered: {stale:?}"
+    );
+    // … nor does the default namespace's doctor or its dry run.
+    let plain = json(&["doctor", "--flavors", "dummy"]);
+    let stale = strings(&plain["stale_base_images"]);
+    assert!(
+        !theirs_named(&stale),
+        "offered to the default namespace: {stale:?}"
+    );
+    let dry = json(&["clean", "--all", "--base-images", "--dry-run"]);
+    let offered = strings(&dry["objects"]);
+    assert!(
+        !theirs_named(&offered),
+        "dry run offers theirs: {offered:?}"
+    );
+    assert!(!offered.iter().any(|o| o.contains(&ours)), "{offered:?}");
+    // A real clean of our namespace removes our base and leaves both of theirs.
+    let cleaned = json(&["clean", "--all", "--base-images", "--namespace", &ours]);
+    let removed = strings(&cleaned["objects"]);
+    assert!(
+        removed.iter().any(|o| o.contains(&our_current)),
+        "our own base is ours to remove: {removed:?}"
+    );
+    assert!(!theirs_named(&removed), "{removed:?}");
+    assert!(!exists(&our_current));
+    assert!(
+        exists(&their_current) && exists(&their_old),
+        "theirs survive"
+    );
+    // Their doctor calls their old base stale (not their current one), and their clean takes both.
+    let doctor = json(&["doctor", "--flavors", "dummy", "--namespace", &theirs]);
+    let stale = strings(&doctor["stale_base_images"]);
+    assert!(stale.contains(&their_old), "{stale:?}");
+    assert!(!stale.contains(&their_current), "{stale:?}");
+    let warning = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|c| c["check"].as_str().filter(|t| t.contains("base image(s)")))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        warning.contains(&format!(
+            "`multicooker clean --all --base-images --namespace {theirs}`"
+        )),
+        "the command it recommends stays in its namespace: {warning}"
+    );
+    json(&["clean", "--all", "--base-images", "--namespace", &theirs]);
+    for tag in [&their_current, &their_old] {
+        if exists(tag) {
+            crate::common::block_on(async {
+                let image = ObjectRef {
+                    kind: ObjectKind::Image,
+                    name: tag.clone(),
+                };
+                crate::common::engine().await.remove(&image).await.unwrap();
+            });
+            panic!("`{tag}` was left by its own namespace's clean");
+        }
+    }
+}
+
+/// Builds an empty image standing for a base image, with these labels.
+fn build_empty_base(tag: &str, labels: multicooker::runtime::Labels) {
+    use multicooker::runtime::{ImageSpec, Runtime};
+    let mut context = tar::Builder::new(Vec::new());
+    let dockerfile = b"FROM scratch\nLABEL purpose=namespaced-stale-base-test\n";
+    let mut header = tar::Header::new_gnu();
+    header.set_size(dockerfile.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    context
+        .append_data(&mut header, "Dockerfile", &dockerfile[..])
+        .unwrap();
+    let spec = ImageSpec {
+        tag: tag.to_owned(),
+        labels,
+        context: context.into_inner().unwrap(),
+    };
+    crate::common::block_on(async {
+        crate::common::engine()
+            .await
+            .build_image(&spec)
+            .await
+            .unwrap();
+    });
+}
+
+/// Whether the engine has an image of this tag.
+fn exists(tag: &str) -> bool {
+    use multicooker::runtime::Runtime;
+    crate::common::block_on(async {
+        crate::common::engine()
+            .await
+            .image_exists(tag)
+            .await
+            .unwrap()
+    })
+}
+
+/// A JSON array of strings.
+fn strings(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// A CA, a server certificate for 127.0.0.1 and a client certificate, as `DOCKER_CERT_PATH`
 /// holds them (`ca.pem`, `cert.pem`, `key.pem`), and the server side's TLS acceptor.
 fn tls_material(dir: &std::path::Path) -> tokio_rustls::TlsAcceptor {

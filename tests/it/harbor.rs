@@ -178,3 +178,101 @@ fn participants_are_refused_for_an_example_folder() {
     );
     assert!(!cook.dir().exists());
 }
+
+/// Issue 26, datasets at night: a nightly whose `briefs:` entry is a folder of Harbor tasks
+/// cooks each task as a brief (its own cook folder, the task byte for byte in `task/`, its
+/// instruction as BRIEF.md), judges it, and records each task's hash in the night's
+/// provenance, so that a task edited between nights makes them not comparable.
+#[test]
+fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
+    let cook = TestCook::empty("harbor-night");
+    let root = cook.root().to_path_buf();
+    let config = root.join("nightly.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "name: hn\nbriefs: [{TASKS}]\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:4\"}}\n  - {{name: b, flavor: dummy, model: \"quality:2\"}}\njudges:\n  - {{name: j1, flavor: dummy}}\n  - {{name: j2, flavor: dummy}}\nrepeats: 1\nhistory: {root}/h.sqlite\ncooks_root: {root}\njudging: {{policy: allow_self}}\n",
+            root = root.display()
+        ),
+    )
+    .unwrap();
+    let output = cook.run_args(&["nightly", config.to_str().unwrap(), "--night", "2026-11-28"]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let names = ["fizzbuzz", "local-mirror", "word-stats"];
+    for name in names {
+        let dir = root.join(format!("20261128-hn-{name}-r1"));
+        assert!(
+            dir.join("summary.json").is_file(),
+            "{name}: {}",
+            show(&output)
+        );
+        assert_eq!(
+            tree(&dir.join("task")),
+            tree(&task(name)),
+            "{name}: task/ differs"
+        );
+        assert_eq!(
+            fs_err::read(dir.join("BRIEF.md")).unwrap(),
+            fs_err::read(task(name).join("instruction.md")).unwrap(),
+            "{name}"
+        );
+    }
+    let store = multicooker::nightly::store::Store::open(&root.join("h.sqlite")).unwrap();
+    let nights = store.nights("hn", None).unwrap();
+    assert_eq!(nights.len(), 1);
+    let recorded: Vec<(String, String)> = nights[0]
+        .briefs
+        .iter()
+        .map(|b| (b.brief.clone(), b.brief_sha256.clone()))
+        .collect();
+    let expected: Vec<(String, String)> = names
+        .iter()
+        .map(|n| {
+            let hash = multicooker::harbor::load(&task(n))
+                .unwrap()
+                .hash()
+                .to_owned();
+            ((*n).to_owned(), hash)
+        })
+        .collect();
+    assert_eq!(recorded, expected, "each task's hash is on record");
+    assert_eq!(nights[0].status, "ok");
+}
+
+/// A `briefs:` entry that is neither a template nor a Harbor task (or dataset) is named with
+/// the fix, and two tasks that would share a cook folder name are refused, before anything runs.
+#[test]
+fn a_nightly_names_a_folder_that_is_no_brief_and_tasks_that_share_a_name() {
+    let cook = TestCook::empty("harbor-night-bad");
+    let root = cook.root().to_path_buf();
+    let other = root.join("other");
+    for (file, bytes, _) in tree(&task("fizzbuzz")) {
+        let to = other.join("fizzbuzz").join(file);
+        fs_err::create_dir_all(to.parent().unwrap()).unwrap();
+        fs_err::write(to, bytes).unwrap();
+    }
+    fs_err::create_dir_all(root.join("empty")).unwrap();
+    let config = root.join("nightly.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "name: hb\nbriefs: [{TASKS}, {other}, {empty}]\nparticipants:\n  - {{name: a, flavor: dummy}}\njudges:\n  - {{name: j1, flavor: dummy}}\nhistory: {root}/h.sqlite\ncooks_root: {root}\n",
+            other = other.display(),
+            empty = root.join("empty").display(),
+            root = root.display()
+        ),
+    )
+    .unwrap();
+    let output = cook.run_args(&["nightly", config.to_str().unwrap(), "--night", "2026-11-28"]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("two briefs are named `fizzbuzz`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`briefs[2]`") && stderr.contains("nor a folder of Harbor tasks"),
+        "{stderr}"
+    );
+    assert!(!root.join("h.sqlite").exists(), "nothing ran");
+}

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{connect, open_cook};
 use crate::brief::KNOWN_FLAVORS;
 use crate::brief::NetworkMode;
-use crate::cell::images::{base_specs, ensure_base};
+use crate::cell::images::{base_specs, ensure_base, namespace_bases};
 use crate::cell::plan::DEFAULT_PIDS;
 use crate::cell::sandbox::{ProbeSettings, probe};
 use crate::cli::DoctorArgs;
@@ -16,7 +16,7 @@ use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
 use crate::runtime::connect::{DockerEnv, Endpoint};
-use crate::runtime::{ObjectKind, Runtime, Selector};
+use crate::runtime::{ObjectKind, Runtime};
 use crate::settings::{self, Session};
 use crate::state::Role;
 
@@ -471,7 +471,7 @@ async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
     let Ok(current) = base_specs(&packaged, None) else {
         return;
     };
-    let Ok(listed) = runtime.list(&Selector::role("base")).await else {
+    let Ok(listed) = namespace_bases(runtime).await else {
         return;
     };
     // A cluster node's copy is named `node/<host>/…`: by a registry tag, or by its id (a copy
@@ -501,10 +501,19 @@ async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
     }
     checks.stale_bases.clone_from(&stale);
     let more = stale.len().saturating_sub(SHOWN);
+    let (whose, flag) = crate::state::namespace().map_or_else(
+        || (String::new(), String::new()),
+        |ns| {
+            (
+                format!(" of namespace `{ns}`"),
+                format!(" --namespace {ns}"),
+            )
+        },
+    );
     checks.add(
         "WARN",
         format!(
-            "{} base image(s) this build does not use (older builds, or cooks' own flavors): {}{}; `multicooker clean --all --base-images` removes every base image (the ones in use are rebuilt on their next use)",
+            "{} base image(s){whose} this build does not use (older builds, or cooks' own flavors): {}{}; `multicooker clean --all --base-images{flag}` removes every base image{whose} (the ones in use are rebuilt on their next use; other namespaces' are never touched)",
             stale.len(),
             stale.iter().take(SHOWN).map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "),
             if more > 0 { format!(" and {more} more") } else { String::new() }

@@ -414,3 +414,47 @@ fn codexs_usage_limit_with_a_curly_apostrophe_and_a_date_is_a_used_up_plan() {
     let credits = detect_at("codex", "Your workspace is out of credits.\n", &fixed_now());
     assert_eq!(credits.map(|f| f.kind), Some(LimitKind::UsageExhausted));
 }
+
+/// Issue 25: limit evidence was about 80 characters either side of the match, a cut JSON
+/// fragment. It is the CLI's own sentence: the JSON string that holds the match, an API error
+/// embedded in it shown as its message and type.
+#[test]
+fn limit_evidence_is_the_clis_sentence_not_a_cut_json_fragment() {
+    let now = fixed_now();
+    let expected = [
+        (
+            "claude",
+            "rate_limit",
+            "API Error: 429 Number of request tokens has exceeded your per-minute rate limit (rate_limit_error)",
+        ),
+        (
+            "codex",
+            "rate_limit",
+            "exceeded retry limit, last status: 429 Too Many Requests",
+        ),
+        (
+            "codex",
+            "usage_limit",
+            "You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 3:28 PM.",
+        ),
+        (
+            "grok",
+            "rate_limit",
+            "Error: rate limit exceeded (429 Too Many Requests), retry after 60",
+        ),
+        (
+            "agy",
+            "usage_limit",
+            "RESOURCE_EXHAUSTED (code 429): Individual quota reached. Resets in 2h39m52s.",
+        ),
+    ];
+    for (cli, kind, sentence) in expected {
+        let found = detect_at(cli, fixture(cli, kind), &now).unwrap();
+        assert_eq!(found.evidence, sentence, "{cli} {kind}");
+        assert!(
+            !found.evidence.contains("\":"),
+            "no JSON syntax: {}",
+            found.evidence
+        );
+    }
+}
