@@ -647,6 +647,9 @@ fn floor_cell(names: &Names, labels: &Labels, image: &str, (i, phase): (usize, P
             hold: true,
             timeout: Some(std::time::Duration::from_secs(120)),
             deadline: std::time::Duration::from_secs(240),
+            task_root: false,
+            go_dir: None,
         },
+        task: None,
     }
 }

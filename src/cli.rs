@@ -673,6 +673,10 @@ pub struct NewArgs {
     /// comma-separated (default: claude,codex,agy,grok; an example names its own).
     #[arg(long, value_delimiter = ',')]
     pub participants: Option<Vec<String>>,
+    /// With a Harbor task: add the oracle, a participant that runs the task's
+    /// `solution/solve.sh` instead of a CLI (alone unless `--participants` names others).
+    #[arg(long)]
+    pub oracle: bool,
     /// Global flags (filled in from the top level).
     #[arg(skip)]
     pub global: GlobalArgs,
@@ -757,7 +761,8 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Also check this cook's brief.yaml and the flavors it uses (logins must be present and
-    /// outlive the cook's timeouts; images must build).
+    /// outlive the cook's timeouts; images must build). Given a Harbor task folder instead:
+    /// whether the task's oracle (`solution/solve.sh`) reaches reward 1 through its verifier.
     pub task: Option<String>,
     /// Check these flavors as a cook would use them: login present and valid, image builds
     /// (real flavors' images need network access to their registries). With a task: only these

@@ -34,6 +34,10 @@ use crate::error::Hint;
 /// Flavors multicooker knows (docs/BEHAVIOR.md §3.2).
 pub const KNOWN_FLAVORS: &[&str] = &["claude", "codex", "agy", "grok", "triad", "dummy"];
 
+/// The built-in participant of a Harbor cook that runs the task's reference solution
+/// (`solution/solve.sh`) instead of a CLI; accepted only in a brief with `harbor:`.
+pub const ORACLE_FLAVOR: &str = "oracle";
+
 /// Largest brief.yaml accepted.
 pub const MAX_BRIEF_BYTES: u64 = 1 << 20;
 

@@ -164,6 +164,10 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
     let judge_timeout_s = checker
         .positive_int("judge_timeout_s", map.get("judge_timeout_s"))
         .unwrap_or(DEFAULT_JUDGE_TIMEOUT_S);
+    if map.contains_key("harbor") {
+        // A Harbor cook's built-in participant: the task's reference solution, no CLI.
+        checker.custom_flavors.push(super::ORACLE_FLAVOR.to_owned());
+    }
     let participants = check_actors("participants", map.get("participants"), true, checker);
     let judges = check_actors("judges", map.get("judges"), false, checker);
     check_unique_names(&participants, &judges, checker);

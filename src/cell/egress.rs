@@ -100,7 +100,10 @@ fn tool_spec(
             hold: false,
             timeout: None,
             deadline: plan.spec.init.deadline + CANARY_TIMEOUT,
+            task_root: false,
+            go_dir: None,
         },
+        task: None,
     }
 }
 

@@ -98,9 +98,14 @@ pub struct Writable {
 }
 
 impl Writable {
-    /// The area's path inside the cell.
+    /// The area's path inside the cell: `path` under the input area, or `path` itself when
+    /// it is absolute (a Harbor verifier's `/logs/verifier`).
     pub fn target(&self) -> String {
-        format!("{INPUT_AREA}/{}", self.path)
+        if self.path.starts_with('/') {
+            self.path.clone()
+        } else {
+            format!("{INPUT_AREA}/{}", self.path)
+        }
     }
 }
 
@@ -113,6 +118,16 @@ pub struct CellFiles {
     pub writable: Vec<Writable>,
     /// Its own login, if its flavor needs one.
     pub login: Option<CellLogin>,
+    /// Where its inputs land instead of [`INPUT_AREA`] (a Harbor task's `/tests` or
+    /// `/solution`, whose environment may use `/work` itself).
+    pub input_area: Option<&'static str>,
+}
+
+impl CellFiles {
+    /// Where its inputs land.
+    pub fn input_area(&self) -> &str {
+        self.input_area.unwrap_or(INPUT_AREA)
+    }
 }
 
 /// A participant: BRIEF.md, raw/, its prompt (and a chef's anonymized input); writes `out/`.
@@ -148,6 +163,7 @@ impl ParticipantFiles {
                 collect_to: paths.out(name),
             }],
             login: None,
+            input_area: None,
         }
     }
 }
@@ -186,6 +202,7 @@ impl JudgeFiles {
                 collect_to: paths.judge_dir(name),
             }],
             login: None,
+            input_area: None,
         }
     }
 }
@@ -216,6 +233,7 @@ impl ReviewerFiles {
                 collect_to,
             }],
             login: None,
+            input_area: None,
         }
     }
 }
@@ -256,6 +274,7 @@ impl VerifierFiles {
                 collect_to,
             }],
             login: None,
+            input_area: None,
         }
     }
 }
@@ -271,5 +290,54 @@ fn text(path: &str, text: String) -> Input {
     Input::Text {
         path: path.to_owned(),
         bytes: text.into_bytes(),
+    }
+}
+
+/// Where a Harbor task's verifier finds its tests, as Harbor puts them.
+pub const HARBOR_TESTS: &str = "/tests";
+/// Where a Harbor task's test.sh writes the reward: the verifier's only writable area.
+pub const HARBOR_VERIFIER_LOGS: &str = "/logs/verifier";
+/// Where the oracle finds the task's solution.
+pub const HARBOR_SOLUTION: &str = "/solution";
+
+/// A Harbor task's verifier (docs/HARBOR.md): the task's `tests/` at `/tests`, and
+/// `/logs/verifier`, a fresh area whatever the participant left at that path, collected to the
+/// host. The participant's final file system is the cell's image.
+#[derive(Debug, Clone)]
+pub struct HarborVerifierFiles {
+    /// The task's `tests/`.
+    pub tests: Hidden,
+    /// Cap on `/logs/verifier`.
+    pub logs_cap: u64,
+}
+
+impl HarborVerifierFiles {
+    /// The cell's files; `/logs/verifier` is collected to `collect_to`.
+    pub fn files(self, collect_to: PathBuf) -> CellFiles {
+        CellFiles {
+            inputs: vec![Input::Hidden(HiddenCopy {
+                path: ".".into(),
+                source: self.tests,
+            })],
+            writable: vec![Writable {
+                path: HARBOR_VERIFIER_LOGS.into(),
+                cap_bytes: self.logs_cap,
+                seed: None,
+                collect_to,
+            }],
+            login: None,
+            input_area: Some(HARBOR_TESTS),
+        }
+    }
+}
+
+/// The oracle (a Harbor task's reference solution as a participant): `solution/` at
+/// `/solution`, nothing to write back (its result is its final file system).
+pub fn oracle_files(solution: Shareable) -> CellFiles {
+    CellFiles {
+        inputs: vec![copy(".", solution)],
+        writable: Vec::new(),
+        login: None,
+        input_area: Some(HARBOR_SOLUTION),
     }
 }

@@ -200,6 +200,78 @@ pub fn verifier_images(
     })
 }
 
+/// A Harbor task's environment image (its `environment/` folder, the task's Dockerfile with
+/// the cell's init added last): a base labelled and named for this cook alone, removed at
+/// teardown, and the thin image the cells run.
+pub fn task_images(
+    paths: &CookPaths,
+    names: &Names,
+    environment: &std::path::Path,
+    run_id: &str,
+) -> Result<FlavorImages, FlavorError> {
+    const FLAVOR: &str = "task-env";
+    let context = crate::flavor::folder_context(FLAVOR, environment)?;
+    let labels = cook_image_labels(paths, FLAVOR, run_id, &context.digest);
+    let base = ImageSpec {
+        tag: format!("{}-task-env:{}", names.project(), context.digest),
+        labels: labels.clone(),
+        context: context.tar,
+    };
+    let cook = ImageSpec {
+        tag: names.image(FLAVOR),
+        labels,
+        context: thin_context(&base.tag).map_err(|source| FlavorError::Context {
+            flavor: FLAVOR.to_owned(),
+            source,
+        })?,
+    };
+    Ok(FlavorImages {
+        base,
+        cook,
+        lifetime: BaseLifetime::Cook,
+    })
+}
+
+/// The image a Harbor participant's final file system is kept as (by the engine's commit),
+/// and the images its verifier cell runs: that one as the base (never built: it exists once
+/// the participant ended) and a thin one on top, both removed at the verifier's teardown.
+pub fn final_images(
+    paths: &CookPaths,
+    names: &Names,
+    participant: &str,
+    run_id: &str,
+) -> FlavorImages {
+    let flavor = format!("final-{}", participant.to_ascii_lowercase());
+    let labels = cook_image_labels(paths, &flavor, run_id, "");
+    let base_tag = format!(
+        "{}-{flavor}:{}",
+        names.project(),
+        run_id.to_ascii_lowercase()
+    );
+    let context = thin_context(&base_tag).unwrap_or_default();
+    FlavorImages {
+        cook: ImageSpec {
+            tag: names.image(&flavor),
+            labels: labels.clone(),
+            context,
+        },
+        base: ImageSpec {
+            tag: base_tag,
+            labels,
+            context: Vec::new(),
+        },
+        lifetime: BaseLifetime::Cook,
+    }
+}
+
+fn cook_image_labels(paths: &CookPaths, flavor: &str, run_id: &str, digest: &str) -> Labels {
+    Labels::new(paths.name(), "image")
+        .with(LABEL_ROOT, &paths.root_id())
+        .with(LABEL_FLAVOR, flavor)
+        .with(LABEL_RUN, run_id)
+        .with(LABEL_CONTEXT, digest)
+}
+
 /// Label with the version of the CLI an image runs (see `images/<flavor>/Dockerfile`).
 pub const LABEL_CLI_VERSION: &str = "io.multicooker.cli-version";
 

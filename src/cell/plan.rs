@@ -154,6 +154,9 @@ pub struct CellPlan {
     pub stderr_log: PathBuf,
     /// Its own spending cap (`budget:` of its brief entry).
     pub budget: Option<crate::brief::Budget>,
+    /// Keep its file system as this image (tag, labels) once its program and everything it
+    /// started have ended: a Harbor participant's final state, which the verifier runs on.
+    pub commit: Option<(String, Labels)>,
 }
 
 /// How a cell reaches the network, from its brief policy and its flavor.
@@ -338,10 +341,11 @@ impl PlanContext<'_> {
                 wait_for_go: true,
                 // Only a verifier's runner starts code under test with less power.
                 launch: role == Role::Verifier,
-                hold: false,
                 timeout: Some(timeout),
                 deadline: timeout + self.grace,
+                ..Init::default()
             },
+            task: None,
         };
         CellPlan {
             actor: actor.name.clone(),
@@ -360,7 +364,29 @@ impl PlanContext<'_> {
             stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
             stderr_log: logs.join(format!("{}.stderr.log", actor.flavor)),
             budget: actor.budget,
+            commit: None,
         }
+    }
+}
+
+impl CellPlan {
+    /// Makes this a cell of a Harbor task (docs/HARBOR.md): it runs `image` in the task
+    /// profile ([`crate::runtime::TaskProfile`]: a writable root capped at `storage_mb` where
+    /// the engine can, the program root with a few capabilities), in `workdir` (else the
+    /// image's own), with the image's HOME, PATH and `/tmp` instead of the cell's tmpfs ones.
+    pub fn in_task(&mut self, image: String, storage_mb: u64, workdir: Option<&str>) {
+        self.spec.image = image;
+        self.spec.task = Some(crate::runtime::TaskProfile {
+            storage_bytes: storage_mb << 20,
+        });
+        self.spec.init.task_root = true;
+        self.spec.tmpfs.clear();
+        self.spec
+            .env
+            .retain(|(key, _)| key != "HOME" && key != "PATH");
+        workdir
+            .unwrap_or_default()
+            .clone_into(&mut self.spec.workdir);
     }
 }
 

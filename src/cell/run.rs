@@ -295,6 +295,16 @@ async fn run_until_exit<H: CellHooks>(
         // A holding cell has given its areas back: it ends now, not at its deadline.
         let _ = runtime.kill_cell(name).await;
     }
+    // Init ended every process of the cell before its record: what is kept is a file system
+    // and nothing running (a fresh cell from it starts with only its own init).
+    let commit_error = match &plan.commit {
+        Some((tag, labels)) if ended.how != Ending::Cancelled => runtime
+            .commit_cell(name, tag, labels)
+            .await
+            .err()
+            .map(|e| format!("keeping its final file system failed: {e}")),
+        _ => None,
+    };
     if tokio::time::timeout(LOG_DRAIN, log_task).await.is_err() {
         // The stream did not end although the cell did; the file has what arrived.
     }
@@ -320,6 +330,7 @@ async fn run_until_exit<H: CellHooks>(
         rate_limit,
         error: error
             .or(collect_error)
+            .or(commit_error)
             .or_else(|| login_failure.as_ref().map(|l| login_error(&plan.flavor, l))),
         login_failure,
         canary: launched.canary,
@@ -386,6 +397,7 @@ async fn launch(
     let mut spec = plan.spec.clone();
     spec.areas = staging.areas;
     spec.init.hold = !plan.files.writable.is_empty();
+    spec.init.go_dir = plan.files.input_area;
     ledger.record(ObjectRef::cell(&spec.name));
     if cancel.is_cancelled() {
         return Err(cancelled());

@@ -234,7 +234,10 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
             hold: true,
             timeout: Some(PROBE_TIMEOUT),
             deadline: PROBE_TIMEOUT + super::plan::CELL_GRACE,
+            task_root: false,
+            go_dir: None,
         },
+        task: None,
     };
     let text = |path: &str, text: &str| Input::Text {
         path: path.to_owned(),
@@ -257,6 +260,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
                 collect_to: dir.join("out"),
             }],
             login: None,
+            input_area: None,
         },
         network: network.map(|name| NetworkSpec {
             name,
@@ -274,6 +278,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
         stdout_log: dir.join("probe.stdout.log"),
         stderr_log: dir.join("probe.stderr.log"),
         budget: None,
+        commit: None,
     }
 }
 

@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::files::{CellFiles, INPUT_AREA, Input};
+use super::files::{CellFiles, Input};
 use super::plan::CellUser;
 use crate::fsx::{Skip, Skipped};
 use crate::runtime::{Archive, Area, CONTROL_AREA, GO_NAME};
@@ -402,8 +402,9 @@ pub fn prepare(files: &CellFiles, user: CellUser, control: bool) -> io::Result<C
     // No entry for a writable area's folder: the engine makes its mount point, and an entry
     // here would hand the area's root to root.
     let staged = inputs.go()?;
+    let input_area = files.input_area();
     areas.push(Area {
-        target: INPUT_AREA.to_owned(),
+        target: input_area.to_owned(),
         size_bytes: area_size(&staged),
         owner: (0, 0),
         mode: 0o755,
@@ -454,7 +455,7 @@ pub fn prepare(files: &CellFiles, user: CellUser, control: bool) -> io::Result<C
         });
     }
     // Last: the go file at its end lets init start the program.
-    archives.push((INPUT_AREA.to_owned(), staged.archive));
+    archives.push((input_area.to_owned(), staged.archive));
     Ok(CellStaging {
         archives,
         areas,
@@ -489,6 +490,7 @@ fn special(path: &Path, meta: &std::fs::Metadata) -> Skip {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::files::INPUT_AREA;
 
     fn entries(staged: Staged) -> Vec<(String, u64, u32, String)> {
         let bytes = staged.archive.into_bytes().unwrap();
@@ -617,6 +619,7 @@ mod tests {
             }],
             writable: Vec::new(),
             login: None,
+            input_area: None,
         };
         let user = CellUser {
             uid: 1000,

@@ -19,6 +19,9 @@ pub async fn sweep_engine(
     let stale_probe = |name: &str| {
         role == Role::Participant && name.ends_with("-sandbox-probe") && !name.contains(&this_run)
     };
+    // An image tagged with this run's id is this run's: a Harbor participant's kept file
+    // system, waiting for its verifier (`images::final_images`).
+    let this_run_image = format!(":{}", run_id.to_ascii_lowercase());
     let selector = Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id());
     let mut stale: Vec<_> = runtime
         .list(&selector)
@@ -26,7 +29,9 @@ pub async fn sweep_engine(
         .into_iter()
         .filter(|o| {
             let name = on_node(&o.name);
-            o.kind == ObjectKind::Image || name.starts_with(&prefix) || stale_probe(name)
+            (o.kind == ObjectKind::Image && !name.ends_with(&this_run_image))
+                || name.starts_with(&prefix)
+                || stale_probe(name)
         })
         .collect();
     stale.sort_by_key(|o| o.kind);

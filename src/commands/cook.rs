@@ -26,6 +26,10 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     )?;
     let (runtime, engine) = connect(&session).await?;
     let mut settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    if let Some(harbor) = &brief.harbor {
+        let cook = (&paths, brief, harbor);
+        return super::harbor::cook(&session, &runtime, cook, &selected, &settings.cells).await;
+    }
     settings.sandbox_check = !args.skip_sandbox_check;
     session.printer.info(&format!(
         "cooking `{}`: {} participant(s), timeout {}s",

@@ -10,6 +10,7 @@ mod consult;
 mod cook;
 mod diff;
 mod doctor;
+mod harbor;
 mod judge;
 mod login;
 mod new;

@@ -52,9 +52,26 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let participants = args.participants.clone();
     match (&args.from, harbor) {
         (_, Some(task)) => {
-            let specs = participants.unwrap_or_else(default_participants);
-            let brief = parse_specs(&specs)?;
-            brief::harbor::write_cook(task, staged.dir(), &name, &brief)?;
+            let specs = match participants {
+                Some(specs) => specs,
+                None if args.oracle => Vec::new(),
+                None => default_participants(),
+            };
+            let mut lines = parse_specs(&specs)?;
+            if args.oracle {
+                lines.push_str(&format!(
+                    "  - {{name: oracle, flavor: {}}}   # the task's solution/solve.sh, no CLI\n",
+                    brief::ORACLE_FLAVOR
+                ));
+            }
+            brief::harbor::write_cook(task, staged.dir(), &name, &lines)?;
+        }
+        (_, None) if args.oracle => {
+            return Err(UserError::new(
+                "`--oracle` needs a Harbor task",
+                "make the cook with `--from <task folder>` (a folder with `task.toml` and `instruction.md`)",
+            )
+            .into());
         }
         (Some(source), None) => {
             if participants.is_some() {

@@ -4,6 +4,7 @@
 //! Teardown of every engine object runs on every path. This module never prints (progress goes
 //! through [`Progress`]) and never reads command-line arguments.
 
+pub mod harbor;
 mod hooks;
 pub mod plan;
 pub mod seal;

@@ -291,6 +291,19 @@ impl DockerRuntime {
                     .await
                     .map_err(|e| operation("create", object.clone(), &e))?;
             }
+            Err(e) if spec.task.is_some() && engine_message(&e).contains("storage-opt") => {
+                // The storage driver cannot cap one container's root (overlay2 needs xfs with
+                // `pquota`): the task's root is then bounded by the engine's disk alone, as
+                // SECURITY.md ("The task profile") and `doctor --sandbox` say.
+                let mut body = body;
+                if let Some(host) = body.host_config.as_mut() {
+                    host.storage_opt = None;
+                }
+                self.docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map_err(|e| operation("create", object.clone(), &e))?;
+            }
             Err(e) => return Err(operation("create", object, &e)),
         }
         self.attach(&spec.name).await
@@ -542,6 +555,30 @@ impl DockerRuntime {
         log_chunks(self.docker.logs(name, Some(options)), ObjectRef::cell(name))
     }
 
+    pub(super) async fn engine_commit(
+        &self,
+        name: &str,
+        tag: &str,
+        labels: &super::Labels,
+    ) -> Result<(), RuntimeError> {
+        let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::default()
+            .container(name)
+            .repo(repo)
+            .tag(version)
+            .pause(true)
+            .build();
+        let config = bollard::models::ContainerConfig {
+            labels: Some(labels.to_map()),
+            ..Default::default()
+        };
+        self.docker
+            .commit_container(options, config)
+            .await
+            .map(|_| ())
+            .map_err(|e| operation("commit", ObjectRef::cell(name), &e))
+    }
+
     pub(super) async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
         if object.kind == ObjectKind::Cell {
@@ -724,6 +761,14 @@ impl Runtime for DockerRuntime {
     fn overdue<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
         self.engine_overdue(selector).boxed()
     }
+    fn commit_cell<'a>(
+        &'a self,
+        name: &'a str,
+        tag: &'a str,
+        labels: &'a super::Labels,
+    ) -> EngineFuture<'a, ()> {
+        self.engine_commit(name, tag, labels).boxed()
+    }
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
         async move {
             match &spec.program {
@@ -800,7 +845,8 @@ pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBod
         labels: Some(spec.labels.to_map()),
         // Init alone is root (with INIT_CAPABILITIES only); the program runs as `spec.user`.
         user: Some("0:0".into()),
-        working_dir: Some(spec.workdir.clone()),
+        // Empty: the image's own WORKDIR (a Harbor task without `workdir`).
+        working_dir: Some(spec.workdir.clone()).filter(|w| !w.is_empty()),
         hostname: Some("cell".into()),
         open_stdin: Some(false),
         attach_stdin: Some(false),
@@ -842,6 +888,20 @@ pub(super) fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMo
     }
 }
 
+/// The capabilities a cell's container gets: init's, plus the task program's in the task
+/// profile.
+fn capabilities(spec: &CellSpec) -> Vec<String> {
+    let mut capabilities: Vec<String> = INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
+    if spec.task.is_some() {
+        for (name, _) in super::spec::TASK_PROGRAM_CAPABILITIES {
+            if !capabilities.iter().any(|c| c == name) {
+                capabilities.push(name.to_owned());
+            }
+        }
+    }
+    capabilities
+}
+
 /// The hardening baseline and limits. Nothing here is configurable by a brief except limits.
 pub fn host_config(spec: &CellSpec) -> HostConfig {
     let mounts = spec
@@ -872,9 +932,13 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         network_mode: Some(spec.network.clone().unwrap_or_else(|| "none".to_owned())),
         mounts: Some(mounts),
         tmpfs: Some(tmpfs),
-        readonly_rootfs: Some(true),
+        // The task profile (Harbor tasks) writes its root; every other cell cannot.
+        readonly_rootfs: Some(spec.task.is_none()),
         cap_drop: Some(vec!["ALL".into()]),
-        cap_add: Some(INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect()),
+        cap_add: Some(capabilities(spec)),
+        storage_opt: spec
+            .task
+            .map(|task| HashMap::from([("size".to_owned(), task.storage_bytes.to_string())])),
         security_opt: Some(vec!["no-new-privileges:true".into()]),
         privileged: Some(false),
         memory: Some(i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX)),
@@ -1053,7 +1117,10 @@ mod tests {
                 hold: true,
                 timeout: Some(std::time::Duration::from_secs(30)),
                 deadline: std::time::Duration::from_secs(90),
+                task_root: false,
+                go_dir: None,
             },
+            task: None,
         }
     }
 

@@ -31,7 +31,7 @@ pub use labels::{
 pub use ledger::{Ledger, TeardownFailure};
 pub use spec::{
     Area, CONTROL_AREA, CellSpec, GO_FILE, GO_NAME, INIT_CAPABILITIES, INIT_PATH, ImageSpec, Init,
-    Limits, NetworkSpec, Tmpfs, launch_identity,
+    Limits, NetworkSpec, TASK_PROGRAM_CAPABILITIES, TaskProfile, Tmpfs, launch_identity,
 };
 
 use crate::error::Hint;
@@ -259,6 +259,28 @@ pub trait Runtime: Send + Sync + 'static {
     fn placement_of<'a>(&'a self, name: &'a str) -> EngineFuture<'a, Option<String>> {
         let _ = name;
         Box::pin(async { Ok(None) })
+    }
+    /// Keeps a cell's file system as the image `tag` with `labels` (a Harbor participant's
+    /// final state, which its task's verifier then runs on). Volumes (the cell's areas) are
+    /// not part of it. Backends that cannot say so.
+    fn commit_cell<'a>(
+        &'a self,
+        name: &'a str,
+        tag: &'a str,
+        labels: &'a Labels,
+    ) -> EngineFuture<'a, ()> {
+        let _ = labels;
+        Box::pin(async move {
+            Err(RuntimeError::Operation {
+                operation: "commit",
+                object: ObjectRef::cell(name),
+                status: None,
+                message: format!(
+                    "the {} backend cannot keep a cell's file system as `{tag}` (Harbor tasks run on the docker backend)",
+                    self.backend()
+                ),
+            })
+        })
     }
     /// Cells whose labels match and that are still running (for `status` after a crash).
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>>;

@@ -72,7 +72,7 @@ pub struct Limits {
 
 /// How the cell's first process, `mc-cell init` (from a layer multicooker adds to every image it
 /// runs), drives the program. The deadline holds even when multicooker is gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Init {
     /// The program starts only once the host has staged the inputs, the go file ([`GO_FILE`])
     /// last; without this it starts at once.
@@ -87,6 +87,12 @@ pub struct Init {
     pub timeout: Option<std::time::Duration>,
     /// The cell ends after this long whatever happens (counted from its start).
     pub deadline: std::time::Duration,
+    /// The program runs as root with [`TASK_PROGRAM_CAPABILITIES`] (the task profile) instead
+    /// of as the cell user with none.
+    pub task_root: bool,
+    /// The folder of the go file when the cell's inputs are not in `/work` (a Harbor task's
+    /// `/tests` or `/solution`); `None` is [`GO_FILE`].
+    pub go_dir: Option<&'static str>,
 }
 
 /// Where every image multicooker runs has its init (a layer multicooker adds on top).
@@ -108,6 +114,33 @@ pub const GO_NAME: &str = ".mc-cell-go";
 /// itself has none.
 pub const INIT_CAPABILITIES: [&str; 4] = ["SETUID", "SETGID", "SETPCAP", "KILL"];
 
+/// The task profile (SECURITY.md, "The task profile"): what a Harbor task's environment needs
+/// and the default profile refuses. The root file system is writable (bounded by `storage_bytes`
+/// where the engine's storage driver can enforce a size), and the program runs as root with
+/// exactly [`TASK_PROGRAM_CAPABILITIES`], Docker's default set without `MKNOD`, `NET_RAW`,
+/// `SETFCAP`, `NET_BIND_SERVICE` and `SYS_CHROOT`; `no-new-privileges`, seccomp, the limits and
+/// the cell's own network stay. Every other cell runs the default profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskProfile {
+    /// The cap on the writable root, where the storage driver enforces one.
+    pub storage_bytes: u64,
+}
+
+/// The capabilities a task-profile program keeps, by name (the engine's spelling) and number
+/// (linux/capability.h): installing packages (`CHOWN`, `DAC_OVERRIDE`, `FOWNER`, `FSETID`),
+/// running code as another user as task verifiers do (`SETUID`, `SETGID`, `AUDIT_WRITE` for
+/// `runuser`'s PAM session) and ending its own processes of other users (`KILL`).
+pub const TASK_PROGRAM_CAPABILITIES: [(&str, u32); 8] = [
+    ("CHOWN", 0),
+    ("DAC_OVERRIDE", 1),
+    ("FOWNER", 3),
+    ("FSETID", 4),
+    ("KILL", 5),
+    ("SETGID", 6),
+    ("SETUID", 7),
+    ("AUDIT_WRITE", 29),
+];
+
 /// The identity programs started with `mc-cell launch` get in a cell whose program runs as
 /// `user` (`uid:gid`): the next uid and gid, neither root's nor the program's.
 pub fn launch_identity(user: &str) -> Option<(u32, u32)> {
@@ -123,12 +156,23 @@ impl Init {
     /// (`uid:gid`) while init keeps root with [`INIT_CAPABILITIES`].
     pub fn argv(&self, user: &str, program: &[String]) -> Vec<String> {
         let mut argv = vec![INIT_PATH.to_owned(), "init".to_owned()];
-        argv.extend(["--user".to_owned(), user.to_owned()]);
-        if let Some((uid, gid)) = launch_identity(user).filter(|_| self.launch) {
-            argv.extend(["--launch-as".to_owned(), format!("{uid}:{gid}")]);
+        if self.task_root {
+            let numbers: Vec<String> = TASK_PROGRAM_CAPABILITIES
+                .iter()
+                .map(|(_, n)| n.to_string())
+                .collect();
+            argv.extend(["--task-root".to_owned(), numbers.join(",")]);
+        } else {
+            argv.extend(["--user".to_owned(), user.to_owned()]);
+            if let Some((uid, gid)) = launch_identity(user).filter(|_| self.launch) {
+                argv.extend(["--launch-as".to_owned(), format!("{uid}:{gid}")]);
+            }
         }
         if self.wait_for_go {
-            argv.extend(["--go".to_owned(), GO_FILE.to_owned()]);
+            let go = self
+                .go_dir
+                .map_or_else(|| GO_FILE.to_owned(), |dir| format!("{dir}/{GO_NAME}"));
+            argv.extend(["--go".to_owned(), go]);
         }
         if let Some(timeout) = self.timeout {
             argv.extend(["--timeout".to_owned(), format_seconds(timeout)]);
@@ -175,4 +219,6 @@ pub struct CellSpec {
     pub program: Option<Vec<String>>,
     /// How init drives the program.
     pub init: Init,
+    /// The task profile instead of the default one (Harbor tasks only).
+    pub task: Option<TaskProfile>,
 }

@@ -91,6 +91,15 @@ impl CookPaths {
     pub fn hidden(&self) -> Hidden {
         Hidden(self.verify_dir())
     }
+    /// A Harbor task's `tests/` (`task` is its folder in the cook): its verifier's, hidden
+    /// from every participant like `verify/`.
+    pub fn harbor_tests(&self, task: &str) -> Hidden {
+        Hidden(self.dir.join(task).join("tests"))
+    }
+    /// A Harbor task's `solution/`: the oracle's input, and no other cell's.
+    pub fn harbor_solution(&self, task: &str) -> Shareable {
+        Shareable(self.dir.join(task).join("solution"))
+    }
     /// `verification/`: what the verifier cells gave back, per participant (a name that cannot
     /// be taken for the hidden `verify/` folder).
     pub fn verification(&self) -> PathBuf {

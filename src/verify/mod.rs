@@ -8,6 +8,7 @@
 //! since and that was scored is not run again unless asked. This module never prints.
 
 pub mod formats;
+pub mod harbor;
 mod hooks;
 pub mod plan;
 pub use crate::state::verification as result;

@@ -116,6 +116,17 @@ fn doctor_sandbox_checks_every_property_from_inside_a_cell() {
             "`{expected}` in {lines:#?}"
         );
     }
+    // Issue 26: the Harbor cells' task profile is stated beside the default one.
+    assert!(
+        sandbox.iter().any(|c| c["level"] == "INFO"
+            && c["check"]
+                .as_str()
+                .is_some_and(|t| t.contains("the task profile")
+                    && t.contains(
+                        "CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, SETGID, SETUID, AUDIT_WRITE"
+                    ))),
+        "{sandbox:#?}"
+    );
     assert!(cook.leftovers().is_empty());
 }
 

@@ -179,6 +179,248 @@ fn participants_are_refused_for_an_example_folder() {
     assert!(!cook.dir().exists());
 }
 
+/// The base the test tasks' Dockerfiles start `FROM` (no registry is reachable here): a Debian
+/// rootfs with python3 and pytest from tests/harbor-base/prepare.sh, imported once per test
+/// binary and kept as a labelled test cache like the real-CLI suite's rootfs.
+fn harbor_base() {
+    static BASE: std::sync::Once = std::sync::Once::new();
+    BASE.call_once(|| {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harbor-base/prepare.sh");
+        let output = std::process::Command::new(script).output().unwrap();
+        assert!(output.status.success(), "{}", show(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let rootfs = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("rootfs="))
+            .expect("prepare.sh prints rootfs=")
+            .to_owned();
+        crate::common::block_on(import_base(Path::new(&rootfs)));
+    });
+}
+
+const BASE_TAG: &str = "multicooker-test-debian:bookworm";
+
+async fn import_base(tar: &Path) {
+    use futures_util::StreamExt;
+    use multicooker::runtime::Runtime;
+    let runtime = crate::common::engine().await;
+    if runtime.image_exists(BASE_TAG).await.unwrap() {
+        return;
+    }
+    let docker = bollard::Docker::connect_with_local_defaults().unwrap();
+    let (repo, version) = BASE_TAG.split_once(':').unwrap();
+    let options = bollard::query_parameters::CreateImageOptionsBuilder::default()
+        .from_src("-")
+        .repo(repo)
+        .tag(version)
+        .changes(vec![
+            "LABEL io.multicooker.cook=harbor-base-cache io.multicooker.role=test-cache".to_owned(),
+        ])
+        .build();
+    let bytes = fs_err::read(tar).unwrap();
+    let mut stream =
+        docker.create_image(Some(options), Some(bollard::body_full(bytes.into())), None);
+    while let Some(item) = stream.next().await {
+        item.unwrap_or_else(|e| panic!("importing {} as {BASE_TAG}: {e}", tar.display()));
+    }
+}
+
+/// A copy of the fixture task `name` whose `solution/solve.sh` is `solve` (the fixture's own
+/// when `None`), as a user would have it on disk.
+fn task_with_solution(scratch: &Path, name: &str, solve: Option<&str>) -> PathBuf {
+    let copy = scratch.join(name);
+    for (path, bytes, executable) in tree(&task(name)) {
+        let to = copy.join(&path);
+        fs_err::create_dir_all(to.parent().unwrap()).unwrap();
+        fs_err::write(&to, bytes).unwrap();
+        if executable {
+            use std::os::unix::fs::PermissionsExt;
+            fs_err::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    if let Some(solve) = solve {
+        fs_err::write(copy.join("solution/solve.sh"), solve).unwrap();
+    }
+    copy
+}
+
+/// Makes an oracle cook from `task`, cooks it and returns the oracle's verification.
+fn oracle_verdict(tag: &str, task: &Path) -> (serde_json::Value, TestCook) {
+    harbor_base();
+    let cook = TestCook::empty(tag);
+    let output = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--oracle",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let output = cook.run_args(&["cook", cook.name()]);
+    let path = cook.dir().join("verification/oracle/reward.json");
+    let verdict: serde_json::Value = serde_json::from_slice(
+        &fs_err::read(&path).unwrap_or_else(|e| panic!("{e}\n{}", show(&output))),
+    )
+    .unwrap();
+    assert!(
+        cook.leftovers().is_empty(),
+        "cook leaves no engine object (the kept file systems included): {:?}",
+        cook.leftovers()
+    );
+    (verdict, cook)
+}
+
+fn wrong(name: &str) -> String {
+    let path = Path::new(TASKS)
+        .parent()
+        .unwrap()
+        .join("harbor-wrong")
+        .join(name)
+        .join("solve.sh");
+    fs_err::read_to_string(path).unwrap()
+}
+
+#[test]
+fn the_oracle_reaches_1_on_each_task_and_wrong_solutions_get_their_reward() {
+    let scratch = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, Option<String>, f64); 6] = [
+        ("fizzbuzz", "fizzbuzz", None, 1.0),
+        ("word-stats", "word-stats", None, 1.0),
+        ("local-mirror", "local-mirror", None, 1.0),
+        ("fizzbuzz-wrong", "fizzbuzz", Some(wrong("fizzbuzz")), 0.0),
+        (
+            "word-stats-half",
+            "word-stats",
+            Some(wrong("word-stats-half")),
+            0.5,
+        ),
+        (
+            "local-mirror-wrong",
+            "local-mirror",
+            Some(wrong("local-mirror")),
+            0.0,
+        ),
+    ];
+    for (case, name, solve, expected) in cases {
+        let dir = scratch.path().join(case);
+        let task = task_with_solution(&dir, name, solve.as_deref());
+        let expected_hash = multicooker::harbor::load(&task).unwrap().files.hash;
+        let (verdict, cook) = oracle_verdict(&format!("harbor-{case}"), &task);
+        assert_eq!(
+            verdict["reward"].as_f64(),
+            Some(expected),
+            "{case}: {verdict:#}\n{}",
+            logs_of(&cook)
+        );
+        assert_eq!(verdict["task_hash"], expected_hash.as_str(), "{case}");
+        if name == "word-stats" {
+            assert_eq!(
+                verdict["components"].as_object().map(serde_json::Map::len),
+                Some(4),
+                "{case}: reward.json's components are kept: {verdict:#}"
+            );
+        }
+        drop(cook);
+    }
+}
+
+#[test]
+fn a_reward_planted_by_the_participant_and_a_process_left_to_rewrite_it_gain_nothing() {
+    let scratch = tempfile::tempdir().unwrap();
+    // The participant solves nothing, writes a reward where the verifier will look, and leaves
+    // a process behind that keeps writing it.
+    let planted = "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n\
+        echo '{\"reward\": 1}' > /logs/verifier/reward.json\n\
+        nohup bash -c 'while true; do echo 1 > /logs/verifier/reward.txt; sleep 0.1; done' \
+        >/dev/null 2>&1 &\ndisown\nsleep 1\n";
+    let task = task_with_solution(scratch.path(), "fizzbuzz", Some(planted));
+    let (verdict, cook) = oracle_verdict("harbor-planted", &task);
+    assert_eq!(
+        verdict["reward"].as_f64(),
+        Some(0.0),
+        "the task's own test.sh decides: {verdict:#}\n{}",
+        logs_of(&cook)
+    );
+}
+
+#[test]
+fn a_test_sh_that_writes_no_reward_is_an_error_never_zero() {
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    fs_err::write(task.join("tests/test.sh"), "#!/bin/bash\necho ran\n").unwrap();
+    let (verdict, cook) = oracle_verdict("harbor-no-reward", &task);
+    assert!(verdict["reward"].is_null(), "{verdict:#}");
+    assert!(
+        verdict["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("wrote neither")),
+        "{verdict:#}"
+    );
+    let output = cook.run_args(&["cook", cook.name()]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "no reward is exit 1: {}",
+        show(&output)
+    );
+}
+
+#[test]
+fn doctor_on_a_task_folder_says_whether_its_oracle_reaches_1() {
+    harbor_base();
+    let cook = TestCook::empty("harbor-doctor");
+    let scratch = tempfile::tempdir().unwrap();
+    let good = task_with_solution(&scratch.path().join("good"), "fizzbuzz", None);
+    let broken = task_with_solution(
+        &scratch.path().join("broken"),
+        "fizzbuzz",
+        Some(&wrong("fizzbuzz")),
+    );
+    let output = cook.run_args(&["doctor", good.to_str().unwrap()]);
+    let said = show(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("the oracle reaches reward 1 on `fizzbuzz`"),
+        "{said}"
+    );
+    let output = cook.run_args(&["doctor", broken.to_str().unwrap()]);
+    let said = show(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("does not reach reward 1") && said.contains("reward 0"),
+        "{said}"
+    );
+    // Its temporary cook is gone from the engine too.
+    let name = format!("{}-oracle", jiff::Zoned::now().strftime("%y%m%d"));
+    let left = crate::common::block_on(async {
+        use multicooker::runtime::Runtime;
+        crate::common::engine()
+            .await
+            .list(&multicooker::runtime::Selector::cook(&name))
+            .await
+            .unwrap()
+    });
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// The oracle's and the verifier's logs, for assertion messages.
+fn logs_of(cook: &TestCook) -> String {
+    let mut text = String::new();
+    for entry in walkdir::WalkDir::new(cook.dir())
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.path().to_string_lossy().ends_with(".log"))
+    {
+        text.push_str(&format!(
+            "--- {}\n{}\n",
+            entry.path().display(),
+            fs_err::read_to_string(entry.path()).unwrap_or_default()
+        ));
+    }
+    text
+}
+
 /// Issue 26, datasets at night: a nightly whose `briefs:` entry is a folder of Harbor tasks
 /// cooks each task as a brief (its own cook folder, the task byte for byte in `task/`, its
 /// instruction as BRIEF.md), judges it, and records each task's hash in the night's

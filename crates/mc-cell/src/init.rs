@@ -58,7 +58,25 @@ struct Options {
     user: Option<(u32, u32)>,
     /// `uid:gid` programs started with `mc-cell launch` run as.
     launch_as: Option<(u32, u32)>,
+    /// The task profile: the program runs as root with exactly these capabilities (a mask).
+    task_root: Option<u64>,
     program: Vec<String>,
+}
+
+/// `--task-root 0,1,3`: capability numbers the program keeps as root.
+fn capability_mask(value: Option<&String>) -> Result<u64, String> {
+    let value = value.ok_or("--task-root needs capability numbers")?;
+    let mut mask = 0u64;
+    for number in value.split(',') {
+        let bit: u32 = number
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n < 64)
+            .ok_or_else(|| format!("--task-root: `{number}` is not a capability number"))?;
+        mask |= 1 << bit;
+    }
+    Ok(mask)
 }
 
 fn identity(value: Option<&String>, flag: &str) -> Result<(u32, u32), String> {
@@ -87,6 +105,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--hold" => options.hold = true,
             "--user" => options.user = Some(identity(rest.next(), "--user")?),
             "--launch-as" => options.launch_as = Some(identity(rest.next(), "--launch-as")?),
+            "--task-root" => options.task_root = Some(capability_mask(rest.next())?),
             "--" => {
                 options.program = rest.cloned().collect();
                 break;
@@ -96,6 +115,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
     if options.program.is_empty() {
         return Err("no program after `--`".into());
+    }
+    if options.task_root.is_some() && (options.user.is_some() || options.launch_as.is_some()) {
+        return Err(
+            "--task-root runs the program as root: it takes no --user or --launch-as".into(),
+        );
     }
     Ok(options)
 }
@@ -135,7 +159,7 @@ impl Ended {
     }
 }
 
-/// `mc-cell init [--go FILE] [--timeout S] [--deadline S] [--hold] [--user U:G]
+/// `mc-cell init [--go FILE] [--timeout S] [--deadline S] [--hold] [--user U:G | --task-root CAPS]
 /// [--launch-as U:G] -- PROGRAM ARGS…`
 pub fn run(args: &[String]) -> ExitCode {
     let options = match parse(args) {
@@ -145,7 +169,7 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let separated = sys::uid() == 0 && options.user.is_some();
+    let separated = sys::uid() == 0 && (options.user.is_some() || options.task_root.is_some());
     if separated {
         if let Err(e) = sys::set_undumpable() {
             eprintln!("mc-cell init: cannot make itself non-dumpable: {e}");
@@ -176,7 +200,12 @@ pub fn run(args: &[String]) -> ExitCode {
     if let (Some((caller, _)), Some((uid, gid))) = (user, options.launch_as) {
         launch::serve(launch::Identities { caller, uid, gid });
     }
-    let mut child = match spawn(&options.program, user) {
+    let identity = match (user, options.task_root) {
+        (Some((uid, gid)), _) => Identity::User(uid, gid),
+        (None, Some(mask)) if separated => Identity::TaskRoot(mask),
+        _ => Identity::Peer,
+    };
+    let mut child = match spawn(&options.program, identity) {
         Ok(child) => child,
         Err(e) => {
             eprintln!("mc-cell init: cannot start `{}`: {e}", options.program[0]);
@@ -209,19 +238,35 @@ pub fn run(args: &[String]) -> ExitCode {
     hold_or_exit(&options, deadline, ended)
 }
 
-/// Starts the program with its own stdout and stderr pipes, as `user` when given.
-fn spawn(program: &[String], user: Option<(u32, u32)>) -> std::io::Result<std::process::Child> {
+/// Who the program runs as.
+#[derive(Debug, Clone, Copy)]
+enum Identity {
+    /// `uid:gid`, with no capabilities.
+    User(u32, u32),
+    /// Root with exactly these capabilities (the task profile).
+    TaskRoot(u64),
+    /// Init's own identity (an engine that refused init its capabilities).
+    Peer,
+}
+
+/// Starts the program with its own stdout and stderr pipes, as `identity` says.
+fn spawn(program: &[String], identity: Identity) -> std::io::Result<std::process::Child> {
     let mut command = Command::new(&program[0]);
     command
         .args(&program[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some((uid, gid)) = user {
-        // SAFETY: `become_user` only makes system calls (async-signal-safe).
-        unsafe {
+    match identity {
+        // SAFETY: `become_user` and `become_task_root` only make system calls
+        // (async-signal-safe).
+        Identity::User(uid, gid) => unsafe {
             command.pre_exec(move || sys::become_user(uid, gid));
-        }
+        },
+        Identity::TaskRoot(mask) => unsafe {
+            command.pre_exec(move || sys::become_task_root(mask));
+        },
+        Identity::Peer => {}
     }
     command.spawn()
 }
@@ -422,6 +467,11 @@ mod tests {
             (Some((1000, 1000)), Some((1001, 1001)))
         );
         assert!(parse(&args("--user 0:0 -- /bin/x")).is_err());
+        let task = parse(&args("--task-root 0,1,29 -- /bin/x")).unwrap();
+        assert_eq!(task.task_root, Some(1 | 2 | 1 << 29));
+        assert!(parse(&args("--task-root 0 --user 1000:1000 -- /bin/x")).is_err());
+        assert!(parse(&args("--task-root 64 -- /bin/x")).is_err());
+        assert!(parse(&args("--task-root -- /bin/x")).is_err());
         assert!(parse(&args("--launch-as 5 -- /bin/x")).is_err());
         assert_eq!(decode(9, true).signal, Some(9));
     }

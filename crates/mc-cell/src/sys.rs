@@ -89,6 +89,19 @@ pub fn become_user(uid: u32, gid: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Stays root with exactly the capabilities of `keep` (a mask of capability numbers) in the
+/// bounding set and no supplementary groups: after `exec` the program's capabilities are those
+/// (no-new-privileges keeps them within what the engine gave). The task profile only.
+/// Async-signal-safe (for use between `fork` and `exec`).
+pub fn become_task_root(keep: u64) -> io::Result<()> {
+    for capability in 0..64u64 {
+        if keep & (1 << capability) == 0 {
+            unsafe { prctl(PR_CAPBSET_DROP, capability, 0u64, 0u64, 0u64) };
+        }
+    }
+    check(unsafe { setgroups(0, std::ptr::null()) }.into())
+}
+
 /// Changes the credentials of the calling thread only (raw system calls, not libc's
 /// process-wide wrappers): the thread can then act with exactly `uid`'s rights. One-way.
 pub fn thread_become(uid: u32, gid: u32) -> io::Result<()> {

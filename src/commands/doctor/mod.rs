@@ -53,6 +53,15 @@ struct Target {
 
 pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
+    // A Harbor task folder: does its oracle reach reward 1 (issue 26)?
+    if let Some(dir) = args
+        .task
+        .as_deref()
+        .map(std::path::Path::new)
+        .filter(|d| crate::harbor::is_task(d))
+    {
+        return super::harbor::doctor(&session, dir).await;
+    }
     let mut checks = Checks::default();
     let (targets, cook) = flavors_to_check(&session, args, &mut checks);
     let endpoint = match &session.backend {
@@ -593,6 +602,18 @@ async fn check_sandbox(
                     );
                 }
             }
+            // Harbor cooks' cells run another profile; it is said, not probed here.
+            let capabilities: Vec<&str> = crate::runtime::TASK_PROGRAM_CAPABILITIES
+                .iter()
+                .map(|(name, _)| *name)
+                .collect();
+            checks.add(
+                "INFO",
+                format!(
+                    "sandbox: the task profile, for the cells of a cook made from a Harbor task only: writable root capped at the task's storage_mb where the storage driver allows it (else bounded by the engine's disk), program as root with only {}, the image's HOME and /tmp; init, no-new-privileges, seccomp, limits and egress as above; every other cell runs the profile checked above (SECURITY.md, \"The task profile\")",
+                    capabilities.join(", ")
+                ),
+            );
             // The gateway leak is a local bridge's; a swarm's overlays have no host gateway.
             if runtime.backend() == "docker" {
                 checks.add("WARN", "sandbox: host services listening on 0.0.0.0 are reachable through a cell's bridge gateway; close them with `iptables -I INPUT -i mc-+ -j DROP` (see SECURITY.md)");

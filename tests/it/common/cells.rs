@@ -65,7 +65,10 @@ impl TestCell {
                 hold: true,
                 timeout: Some(Duration::from_secs(300)),
                 deadline: Duration::from_secs(600),
+                task_root: false,
+                go_dir: None,
             },
+            task: None,
         };
         let files = CellFiles {
             inputs: vec![Input::Text {
@@ -79,6 +82,7 @@ impl TestCell {
                 collect_to: out.to_path_buf(),
             }],
             login: None,
+            input_area: None,
         };
         Self { spec, files }
     }
