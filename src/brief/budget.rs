@@ -184,6 +184,12 @@ fn check_reported(
     flavors.sort_unstable();
     flavors.dedup();
     for flavor in flavors {
+        if per_actor && crate::flavor::meter::reports_at_turn_end(flavor) && reports(flavor).tokens
+        {
+            checker.warnings.push(format!(
+                "field `{field}`: flavor `{flavor}` reports its usage only at the end of its turn (`codex exec` runs one), so this cap cannot stop it while it works: a cell that finishes over it is kept and recorded over budget, and judged only with `judging.over_budget: score`"
+            ));
+        }
         let seen = reports(flavor);
         let mut blind = Vec::new();
         if budget.tokens.is_some() && !seen.tokens {
@@ -291,6 +297,41 @@ mod tests {
             top.iter()
                 .any(|p| p.starts_with("field `budget`: must be a mapping")),
             "{top:?}"
+        );
+    }
+
+    /// Issue 25: codex reports its usage only at the end of its single turn, so a 10,000-token
+    /// cap let it finish 280,840 tokens of work and then threw the work away. Lint says so.
+    #[test]
+    fn a_cap_on_a_flavor_that_reports_at_the_end_of_its_turn_is_explained() {
+        let text = BRIEF.replace(
+            "{name: b, flavor: codex}",
+            "{name: b, flavor: codex, budget: {tokens: 10000}}",
+        );
+        let loaded = parse(Path::new("brief.yaml"), text.as_bytes()).unwrap();
+        assert_eq!(
+            loaded.warnings,
+            [
+                "field `participants[1].budget`: flavor `codex` reports its usage only at the end of its turn (`codex exec` runs one), so this cap cannot stop it while it works: a cell that finishes over it is kept and recorded over budget, and judged only with `judging.over_budget: score`"
+            ]
+        );
+        assert_eq!(
+            loaded.brief.judging.over_budget,
+            crate::brief::OverBudget::Unscored
+        );
+        let scored = format!("{text}judging: {{over_budget: score}}\n");
+        let loaded = parse(Path::new("brief.yaml"), scored.as_bytes()).unwrap();
+        assert_eq!(
+            loaded.brief.judging.over_budget,
+            crate::brief::OverBudget::Score
+        );
+        let wrong = problems(&format!("{text}judging: {{over_budget: keep}}\n"));
+        assert!(
+            wrong.contains(
+                &"field `judging.over_budget`: unknown choice `keep` (use one of: unscored, score)"
+                    .to_owned()
+            ),
+            "{wrong:?}"
         );
     }
 

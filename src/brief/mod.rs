@@ -24,7 +24,7 @@ pub use budget::{Budget, BudgetProblem, check_budget, grouped};
 pub use model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, DEFAULT_VERIFY_TIMEOUT_S, Dimension,
     HarborRef, Judging, JudgingMode, JudgingPolicy, JuryView, Network, NetworkMode, Outputs,
-    Profile, RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
+    OverBudget, Profile, RequiredOutput, Resources, Rubric, Scoring, VerifierImage, Verify,
 };
 pub use names::check_actor_name;
 pub use parse::{normalize_target, parse_bytes};

@@ -227,6 +227,35 @@ pub struct Judging {
     /// Judge an empty submission under a label like any other, as a calibration check: a judge
     /// that scores it above the report's threshold is flagged.
     pub null_participant: bool,
+    /// Whether a cell that finished its turn over a budget (a flavor that reports its usage only
+    /// at the end of its turn, like codex) is judged.
+    pub over_budget: OverBudget,
+}
+
+/// `judging.over_budget`: what becomes of a cell whose flavor reports its usage only at the
+/// end of its turn and that finished over a budget (docs/FLAVORS.md §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverBudget {
+    /// Kept in the cook folder, recorded over budget, not judged (`budget_exhausted`).
+    #[default]
+    Unscored,
+    /// Judged like any other cell, recorded over budget.
+    Score,
+}
+
+impl OverBudget {
+    /// Every accepted spelling.
+    pub const NAMES: [&'static str; 2] = ["unscored", "score"];
+
+    /// Parses a brief.yaml spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "unscored" => Some(Self::Unscored),
+            "score" => Some(Self::Score),
+            _ => None,
+        }
+    }
 }
 
 /// `judging.mode`.

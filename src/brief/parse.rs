@@ -49,6 +49,7 @@ const JUDGING_KEYS: &[&str] = &[
     "blinding_probe",
     "exclude_inconsistent_judges",
     "null_participant",
+    "over_budget",
 ];
 const OUTPUTS_KEYS: &[&str] = &["required"];
 const REQUIRED_KEYS: &[&str] = &["path", "kind"];
@@ -637,6 +638,19 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
     judging.blinding_probe = flag(checker, map, "blinding_probe");
     judging.exclude_inconsistent_judges = flag(checker, map, "exclude_inconsistent_judges");
     judging.null_participant = flag(checker, map, "null_participant");
+    if let Some(over) = checker.string("judging.over_budget", map.get("over_budget")) {
+        match super::model::OverBudget::parse(&over) {
+            Some(parsed) => judging.over_budget = parsed,
+            None => checker.problem(
+                "judging.over_budget",
+                format!("unknown choice `{over}`"),
+                Some(format!(
+                    "use one of: {}",
+                    super::model::OverBudget::NAMES.join(", ")
+                )),
+            ),
+        }
+    }
     if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
         match JudgingMode::parse(&mode) {
             Some(parsed) => judging.mode = parsed,

@@ -10,7 +10,14 @@
 //! (unscored, flagged in the report), and every other cell and pool goes on. A CLI that
 //! under-reports, or reports only at its end (agy, grok; every cost but claude's and grok's final
 //! line), is stopped only as soon as it reports.
+//!
+//! A flavor whose usage arrives only once its turn is over (codex's `turn.completed` at the end of
+//! `codex exec`'s single turn, agy's `result`, grok's `end`) has finished its work when a cap is
+//! crossed: it is not killed then (killing would throw the finished work away), but recorded as
+//! over budget ([`CellSpend::over_budget`]); `judging.over_budget` in brief.yaml decides whether
+//! it is judged. Its spend counts in every pool like any other.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
@@ -116,6 +123,11 @@ pub struct CellSpend {
     reason: Mutex<Option<String>>,
     flavor: String,
     implausible: Mutex<Option<String>>,
+    /// The flavor reports its usage only once its turn is over.
+    at_end: bool,
+    /// It has reported its turn's usage: its work is done.
+    reported: AtomicBool,
+    over: Mutex<Option<String>>,
 }
 
 impl CellSpend {
@@ -129,7 +141,31 @@ impl CellSpend {
             reason: Mutex::new(None),
             flavor: flavor.to_owned(),
             implausible: Mutex::new(None),
+            at_end: crate::flavor::meter::reports_at_turn_end(flavor),
+            reported: AtomicBool::new(false),
+            over: Mutex::new(None),
         })
+    }
+
+    /// Why the cell finished over a budget, for a flavor that reports its usage only at the end
+    /// of its turn (`None` when it did not, or was stopped while it ran).
+    pub fn over_budget(&self) -> Option<String> {
+        self.over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn note_over(&self, why: &str) {
+        self.over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| {
+                format!(
+                    "finished its turn over {why}: `{}` reports its usage only at the end of its turn, so it could not be stopped while it worked",
+                    self.flavor
+                )
+            });
     }
 
     /// Reads a chunk of the cell's stdout.
@@ -165,11 +201,28 @@ impl CellSpend {
                 .unwrap_or_else(PoisonError::into_inner) = Some(why.clone());
             self.stop_because(why);
         }
+        let turn_over = self.at_end && (delta.tokens > 0 || delta.usd > 0.0);
+        if turn_over {
+            // Set before the pools hear of it: a pool this line fills must not stop the cell.
+            self.reported.store(true, Ordering::SeqCst);
+        }
         for pool in &self.pools {
+            let was_reached = pool.is_reached();
             pool.add(delta);
+            if turn_over && pool.stop_running && !was_reached && pool.is_reached() {
+                self.note_over(&format!(
+                    "{} ({})",
+                    pool.label,
+                    pool.cap.describe(pool.spent())
+                ));
+            }
         }
         if let Some(cap) = self.cap.filter(|c| c.reached_by(spend)) {
-            self.stop_because(format!("its budget is used up ({})", cap.describe(spend)));
+            if self.at_end && self.reported.load(Ordering::SeqCst) {
+                self.note_over(&format!("its budget ({})", cap.describe(spend)));
+            } else {
+                self.stop_because(format!("its budget is used up ({})", cap.describe(spend)));
+            }
         }
     }
 
@@ -213,6 +266,10 @@ impl CellSpend {
         }
         let (pool, _, _) = futures_util::future::select_all(waits).await;
         if let Some(pool) = pool {
+            if self.reported.load(Ordering::SeqCst) && self.implausible().is_none() {
+                // Its turn is over and reported: it ends by itself, with its work.
+                return std::future::pending().await;
+            }
             self.stop_because(pool.why());
         }
         self.reason
@@ -317,6 +374,77 @@ mod tests {
             tokio::time::timeout(std::time::Duration::from_millis(50), c.exhausted()).await;
         assert!(stopped.is_err(), "running cells finish");
         assert!(!finishing.is_reached());
+    }
+
+    fn turn(tokens: u64) -> Vec<u8> {
+        format!(
+            "{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":{tokens},\"output_tokens\":0}}}}\n"
+        )
+        .into_bytes()
+    }
+
+    async fn still_running(cell: &CellSpend) -> bool {
+        tokio::time::timeout(std::time::Duration::from_millis(50), cell.exhausted())
+            .await
+            .is_err()
+    }
+
+    /// Issue 25: codex reports its usage only when its single turn is over. With a 10,000-token
+    /// cap it finished 280,840 tokens of work and was then killed, the work thrown away. It is
+    /// no longer stopped by the line that reports its finished turn: it is recorded over budget,
+    /// and its spend counts in the pool.
+    #[tokio::test]
+    async fn a_turn_reported_at_its_end_over_the_cap_is_recorded_not_stopped() {
+        let pool = Pool::new(COOK, cap(1_000_000), true, Spend::default());
+        let budgets = Budgets {
+            pools: vec![pool.clone()],
+        };
+        let codex = CellSpend::new("codex", Some(cap(10_000)), &budgets);
+        codex.push(&turn(280_840));
+        assert!(still_running(&codex).await, "its finished work is kept");
+        assert_eq!(
+            codex.over_budget().as_deref(),
+            Some(
+                "finished its turn over its budget (spent 280 840 / 10 000 tokens): `codex` reports its usage only at the end of its turn, so it could not be stopped while it worked"
+            )
+        );
+        assert_eq!(pool.spent().tokens, 280_840, "counted in the cook's pool");
+        // A flavor read live is still stopped at its cap.
+        let claude = CellSpend::new("dummy", Some(cap(10_000)), &budgets);
+        claude.push(&line(10_001));
+        assert!(!still_running(&claude).await);
+        assert_eq!(claude.over_budget(), None);
+    }
+
+    /// The cook-wide cap: codex's end-of-turn line fills the pool. The pool stops the cells
+    /// still working and starts no new one, but not codex, whose turn is over; a codex cell that
+    /// has reported nothing yet is still working and is stopped like any other.
+    #[tokio::test]
+    async fn an_end_of_turn_line_that_fills_the_pool_keeps_its_own_cell() {
+        let pool = Pool::new(COOK, cap(50_000), true, Spend::default());
+        let budgets = Budgets {
+            pools: vec![pool.clone()],
+        };
+        let working = CellSpend::new("codex", None, &budgets);
+        let live = CellSpend::new("dummy", None, &budgets);
+        live.push(&line(1_000));
+        let done = CellSpend::new("codex", None, &budgets);
+        done.push(&turn(80_240));
+        assert_eq!(pool.spent().tokens, 81_240);
+        assert!(budgets.blocked().is_some(), "no new cell starts");
+        assert!(still_running(&done).await);
+        assert_eq!(
+            done.over_budget().as_deref(),
+            Some(
+                "finished its turn over the cook's budget (spent 81 240 / 50 000 tokens): `codex` reports its usage only at the end of its turn, so it could not be stopped while it worked"
+            )
+        );
+        assert!(!still_running(&live).await, "a live cell is stopped");
+        assert!(
+            !still_running(&working).await,
+            "so is a codex cell mid-turn"
+        );
+        assert_eq!(working.over_budget(), None);
     }
 
     /// The issue's attack: one forged line from one cell. The pool never sees it, the forger

@@ -154,6 +154,9 @@ pub struct CellPlan {
     pub stderr_log: PathBuf,
     /// Its own spending cap (`budget:` of its brief entry).
     pub budget: Option<crate::brief::Budget>,
+    /// Judge it when it finished its turn over a budget (`judging.over_budget: score`); else
+    /// it ends `budget_exhausted` with its output kept.
+    pub score_over_budget: bool,
     /// Keep its file system as this image (tag, labels) once its program and everything it
     /// started have ended: a Harbor participant's final state, which the verifier runs on.
     pub commit: Option<(String, Labels)>,
@@ -364,6 +367,7 @@ impl PlanContext<'_> {
             stdout_log: logs.join(format!("{}.stdout.log", actor.flavor)),
             stderr_log: logs.join(format!("{}.stderr.log", actor.flavor)),
             budget: actor.budget,
+            score_over_budget: self.brief.judging.over_budget == crate::brief::OverBudget::Score,
             commit: None,
         }
     }

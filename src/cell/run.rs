@@ -70,6 +70,9 @@ pub struct CellOutcome {
     pub node: Option<String>,
     /// What it spent, read live from its output (flavors that report usage).
     pub spend: Option<crate::flavor::meter::Spend>,
+    /// Why it finished its turn over a budget (a flavor that reports its usage only at the end
+    /// of its turn); judged or not by `judging.over_budget`.
+    pub over_budget: Option<String>,
 }
 
 /// What the caller does around each cell. `finished` runs on a blocking thread (it may copy
@@ -315,6 +318,10 @@ async fn run_until_exit<H: CellHooks>(
         // Flagged whatever else happened: its claims are not believed.
         (state, error) = (CellState::SpendImplausible, Some(why));
     }
+    let over_budget = spend
+        .over_budget()
+        .filter(|_| state != CellState::SpendImplausible);
+    (state, error) = over_budget_state(plan, state, error, over_budget.as_deref());
     let login_failure = (state == CellState::NonZeroExit)
         .then(|| detect_login_failure(&plan.flavor, &output))
         .flatten();
@@ -344,6 +351,7 @@ async fn run_until_exit<H: CellHooks>(
         spend: crate::flavor::meter::reports(&plan.flavor)
             .tokens
             .then(|| spend.spend()),
+        over_budget,
     }
 }
 
@@ -699,7 +707,27 @@ fn not_started(state: CellState, error: Option<String>) -> CellOutcome {
         input_skipped: Vec::new(),
         node: None,
         spend: None,
+        over_budget: None,
     }
+}
+
+/// A cell that finished its turn over a budget: judged under `judging.over_budget: score`,
+/// else `budget_exhausted` (its work done and collected, kept in the cook folder).
+fn over_budget_state(
+    plan: &CellPlan,
+    state: CellState,
+    error: Option<String>,
+    why: Option<&str>,
+) -> (CellState, Option<String>) {
+    let Some(why) = why.filter(|_| !plan.score_over_budget && state.is_judged()) else {
+        return (state, error);
+    };
+    (
+        CellState::BudgetExhausted,
+        Some(format!(
+            "{why}; its output is kept in the cook folder, not judged (`judging.over_budget: score` in brief.yaml judges it)"
+        )),
+    )
 }
 
 /// The record's reason for a cell whose login failed, with the fix.

@@ -278,6 +278,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
         stdout_log: dir.join("probe.stdout.log"),
         stderr_log: dir.join("probe.stderr.log"),
         budget: None,
+        score_over_budget: false,
         commit: None,
     }
 }

@@ -69,6 +69,18 @@ fn runnable(
     task: &crate::harbor::Task,
     actors: &[&Actor],
 ) -> anyhow::Result<()> {
+    if let Some(user) = crate::verify::harbor::non_root_verifier(task) {
+        // /tests and /logs/verifier are staged for root (the cell user's group); another user
+        // could not read the tests or write the reward, and would get an error, not a run.
+        return Err(UserError::new(
+            format!(
+                "`{}`: `[verifier] user = \"{user}\"` is not run yet (test.sh runs as root only)",
+                task.dir.join(crate::harbor::TASK_TOML).display()
+            ),
+            "run test.sh as root (leave `[verifier] user` out, or set it to \"root\"); test.sh may still start the code under test as another user with `runuser`",
+        )
+        .into());
+    }
     if task.config.environment.docker_image.is_some() {
         return Err(UserError::new(
             format!(

@@ -85,8 +85,22 @@ fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded
     Ok((paths, loaded))
 }
 
-/// Connects to the engine.
+/// Connects to the engine, and says which (`-v`).
 async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
+    let (runtime, info) = connect_quietly(session).await?;
+    session.printer.detail(&format!(
+        "engine: {} {} (API {}), {} CPUs, {} MiB",
+        info.backend,
+        info.version,
+        info.api_version,
+        info.cpus,
+        info.mem_total >> 20
+    ));
+    Ok((runtime, info))
+}
+
+/// Connects to the engine without a word (`doctor` names the engine in its own check).
+async fn connect_quietly(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
     let runtime: SharedRuntime = match &session.backend {
         settings::Backend::Docker { subnet_pool } => {
             Arc::new(DockerRuntime::connect_with_pool(subnet_pool).await?)
@@ -99,14 +113,6 @@ async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo
         }
     };
     let info = runtime.info().await?;
-    session.printer.detail(&format!(
-        "engine: {} {} (API {}), {} CPUs, {} MiB",
-        info.backend,
-        info.version,
-        info.api_version,
-        info.cpus,
-        info.mem_total >> 20
-    ));
     Ok((runtime, info))
 }
 

@@ -97,6 +97,10 @@ pub struct ParticipantResult {
     /// Its own cap, when its brief entry sets one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::brief::Budget>,
+    /// Why it finished its turn over a budget (its flavor reports usage only at the end of its
+    /// turn): its output is kept; judged only under `judging.over_budget: score`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_budget: Option<String>,
 }
 
 /// Hooks of the cook phase.
@@ -251,6 +255,7 @@ impl CellHooks for CookHooks {
             node: outcome.node.clone(),
             spend: outcome.spend,
             budget: plan.budget,
+            over_budget: outcome.over_budget.clone(),
         };
         self.record(plan, &result);
         result

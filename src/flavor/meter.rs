@@ -86,6 +86,13 @@ pub fn reports(flavor: &str) -> Reports {
     }
 }
 
+/// True for a flavor whose usage arrives only once its turn is over (codex's `turn.completed`,
+/// and `codex exec` runs one turn; agy's `result`; grok's `end`): a cap cannot stop it while it
+/// works, only record that it finished over (docs/FLAVORS.md §8).
+pub fn reports_at_turn_end(flavor: &str) -> bool {
+    matches!(flavor, "codex" | "agy" | "grok")
+}
+
 /// The most one model turn of a flavor can cost: its largest context window read in full plus
 /// its largest output, at the highest list price of its models (docs/FLAVORS.md §8 item 9).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -2,7 +2,7 @@
 //! the image its final file system was kept as, so nothing it left running survives. The
 //! task's `tests/` are staged at `/tests` (never shown to a participant), `/logs/verifier` is a
 //! fresh area whatever the participant left at that path (a planted reward is not seen), and
-//! `bash /tests/test.sh` runs from the task's `workdir` as its verifier user under its timeout.
+//! `bash /tests/test.sh` runs from the task's `workdir` as root under its timeout.
 //! The reward is `reward.txt` (a number) or `reward.json` (`reward` plus named components);
 //! no reward file, a malformed one or a timeout is an error: never 0, never a pass.
 
@@ -118,7 +118,7 @@ pub async fn verify_task(
                 logs_cap: LOGS_CAP,
             }
             .files(logs_dir(paths, participant));
-            plan.spec.program = Some(test_command(task.config.verifier.user.as_deref()));
+            plan.spec.program = Some(test_command());
             plan
         })
         .collect();
@@ -168,19 +168,19 @@ fn verifier_actor(brief: &Brief, task: &Task, participant: &str) -> Actor {
     }
 }
 
-/// `bash /tests/test.sh`, as the task's verifier user: root as it is (the task profile's
-/// program), another user through `runuser`.
-fn test_command(user: Option<&str>) -> Vec<String> {
-    let test = format!("{HARBOR_TESTS}/test.sh");
-    match user
+/// The task's `[verifier] user` when it is not root (not run yet: the caller refuses it).
+pub fn non_root_verifier(task: &Task) -> Option<&str> {
+    task.config
+        .verifier
+        .user
+        .as_deref()
         .map(str::trim)
         .filter(|u| !u.is_empty() && *u != "root" && *u != "0")
-    {
-        None => vec!["bash".to_owned(), test],
-        Some(user) => ["runuser", "-u", user, "--", "bash", &test]
-            .map(str::to_owned)
-            .to_vec(),
-    }
+}
+
+/// `bash /tests/test.sh`, as root (the task profile's program).
+fn test_command() -> Vec<String> {
+    vec!["bash".to_owned(), format!("{HARBOR_TESTS}/test.sh")]
 }
 
 fn verdict(task: &Task, participant: &str, reward: Result<Reward, String>) -> TaskVerdict {
@@ -344,12 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn the_verifier_user_runs_test_sh_through_runuser_unless_root() {
-        assert_eq!(test_command(None), ["bash", "/tests/test.sh"]);
-        assert_eq!(test_command(Some("root")), ["bash", "/tests/test.sh"]);
-        assert_eq!(
-            test_command(Some("tester")),
-            ["runuser", "-u", "tester", "--", "bash", "/tests/test.sh"]
-        );
+    fn test_sh_runs_as_root_from_the_tests_folder() {
+        assert_eq!(test_command(), ["bash", "/tests/test.sh"]);
     }
 }

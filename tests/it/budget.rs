@@ -372,3 +372,103 @@ fn a_judges_forged_spend_line_stops_and_flags_that_judge_alone() {
         cook.leftovers()
     );
 }
+
+/// Issue 25: codex reports its usage only at the end of its single turn. With a 10,000-token cap
+/// it finished its task (280,840 tokens), was then killed and marked `budget_exhausted`, its
+/// work thrown away. Here the fake codex (1,100 tokens, reported at its turn's end) runs under
+/// a 500-token cap: it is not killed, its output is kept, it is recorded over budget, its spend
+/// counts in the cook's pool, and `judging.over_budget` decides whether it is judged.
+#[test]
+fn codex_over_its_cap_at_the_end_of_its_turn_keeps_its_work_and_the_brief_decides_scoring() {
+    use crate::logins::{FakeHost, brief, install_fakes};
+    let host = FakeHost::new();
+    let yaml = brief(
+        &[("cx", "codex", "m"), ("cl", "claude", "m")],
+        &[("j", "dummy")],
+    )
+    .replace(
+        "{name: cx, flavor: codex, model: \"m\"}",
+        "{name: cx, flavor: codex, model: \"m\", budget: {tokens: 500}}",
+    ) + "budget: {tokens: 1000000}\n";
+    let cook = TestCook::new("budget-codex", &yaml);
+    install_fakes(&cook, &["codex", "claude"]);
+    let linted = host.run(&cook, &["lint", cook.name()]);
+    assert!(
+        String::from_utf8_lossy(&linted.stderr).contains(
+            "flavor `codex` reports its usage only at the end of its turn (`codex exec` runs one)"
+        ),
+        "lint says so: {}",
+        show(&linted)
+    );
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let run = cook.json("RUN_RESULT.json");
+    let cx = entry(&run, "participants", "cx");
+    assert_eq!(
+        cx["status"], "budget_exhausted",
+        "unscored by default: {cx}"
+    );
+    assert_eq!(cx["spend"]["tokens"], 1_100, "{cx}");
+    let over = cx["over_budget"].as_str().unwrap_or_default();
+    assert!(
+        over.starts_with("finished its turn over its budget (spent 1 100 / 500 tokens)"),
+        "{cx}"
+    );
+    assert!(
+        cx["error"].as_str().unwrap().contains(
+            "its output is kept in the cook folder, not judged (`judging.over_budget: score`"
+        ),
+        "{cx}"
+    );
+    assert!(
+        cook.text("work/cx/out/RESULT.md").contains("(fake) answer"),
+        "the finished work is kept"
+    );
+    assert!(!cook.dir().join("judging/_inbox/cx").exists(), "not judged");
+    for command in ["judge", "report"] {
+        let output = host.run(&cook, &[command, cook.name()]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&output)
+        );
+    }
+    let board = cook.text("leaderboard.md");
+    let cl_spend = entry(&run, "participants", "cl")["spend"]["tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        board.contains(&format!(
+            "| **whole cook** | cook | spent {} / 1 000 000 tokens |",
+            multicooker::brief::grouped(1_100 + cl_spend)
+        )),
+        "its spend counts in the cook's pool: {board}"
+    );
+    // The brief decides: scored, it is sealed and judged, and still recorded over budget.
+    fs_err::write(
+        cook.dir().join("brief.yaml"),
+        format!("{yaml}judging: {{over_budget: score}}\n"),
+    )
+    .unwrap();
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let run = cook.json("RUN_RESULT.json");
+    let cx = entry(&run, "participants", "cx");
+    assert_eq!(cx["status"], "ok", "{cx}");
+    assert!(
+        cx["over_budget"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("finished its turn over")),
+        "{cx}"
+    );
+    assert!(
+        cook.dir().join("judging/_inbox/cx").is_dir(),
+        "sealed for the judges"
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}

@@ -340,6 +340,31 @@ fn clean_and_doctor_never_touch_or_offer_another_namespaces_base_images() {
     }
 }
 
+/// Issue 25: doctor printed the engine lines twice (with `-v`, the connection's own `engine:`
+/// line and doctor's engine check); the engine is named once, in doctor's check.
+#[test]
+fn doctor_names_the_engine_once() {
+    let cook = TestCook::empty("doctor-once");
+    for args in [
+        &["doctor", "--flavors", "dummy"][..],
+        &["doctor", "--flavors", "dummy", "-v"][..],
+    ] {
+        let output = cook.command(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(all.matches(" (API ").count(), 1, "{args:?}: {all}");
+        assert_eq!(
+            all.matches("engine reachable at ").count(),
+            1,
+            "{args:?}: {all}"
+        );
+    }
+}
+
 /// Builds an empty image standing for a base image, with these labels.
 fn build_empty_base(tag: &str, labels: multicooker::runtime::Labels) {
     use multicooker::runtime::{ImageSpec, Runtime};

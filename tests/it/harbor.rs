@@ -403,6 +403,35 @@ fn doctor_on_a_task_folder_says_whether_its_oracle_reaches_1() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+#[test]
+fn a_verifier_user_other_than_root_is_refused_by_name_before_any_cell() {
+    let cook = TestCook::empty("harbor-verifier-user");
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    let toml = task.join("task.toml");
+    let text = fs_err::read_to_string(&toml)
+        .unwrap()
+        .replace("[verifier]\n", "[verifier]\nuser = \"nobody\"\n");
+    fs_err::write(&toml, text).unwrap();
+    let output = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--oracle",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let output = cook.run_args(&["cook", cook.name()]);
+    let said = show(&output);
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("`[verifier] user = \"nobody\"` is not run yet")
+            && said.contains("task.toml"),
+        "{said}"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
 /// The oracle's and the verifier's logs, for assertion messages.
 fn logs_of(cook: &TestCook) -> String {
     let mut text = String::new();

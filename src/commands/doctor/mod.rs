@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{connect, open_cook};
+use super::{connect_quietly, open_cook};
 use crate::brief::KNOWN_FLAVORS;
 use crate::brief::NetworkMode;
 use crate::cell::images::{base_specs, ensure_base, namespace_bases};
@@ -70,7 +70,7 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         settings::Backend::Docker { .. } => Endpoint::from_env(&DockerEnv::from_process())
             .map_or_else(|problem| problem, |e| e.to_string()),
     };
-    match connect(&session).await {
+    match connect_quietly(&session).await {
         Ok((runtime, info)) => {
             checks.add(
                 "OK",
