@@ -284,8 +284,8 @@ async fn run_until_exit<H: CellHooks>(
     let node = runtime.placement_of(name).await.ok().flatten();
     let ended = wait_for_program(runtime, plan, (&options.cancel, &spend), record).await;
     let duration_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-    let collected = if ended.how == Ending::Cancelled || ended.record.is_none() {
-        Vec::new()
+    let (collected, lost_in_collect) = if ended.how == Ending::Cancelled || ended.record.is_none() {
+        (Vec::new(), None)
     } else {
         collect_all(runtime, plan, &options.redactor).await
     };
@@ -314,6 +314,7 @@ async fn run_until_exit<H: CellHooks>(
     let output = read_output_tails(&plan.stdout_log, &plan.stderr_log).await;
     let rate_limit = detect_rate_limit(&plan.flavor, &output);
     let (mut state, mut error) = classify(&ended, oom, rate_limit.is_some());
+    let node = lost_while_collecting(lost_in_collect, (&mut state, &mut error), node);
     if let Some(why) = spend.implausible() {
         // Flagged whatever else happened: its claims are not believed.
         (state, error) = (CellState::SpendImplausible, Some(why));
@@ -479,22 +480,58 @@ fn split_reports(
     (collected, error)
 }
 
-/// Collects every writable area to its host folder (replacing what was there).
+/// A node lost while the cell's output was collected: the program ended, but what it left
+/// never fully came back, an infrastructure failure like any other loss of its node
+/// (unscored, never sealed, run again). Returns the cell's node.
+fn lost_while_collecting(
+    lost: Option<String>,
+    (state, error): (&mut CellState, &mut Option<String>),
+    node: Option<String>,
+) -> Option<String> {
+    let Some(lost) = lost else {
+        return node;
+    };
+    *state = CellState::NodeLost;
+    *error = Some(format!(
+        "node `{lost}` was lost while the cell's output was collected"
+    ));
+    Some(lost)
+}
+
+/// Collects every writable area to its host folder (replacing what was there); with the
+/// node that was lost while it did, if one was (the rest is not asked for then).
 async fn collect_all(
     runtime: &dyn Runtime,
     plan: &CellPlan,
     redactor: &Arc<Redactor>,
-) -> Vec<(String, std::io::Result<Collected>)> {
+) -> (Vec<(String, std::io::Result<Collected>)>, Option<String>) {
     let mut reports = Vec::new();
+    let lost = Arc::new(std::sync::Mutex::new(None::<String>));
     for writable in &plan.files.writable {
+        if lost
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+        {
+            break;
+        }
         let target = writable.target();
         let stream = runtime.collect(&plan.spec.name, &target);
         let dest = writable.collect_to.clone();
         let bounds = Bounds::with_max_bytes(writable.cap_bytes);
         let redactor = redactor.clone();
+        let seen = lost.clone();
         let reader =
-            tokio_util::io::StreamReader::new(futures_util::StreamExt::map(stream, |item| {
-                item.map_err(std::io::Error::other)
+            tokio_util::io::StreamReader::new(futures_util::StreamExt::map(stream, move |item| {
+                item.map_err(|e| {
+                    if let crate::runtime::RuntimeError::NodeLost { node } = &e {
+                        *seen
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            Some(node.clone());
+                    }
+                    std::io::Error::other(e)
+                })
             }));
         let bridge = tokio_util::io::SyncIoBridge::new(reader);
         let report = tokio::task::spawn_blocking(move || {
@@ -508,7 +545,11 @@ async fn collect_all(
         .unwrap_or_else(|e| Err(std::io::Error::other(e)));
         reports.push((target, report));
     }
-    reports
+    let lost = lost
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    (reports, lost)
 }
 
 /// For a cell behind a proxy: starts the proxy and runs the canary before the cell's clock

@@ -311,7 +311,7 @@ impl DockerRuntime {
 
     /// Attaches to a created cell's stdout and stderr before it starts (nothing it prints is
     /// missed, and the engine stores none of it) and buffers the output for `cell_logs`.
-    async fn attach(&self, name: &str) -> Result<(), RuntimeError> {
+    pub(super) async fn attach(&self, name: &str) -> Result<(), RuntimeError> {
         let options = AttachContainerOptionsBuilder::default()
             .stream(true)
             .stdout(true)
@@ -553,6 +553,12 @@ impl DockerRuntime {
             .stderr(true)
             .build();
         log_chunks(self.docker.logs(name, Some(options)), ObjectRef::cell(name))
+    }
+
+    /// Drops a cell's attached output nobody took (a swarm cell removed before its logs
+    /// were read).
+    pub(super) fn forget_attached(&self, name: &str) {
+        self.lock_attached().remove(name);
     }
 
     pub(super) async fn engine_commit(

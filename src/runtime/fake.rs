@@ -29,6 +29,8 @@ pub struct FakeCell {
     pub fail_create: bool,
     /// The tar its writable area gives when collected.
     pub collected: Vec<u8>,
+    /// The node lost while its output is collected (after the tar's first half).
+    pub lost_in_collect: Option<String>,
     /// Cancelled the moment the cell is created (a Ctrl-C between create and start).
     pub cancel_on_create: Option<tokio_util::sync::CancellationToken>,
 }
@@ -228,7 +230,12 @@ impl Runtime for FakeRuntime {
         cell: &str,
         _source: &str,
     ) -> BoxStream<'static, Result<bytes::Bytes, RuntimeError>> {
-        let tar = self.script_of(cell).collected;
+        let script = self.script_of(cell);
+        let tar = script.collected;
+        if let Some(node) = script.lost_in_collect {
+            let half = bytes::Bytes::from(tar[..tar.len() / 2].to_vec());
+            return stream::iter([Ok(half), Err(RuntimeError::NodeLost { node })]).boxed();
+        }
         stream::iter([Ok(bytes::Bytes::from(tar))]).boxed()
     }
     fn wait_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, CellExit> {

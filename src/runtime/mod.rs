@@ -293,7 +293,7 @@ pub trait Runtime: Send + Sync + 'static {
 }
 
 /// Engine failures, each naming the operation and the object.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RuntimeError {
     /// The engine cannot be reached.
     #[error("cannot reach the Docker engine{}: {message}", .endpoint.as_ref().map(|e| format!(" at `{e}`")).unwrap_or_default())]

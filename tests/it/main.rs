@@ -32,6 +32,7 @@ mod real_clis;
 mod reference;
 mod refine;
 mod swarm;
+mod swarm_logs;
 mod swarm_lost;
 mod swarm_nodes;
 mod verify;

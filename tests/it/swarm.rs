@@ -103,6 +103,9 @@ fn swarm_three_real_nodes_pass_conformance_run_a_night_and_survive_a_lost_node()
     let left = swarm.leftovers_after(Duration::from_secs(60));
     assert!(left.is_empty(), "after the conformance suite: {left:?}");
 
+    crate::swarm_logs::a_container_its_node_cannot_start_is_refused_with_the_reason(&swarm);
+    crate::swarm_logs::a_cell_past_its_deadline_is_named_overdue(&swarm);
+    crate::swarm_logs::a_node_keeps_no_copy_of_what_a_cell_printed(&swarm);
     crate::swarm_nodes::cells_on_different_nodes_cannot_reach_each_other(&swarm);
     crate::swarm_nodes::a_proxy_on_one_node_serves_a_cell_on_another(&swarm);
     a_night_spreads_over_the_nodes(&swarm);

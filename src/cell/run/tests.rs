@@ -375,6 +375,46 @@ async fn inputs_and_the_go_file_go_in_as_one_upload_and_the_output_comes_back_th
     );
 }
 
+/// Issue 22: a node lost while a cell's output was collected (after init's exit record) left
+/// the cell `ok` with a collect error, sealed and judged on half an output. It is `node_lost`:
+/// unscored, named with its node, run again.
+#[tokio::test]
+async fn a_node_lost_during_collect_ends_the_cell_node_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(4096);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "out/RESULT.md", &[b'x'; 4096][..])
+        .unwrap();
+    runtime.script(
+        "mc-251122-t-r00t-p-a",
+        FakeCell {
+            runs_for: Duration::from_millis(5),
+            collected: tar.into_inner().unwrap(),
+            lost_in_collect: Some("n2".into()),
+            ..FakeCell::default()
+        },
+    );
+    let outcomes = run(
+        &runtime,
+        plans(tmp.path(), &["a"], 60),
+        CancellationToken::new(),
+    )
+    .await;
+    let outcome = &outcomes[0].1;
+    assert_eq!(outcome.state, CellState::NodeLost, "{outcome:?}");
+    assert!(!outcome.state.is_judged());
+    assert_eq!(outcome.node.as_deref(), Some("n2"));
+    assert_eq!(outcome.exit_code, Some(0), "the program's own end is kept");
+    let error = outcome.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("node `n2` was lost") && error.contains("collected"),
+        "{error}"
+    );
+}
+
 /// Regression (issue "The cell boundary"): a Ctrl-C after the containers were created but
 /// before they started still started them.
 #[tokio::test]

@@ -14,6 +14,14 @@
 //! - **Stage, collect, logs, wait, kill** go to the engine of the node the task runs on,
 //!   through the same archive and container calls as the local backend, so a cell's bytes
 //!   reach the host only through the same checked collect.
+//! - **Output** is read as on Docker: cells log to the `none` driver (no node's engine keeps
+//!   what a cell prints) and are read through the attach API of their node's engine. A
+//!   service's container starts at once, so every cell waits for its go file: a cell is
+//!   attached before anything is staged into it, and a cell that asked for no go file (a
+//!   proxy, a canary) is given one by `start_cell` once it is attached.
+//! - **Deadlines**: each service carries the Unix second its init ends it by
+//!   ([`super::LABEL_DEADLINE`]); [`Runtime::overdue`] names a running cell past it (counted
+//!   from when its task started, so time queued for room does not count).
 //! - **A node that does not answer** costs only its own cells (`nodes.rs`): every call to a
 //!   node's engine is bounded, an error reaching it is confirmed against the manager, and a
 //!   node the manager marks Down (or that stays silent) turns its cells into
@@ -43,8 +51,8 @@ use futures_util::stream::{BoxStream, StreamExt};
 use super::connect::{DockerEnv, client_for, connect_with};
 use super::docker::{DockerRuntime, SubnetPool, operation, status};
 use super::{
-    Archive, CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec,
-    ObjectRef, Runtime, RuntimeError, Selector, Unenforced,
+    Archive, Area, CellExit, CellSpec, EngineFuture, EngineInfo, GO_FILE, GO_NAME, ImageSpec,
+    LABEL_DEADLINE, LogChunk, NetworkSpec, ObjectRef, Runtime, RuntimeError, Selector, Unenforced,
 };
 
 /// Default pool of the overlays' subnets (apart from the local backend's).
@@ -55,6 +63,9 @@ const POLL: Duration = Duration::from_millis(250);
 const PLACEMENT_TIMEOUT: Duration = Duration::from_secs(600);
 /// What a task rejected by the swarm's constraint enforcer says (an over-committed node).
 const ENFORCER_REJECTED: &str = "no longer meets constraints";
+/// What a task whose container never started says (its node could not set it up: a network
+/// attachment, a mount). The container exits 128 at once; nothing of the cell ran.
+const START_FAILED: &str = "starting container failed";
 /// How often a cell whose task was rejected before it started is placed again.
 const REPLACEMENTS: u32 = 3;
 
@@ -76,6 +87,20 @@ pub struct SwarmConfig {
 struct Pending {
     spec: CellSpec,
     networks: Vec<String>,
+    /// The cell asked for no go file: `start_cell` stages it into this folder once the cell
+    /// is attached.
+    releases_go: Option<&'static str>,
+}
+
+/// A cell's output attached on its node (once): the node and the container, or why not.
+type Attachment = Arc<tokio::sync::OnceCell<Result<(String, String), RuntimeError>>>;
+
+/// The area given to a cell that asked for no go file, to hold it.
+const GO_AREA_BYTES: u64 = 1 << 20;
+
+/// The folder of the go file by default (its area).
+fn go_area() -> &'static str {
+    GO_FILE.rsplit_once('/').map_or("/", |(dir, _)| dir)
 }
 
 /// The swarm backend (cheap to share: streams of a cell keep a handle on it).
@@ -95,6 +120,8 @@ struct Inner {
     pushed: tokio::sync::Mutex<HashMap<String, String>>,
     /// Node id → hostname.
     hostnames: Mutex<HashMap<String, String>>,
+    /// Each started cell's output, attached on its node before its program may start.
+    attachments: Mutex<HashMap<String, Attachment>>,
 }
 
 /// Where a cell's task runs.
@@ -105,6 +132,8 @@ struct Placement {
     terminal: Option<String>,
     /// Waiting for a node with room: the swarm's scheduler is the queue.
     queued: bool,
+    /// The task's state (`running`, `failed`, …).
+    state: String,
 }
 
 impl SwarmRuntime {
@@ -149,7 +178,12 @@ impl SwarmRuntime {
                 (address.clone(), DockerRuntime::from_client(client)),
             );
         }
-        let nodes = nodes::Nodes::new(engines, left::Left::open(&config.manager), warn);
+        let nodes = nodes::Nodes::new(
+            engines,
+            left::Left::open(&config.manager),
+            warn,
+            manager.clone(),
+        );
         nodes.left_out_silent(&config.manager).await?;
         nodes.fence_answering().await;
         let pool =
@@ -169,6 +203,7 @@ impl SwarmRuntime {
                 pending: Mutex::default(),
                 pushed: tokio::sync::Mutex::default(),
                 hostnames: Mutex::default(),
+                attachments: Mutex::default(),
             }),
         })
     }
@@ -224,6 +259,7 @@ impl Inner {
                 container: status.container_status.and_then(|c| c.container_id),
                 terminal,
                 queued: state == "pending",
+                state,
             }
         }))
     }
@@ -259,6 +295,41 @@ impl Inner {
         self.nodes
             .get(hostname.as_str())
             .ok_or(RuntimeError::UnknownNode { node: hostname })
+    }
+
+    /// The node, engine and container of a cell whose output is attached: the first caller
+    /// attaches (waiting until the task has a container), later ones get the same answer.
+    /// Staging waits for this, so the program (which waits for the go file, staged last)
+    /// prints nothing before the cell is attached.
+    async fn attached(&self, cell: &str) -> Result<(&str, &DockerRuntime, String), RuntimeError> {
+        let once = self
+            .attachments
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(cell.to_owned())
+            .or_default()
+            .clone();
+        let (host, container) = once.get_or_init(|| self.attach(cell)).await.clone()?;
+        let (host, engine) = self
+            .nodes
+            .get(&host)
+            .ok_or(RuntimeError::UnknownNode { node: host })?;
+        Ok((host, engine, container))
+    }
+
+    async fn attach(&self, cell: &str) -> Result<(String, String), RuntimeError> {
+        let (host, engine, container) = self.started(cell).await?;
+        let attached = engine.attach(&container).await;
+        self.checked(host, attached).await?;
+        Ok((host.to_owned(), container))
+    }
+
+    /// Stages the go file of a cell that asked for none into `folder`, once its output is
+    /// attached.
+    async fn release(&self, cell: &str, folder: &str) -> Result<(), RuntimeError> {
+        let (host, engine, container) = self.attached(cell).await?;
+        let staged = engine.engine_stage(&container, folder, go_archive()).await;
+        self.checked(host, staged).await
     }
 
     /// The node's engine, if calls may go to it now (see [`nodes::Nodes::usable`]).
@@ -320,6 +391,40 @@ impl Inner {
                     object: ObjectRef::cell(cell),
                     status: None,
                     message: "no node took the task (not enough free CPUs or memory?)".into(),
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// The node engine and container of a cell once its task runs: staging waits for this,
+    /// so a container that fails to start (its node could not attach its network or mount
+    /// its areas) is never staged into. A task that fails so is placed again (nothing of the
+    /// cell ran), at most `REPLACEMENTS` times; then the cell fails with the node's reason.
+    async fn started(&self, cell: &str) -> Result<(&str, &DockerRuntime, String), RuntimeError> {
+        let mut replaced = 0;
+        loop {
+            let (host, engine, container) = self.container(cell).await?;
+            let Some(placement) = self.placement(cell).await? else {
+                continue;
+            };
+            if placement.state == "running" {
+                return Ok((host, engine, container));
+            }
+            if let Some(terminal) = placement.terminal {
+                if terminal.contains(START_FAILED) && replaced < REPLACEMENTS {
+                    replaced += 1;
+                    self.nodes.warn(&format!(
+                        "cell `{cell}` did not start on node `{host}` ({terminal}): placed again ({replaced} of {REPLACEMENTS})"
+                    ));
+                    self.replace(cell).await?;
+                    continue;
+                }
+                return Err(RuntimeError::Operation {
+                    operation: "start",
+                    object: ObjectRef::cell(cell),
+                    status: Some(500),
+                    message: format!("its task on node `{host}` ended before it ran: {terminal}"),
                 });
             }
             tokio::time::sleep(POLL).await;
@@ -425,7 +530,20 @@ impl Inner {
             Some(program) => program.clone(),
             None => self.manager.image_program(&pending.spec.image).await?,
         };
-        let spec = service::service_spec(&pending.spec, &image, &program, &networks);
+        let mut cell = pending.spec.clone();
+        if cell.labels.get(LABEL_DEADLINE).is_none() {
+            // When init ends the cell at the latest, counted from now (a second of slack for
+            // its start); `overdue` adds the time its task waited for room.
+            let ends_by = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                + cell.init.deadline
+                + Duration::from_secs(1);
+            cell.labels = cell
+                .labels
+                .with(LABEL_DEADLINE, &ends_by.as_secs().to_string());
+        }
+        let spec = service::service_spec(&cell, &image, &program, &networks);
         match self.docker().create_service(spec.clone(), None).await {
             Ok(_) => Ok(()),
             Err(e) if status(&e) == Some(409) => {
@@ -447,7 +565,20 @@ impl Inner {
             exit = engine.engine_wait_cell(&container) => exit,
             lost = self.node_lost(host) => Err(lost),
         };
-        self.checked(host, exit).await
+        let exit = self.checked(host, exit).await?;
+        if exit.code != 0
+            && let Ok(Some(placement)) = self.placement(name).await
+            && let Some(terminal) = placement.terminal.filter(|t| t.contains(START_FAILED))
+        {
+            // Exit 128 at once: the node never started the container. Not the cell's failure.
+            return Err(RuntimeError::Operation {
+                operation: "start",
+                object: ObjectRef::cell(name),
+                status: Some(500),
+                message: format!("node `{host}` could not start it: {terminal}"),
+            });
+        }
+        Ok(exit)
     }
 
     async fn make_network(&self, spec: &NetworkSpec) -> Result<(), RuntimeError> {
@@ -456,6 +587,16 @@ impl Inner {
 
     async fn remove_cell(&self, name: &str) -> Result<(), RuntimeError> {
         self.lock_pending().remove(name);
+        let attachment = self
+            .attachments
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
+        if let Some(Ok((host, container))) = attachment.as_ref().and_then(|a| a.get())
+            && let Some((_, engine)) = self.nodes.get(host)
+        {
+            engine.forget_attached(container);
+        }
         let placement = self.placement(name).await.ok().flatten();
         // The service goes first: its task's reservation is released at once (a task killed
         // while its service stays still counts for the swarm's constraint enforcer).
@@ -532,11 +673,29 @@ impl Runtime for SwarmRuntime {
     }
     fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
         async move {
+            let mut spec = spec.clone();
+            // A service's container starts before anyone can attach to it: a cell that would
+            // start its program at once waits for a go file instead, which `start_cell`
+            // stages once the cell's output is attached (nothing it prints is missed).
+            let releases_go =
+                (!spec.init.wait_for_go).then(|| spec.init.go_dir.unwrap_or(go_area()));
+            if let Some(folder) = releases_go {
+                spec.init.wait_for_go = true;
+                if !spec.areas.iter().any(|a| a.target == folder) {
+                    spec.areas.push(Area {
+                        target: folder.to_owned(),
+                        size_bytes: GO_AREA_BYTES,
+                        owner: (0, 0),
+                        mode: 0o755,
+                    });
+                }
+            }
             self.inner.lock_pending().insert(
                 spec.name.clone(),
                 Pending {
-                    spec: spec.clone(),
+                    spec,
                     networks: Vec::new(),
+                    releases_go,
                 },
             );
             Ok(())
@@ -561,7 +720,19 @@ impl Runtime for SwarmRuntime {
         .boxed()
     }
     fn start_cell<'a>(&'a self, name: &'a str) -> EngineFuture<'a, ()> {
-        self.inner.start(name).boxed()
+        async move {
+            let releases_go = self
+                .inner
+                .lock_pending()
+                .get(name)
+                .and_then(|p| p.releases_go);
+            self.inner.start(name).await?;
+            if let Some(folder) = releases_go {
+                self.inner.release(name, folder).await?;
+            }
+            Ok(())
+        }
+        .boxed()
     }
     fn stage<'a>(
         &'a self,
@@ -570,7 +741,8 @@ impl Runtime for SwarmRuntime {
         archive: Archive,
     ) -> EngineFuture<'a, ()> {
         async move {
-            let (host, engine, container) = self.inner.container(cell).await?;
+            // Attached first: the go file, staged last, lets the program start.
+            let (host, engine, container) = self.inner.attached(cell).await?;
             let staged = engine.engine_stage(&container, target, archive).await;
             self.inner.checked(host, staged).await
         }
@@ -627,11 +799,27 @@ impl Runtime for SwarmRuntime {
         let name = name.to_owned();
         let this = self.inner.clone();
         futures_util::stream::once(async move {
-            match this.container(&name).await {
+            match this.attached(&name).await {
                 Ok((host, engine, container)) => {
                     // A broken stream is confirmed before it ends: the cell's end is then
                     // known as a lost node, not as a program that stopped.
                     let (inner, host) = (this.clone(), host.to_owned());
+                    let (last, on) = (this.clone(), host.clone());
+                    // An attached stream whose engine died ends like one whose cell ended
+                    // (end of file, no error): its end is confirmed when the engine is silent.
+                    let end = futures_util::stream::once(async move {
+                        if last.nodes.answers(&on).await {
+                            return None;
+                        }
+                        let silent = RuntimeError::Unreachable {
+                            endpoint: None,
+                            message: format!(
+                                "the output of a cell on node `{on}` ended and its engine does not answer"
+                            ),
+                        };
+                        Some(Err(last.nodes.confirm(last.docker(), &on, silent).await))
+                    })
+                    .filter_map(futures_util::future::ready);
                     engine
                         .engine_cell_logs(&container)
                         .then(move |item| {
@@ -645,6 +833,7 @@ impl Runtime for SwarmRuntime {
                                 }
                             }
                         })
+                        .chain(end)
                         .boxed()
                 }
                 Err(e) => futures_util::stream::once(async { Err(e) }).boxed(),
@@ -661,6 +850,9 @@ impl Runtime for SwarmRuntime {
     }
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
         objects::running(&self.inner, selector).boxed()
+    }
+    fn overdue<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>> {
+        objects::overdue(&self.inner, selector).boxed()
     }
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
         async move {
@@ -694,6 +886,23 @@ impl Runtime for SwarmRuntime {
         }
         .boxed()
     }
+}
+
+/// A tar holding the empty go file (root's, read-only).
+fn go_archive() -> Archive {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_size(0);
+    header.set_mode(0o444);
+    header.set_uid(0);
+    header.set_gid(0);
+    header.set_cksum();
+    let mut builder = tar::Builder::new(Vec::new());
+    builder
+        .append_data(&mut header, GO_NAME, std::io::empty())
+        .and_then(|()| builder.into_inner())
+        .map(Archive::from_bytes)
+        .expect("a tar in memory cannot fail")
 }
 
 /// A node's stream that ends with [`RuntimeError::NodeLost`] once its node is lost (a silent

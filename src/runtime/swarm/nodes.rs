@@ -70,6 +70,8 @@ pub(super) struct Nodes {
     warned: Mutex<BTreeSet<(String, &'static str)>>,
     left: Left,
     warn: Warn,
+    /// The manager: fencing spares a cell's namesake created since.
+    manager: Docker,
 }
 
 /// True when an engine error means the engine was not reached (no answer, a broken stream),
@@ -88,6 +90,7 @@ impl Nodes {
         engines: BTreeMap<String, (String, DockerRuntime)>,
         left: Left,
         warn: Warn,
+        manager: Docker,
     ) -> Self {
         let addresses = engines
             .iter()
@@ -100,6 +103,7 @@ impl Nodes {
             warned: Mutex::default(),
             left,
             warn,
+            manager,
         }
     }
 
@@ -293,7 +297,10 @@ impl Nodes {
         let mut removed = 0;
         for object in objects {
             let done = match object.kind {
-                ObjectKind::Cell => super::objects::sweep_cell(engine, &object.name).await,
+                ObjectKind::Cell => {
+                    let live = live_services(&self.manager, &object.name).await;
+                    super::objects::sweep_cell_but(engine, &object.name, &live).await
+                }
                 ObjectKind::Volume => {
                     super::objects::remove_volume(engine.client(), &object.name).await
                 }
@@ -337,6 +344,26 @@ impl Nodes {
             ),
         );
     }
+}
+
+/// The ids of the services named `name` the manager has now (a cell created again under the
+/// name of one left on a lost node). The manager not answering spares none.
+async fn live_services(manager: &Docker, name: &str) -> Vec<String> {
+    let mut filters = HashMap::new();
+    filters.insert("name".to_owned(), vec![name.to_owned()]);
+    let options = bollard::query_parameters::ListServicesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    tokio::time::timeout(PING, manager.list_services(Some(options)))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default()
+        .into_iter()
+        // The engine's name filter matches prefixes.
+        .filter(|s| s.spec.as_ref().and_then(|s| s.name.as_deref()) == Some(name))
+        .filter_map(|s| s.id)
+        .collect()
 }
 
 /// The manager's state of a node (`ready`, `down`, …), by hostname; `None` if it cannot say.

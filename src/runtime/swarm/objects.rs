@@ -95,6 +95,17 @@ pub(super) async fn remove_network(docker: &Docker, name: &str) -> Result<(), Ru
 
 /// Removes what a node keeps of a cell: its task containers and its areas' volumes.
 pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(), RuntimeError> {
+    sweep_cell_but(engine, cell, &[]).await
+}
+
+/// [`sweep_cell`], sparing the tasks of the services in `live` (ids): a cell of the same name
+/// created again since (the same cook resumed, the same night run again) is not the one left
+/// behind. With services to spare, only volumes no container uses are removed.
+pub(super) async fn sweep_cell_but(
+    engine: &DockerRuntime,
+    cell: &str,
+    live: &[String],
+) -> Result<(), RuntimeError> {
     let docker = engine.client();
     let mut filters = HashMap::new();
     filters.insert(
@@ -110,6 +121,13 @@ pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(),
         .await
         .map_err(|e| operation("list", ObjectRef::cell(cell), &e))?;
     for container in containers {
+        let service = container
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("com.docker.swarm.service.id"));
+        if service.is_some_and(|s| live.contains(s)) {
+            continue;
+        }
         if let Some(id) = container.id {
             let options = RemoveContainerOptionsBuilder::default()
                 .force(true)
@@ -125,6 +143,9 @@ pub(super) async fn sweep_cell(engine: &DockerRuntime, cell: &str) -> Result<(),
     }
     let mut filters = HashMap::new();
     filters.insert("label".to_owned(), vec![format!("{LABEL_CELL}={cell}")]);
+    if !live.is_empty() {
+        filters.insert("dangling".to_owned(), vec!["true".to_owned()]);
+    }
     let options = ListVolumesOptionsBuilder::default()
         .filters(&filters)
         .build();
@@ -199,6 +220,10 @@ async fn remove_on(inner: &Inner, host: &str, object: &ObjectRef) -> Result<(), 
 /// Removes an image everywhere a cell's use put it: its tag on the manager, the registry tag
 /// the push added (on the manager and in the registry), and every node's pulled copy.
 async fn remove_image(inner: &Inner, tag: &str) -> Result<(), RuntimeError> {
+    // Listing finds the registry tag too (it carries the cook's labels): the same image.
+    let tag = tag
+        .strip_prefix(&format!("{}/", inner.registry))
+        .unwrap_or(tag);
     let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
     let remote = format!("{}/{repo}", inner.registry);
     let pushed = inner
@@ -331,17 +356,26 @@ async fn cell_volumes(docker: &Docker, selector: &Selector) -> Vec<(String, Stri
         .collect()
 }
 
-/// Services whose labels match and whose task still runs.
 /// Task states a task never leaves.
 pub(super) const ENDED: &[&str] = &[
     "complete", "shutdown", "failed", "rejected", "orphaned", "remove",
 ];
 
-pub(super) async fn running(
-    inner: &Inner,
-    selector: &Selector,
-) -> Result<Vec<String>, RuntimeError> {
-    // Tasks do not carry the service's labels: select the services, then their running tasks.
+/// A selected service with a task that has not ended.
+struct Live {
+    name: String,
+    /// Its [`LABEL_DEADLINE`](super::super::LABEL_DEADLINE), when it has one.
+    deadline: Option<u64>,
+    /// When the service was created, and when its task last changed state (Unix seconds).
+    created: Option<i64>,
+    changed: Option<i64>,
+    /// The task's state (`running`, `pending`, …).
+    state: String,
+}
+
+/// The services whose labels match, with each task that has not ended.
+async fn live(inner: &Inner, selector: &Selector) -> Result<Vec<Live>, RuntimeError> {
+    // Tasks do not carry the service's labels: select the services, then their tasks.
     let mut filters = HashMap::new();
     filters.insert("label".to_owned(), selector.engine_filters());
     let services = inner
@@ -353,9 +387,18 @@ pub(super) async fn running(
         ))
         .await
         .map_err(|e| operation("list", ObjectRef::cell("services"), &e))?;
-    let by_id: HashMap<String, String> = services
+    let by_id: HashMap<String, (String, Option<u64>, Option<i64>)> = services
         .into_iter()
-        .filter_map(|s| Some((s.id?, s.spec?.name?)))
+        .filter_map(|s| {
+            let created = unix_seconds(s.created_at.as_deref());
+            let spec = s.spec?;
+            let deadline = spec
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(super::super::LABEL_DEADLINE))
+                .and_then(|d| d.parse::<u64>().ok());
+            Some((s.id?, (spec.name?, deadline, created)))
+        })
         .collect();
     if by_id.is_empty() {
         return Ok(Vec::new());
@@ -370,16 +413,72 @@ pub(super) async fn running(
         ))
         .await
         .map_err(|e| operation("list", ObjectRef::cell("tasks"), &e))?;
-    // Not yet ended: the manager hears of a task's start a moment after the node.
-    let mut names: Vec<String> = tasks
+    Ok(tasks
         .into_iter()
-        .filter(|t| {
-            t.status
-                .as_ref()
-                .and_then(|s| s.state)
-                .is_some_and(|s| !ENDED.contains(&s.to_string().as_str()))
+        .filter_map(|t| {
+            let status = t.status?;
+            let state = status.state?.to_string();
+            if ENDED.contains(&state.as_str()) {
+                return None;
+            }
+            let (name, deadline, created) = by_id.get(&t.service_id?)?.clone();
+            Some(Live {
+                name,
+                deadline,
+                created,
+                changed: unix_seconds(status.timestamp.as_deref()),
+                state,
+            })
         })
-        .filter_map(|t| by_id.get(&t.service_id?).cloned())
+        .collect())
+}
+
+/// An engine timestamp (RFC 3339) as Unix seconds.
+fn unix_seconds(text: Option<&str>) -> Option<i64> {
+    text?
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(jiff::Timestamp::as_second)
+}
+
+/// Services whose labels match and whose task still runs.
+pub(super) async fn running(
+    inner: &Inner,
+    selector: &Selector,
+) -> Result<Vec<String>, RuntimeError> {
+    // Not yet ended: the manager hears of a task's start a moment after the node.
+    let mut names: Vec<String> = live(inner, selector)
+        .await?
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Services whose labels match and whose task runs past its deadline: the label's, moved by
+/// the time the task waited for room (its deadline counts from its start).
+pub(super) async fn overdue(
+    inner: &Inner,
+    selector: &Selector,
+) -> Result<Vec<String>, RuntimeError> {
+    let now = jiff::Timestamp::now().as_second();
+    let mut names: Vec<String> = live(inner, selector)
+        .await?
+        .into_iter()
+        .filter(|l| l.state == "running")
+        .filter(|l| {
+            let Some(deadline) = l.deadline.and_then(|d| i64::try_from(d).ok()) else {
+                return false;
+            };
+            let waited = match (l.created, l.changed) {
+                (Some(created), Some(started)) => (started - created).max(0),
+                _ => 0,
+            };
+            deadline + waited < now
+        })
+        .map(|l| l.name)
         .collect();
     names.sort();
     names.dedup();

@@ -1,8 +1,6 @@
 //! A cell as a Swarm service: the same hardening baseline as a local container wherever Swarm
 //! can express it, and what it cannot, named.
 
-use std::collections::HashMap;
-
 use bollard::Docker;
 use bollard::models::{
     EndpointSpec, EndpointSpecModeEnum, Limit, NetworkAttachmentConfig, ResourceObject,
@@ -127,9 +125,6 @@ pub(super) fn service_spec(
         ]),
         ..Default::default()
     };
-    let mut log_options = HashMap::new();
-    log_options.insert("max-size".to_owned(), "10m".to_owned());
-    log_options.insert("max-file".to_owned(), "3".to_owned());
     ServiceSpec {
         name: Some(spec.name.clone()),
         labels: Some(labels),
@@ -166,9 +161,12 @@ pub(super) fn service_spec(
                     })
                     .collect(),
             ),
+            // As on Docker: the node's engine stores nothing a cell prints (a login it shows
+            // would stay on the node until `clean`); its output is read through the attach
+            // API of the node's engine, attached before the go file lets the program start.
             log_driver: Some(TaskSpecLogDriver {
-                name: Some("json-file".into()),
-                options: Some(log_options),
+                name: Some("none".into()),
+                options: None,
             }),
             ..Default::default()
         }),
