@@ -102,7 +102,8 @@ pub const INIT_PATH: &str = "/opt/multicooker/mc-cell";
 pub const CONTROL_AREA: &str = "/run/mc-cell";
 /// The file whose arrival lets init start the program: the last entry of the inputs' tar, so
 /// one upload stages the inputs and says go (issue 28). It is in the input area, which the
-/// program cannot write; init removes it before the program starts.
+/// program cannot write; it stays there, empty (init must not remove it: the engine sets its
+/// owner and times after creating it, and a removal in between fails the upload).
 pub const GO_FILE: &str = "/work/.mc-cell-go";
 /// [`GO_FILE`]'s name inside the input area.
 pub const GO_NAME: &str = ".mc-cell-go";

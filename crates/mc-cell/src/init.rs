@@ -193,8 +193,8 @@ pub fn run(args: &[String]) -> ExitCode {
             std::thread::sleep(TICK);
         }
         // The go file is the last entry of the inputs' tar, in the input area (root's, which
-        // the program cannot write): gone before the program starts, so it never sees it.
-        let _ = std::fs::remove_file(go);
+        // the program cannot write). It stays: the engine still sets its owner and times after
+        // creating it, and removing it meanwhile failed the upload (`lchown … no such file`).
     }
     let user = options.user.filter(|_| separated);
     if let (Some((caller, _)), Some((uid, gid))) = (user, options.launch_as) {
