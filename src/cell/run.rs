@@ -88,6 +88,19 @@ pub trait CellHooks: Send + Sync + 'static {
     fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output;
 }
 
+/// Hooks of a role that needs nothing around its cells but each one's outcome, by actor (the
+/// Harbor participant and verifier).
+pub struct OutcomeByActor;
+
+impl CellHooks for OutcomeByActor {
+    type Output = (String, CellOutcome);
+    fn starting(&self, _: &CellPlan) {}
+    fn started(&self, _: &CellPlan, _: &str) {}
+    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output {
+        (plan.actor.clone(), outcome)
+    }
+}
+
 /// One image's build, shared by the cells that run it: resolves once it is built (or failed).
 pub type ImageBuild = Shared<BoxFuture<'static, Result<(), Arc<String>>>>;
 

@@ -13,7 +13,7 @@ use crate::brief::Actor;
 use crate::cell::files::{HARBOR_SOLUTION, oracle_files};
 use crate::cell::names::Names;
 use crate::cell::plan::CellPlan;
-use crate::cell::run::{CellHooks, CellOutcome};
+use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
 use crate::harbor::Task;
 use crate::runtime::{LABEL_ACTOR, TeardownFailure};
@@ -41,17 +41,6 @@ pub struct TaskRuns {
     pub build: Result<(), Arc<String>>,
     /// Objects teardown could not remove.
     pub leftovers: Vec<TeardownFailure>,
-}
-
-struct Hooks;
-
-impl CellHooks for Hooks {
-    type Output = (String, CellOutcome);
-    fn starting(&self, _: &CellPlan) {}
-    fn started(&self, _: &CellPlan, _: &str) {}
-    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output {
-        (plan.actor.clone(), outcome)
-    }
 }
 
 /// Runs `actors` (oracles: the caller refuses other flavors) inside `task`'s environment; the
@@ -95,7 +84,7 @@ pub async fn run_task(
         .iter()
         .filter_map(|p| Some((p.actor.clone(), p.commit.as_ref()?.0.clone())))
         .collect();
-    let run = cast.run(plans, Arc::new(Hooks)).await?;
+    let run = cast.run(plans, Arc::new(OutcomeByActor)).await?;
     let runs = run
         .outputs
         .into_iter()

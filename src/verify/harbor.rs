@@ -16,7 +16,7 @@ use crate::brief::{Actor, Brief};
 use crate::cell::files::{HARBOR_TESTS, HARBOR_VERIFIER_LOGS, HarborVerifierFiles};
 use crate::cell::names::Names;
 use crate::cell::plan::CellPlan;
-use crate::cell::run::{CellHooks, CellOutcome};
+use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
 use crate::harbor::Task;
 use crate::runtime::TeardownFailure;
@@ -51,17 +51,6 @@ pub struct TaskVerification {
     pub verdicts: Vec<TaskVerdict>,
     /// Objects teardown could not remove.
     pub leftovers: Vec<TeardownFailure>,
-}
-
-struct Hooks;
-
-impl CellHooks for Hooks {
-    type Output = (String, CellOutcome);
-    fn starting(&self, _: &CellPlan) {}
-    fn started(&self, _: &CellPlan, _: &str) {}
-    fn finished(&self, plan: &CellPlan, outcome: CellOutcome) -> Self::Output {
-        (plan.actor.clone(), outcome)
-    }
 }
 
 /// Runs `task`'s verifier (the cook's `folder`) on each `(participant, kept image)`; a
@@ -122,7 +111,7 @@ pub async fn verify_task(
             plan
         })
         .collect();
-    let run = cast.run(plans, Arc::new(Hooks)).await?;
+    let run = cast.run(plans, Arc::new(OutcomeByActor)).await?;
     for (participant, outcome) in run.outputs {
         let reward = match &run.build {
             Err(message) => Err(format!("the verifier's image did not build: {message}")),
