@@ -33,6 +33,25 @@ pub struct Bounds {
 }
 
 pub use crate::fsx::MAX_DEPTH;
+
+/// Scans what a cell left (collected to `dir`) for token-shaped strings and warns about each,
+/// naming the cell as `who`: the same check for a participant's sealed output and a judge's
+/// outbox.
+pub fn warn_token_shapes(
+    progress: &dyn crate::progress::Progress,
+    who: &str,
+    dir: &Path,
+) -> Vec<crate::redact::TokenShape> {
+    let found = crate::redact::token_shapes(dir);
+    for shape in &found {
+        progress.note(&format!(
+            "warning: {who} left a token-shaped string ({}) in {}: look before publishing",
+            shape.kind,
+            crate::sanitize::one_line(&shape.path)
+        ));
+    }
+    found
+}
 /// Default limit on a relative path, so that the host path (cook folder, `judging/_normalized/`
 /// and the like in front of it) stays well inside the host's 4096 bytes.
 pub const MAX_PATH_BYTES: usize = 1024;

@@ -292,16 +292,11 @@ impl CookHooks {
         if !sealed {
             return Vec::new();
         }
-        let found = crate::redact::token_shapes(&self.paths.sealed(&plan.actor).join("out"));
-        for shape in &found {
-            self.progress.note(&format!(
-                "warning: `{}` left a token-shaped string ({}) in {}: look before publishing",
-                plan.actor,
-                shape.kind,
-                crate::sanitize::one_line(&shape.path)
-            ));
-        }
-        found
+        crate::cell::collect::warn_token_shapes(
+            &*self.progress,
+            &format!("`{}`", plan.actor),
+            &self.paths.sealed(&plan.actor).join("out"),
+        )
     }
 
     /// trace.json, the status cell, events and progress for a finished participant.

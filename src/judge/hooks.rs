@@ -328,16 +328,11 @@ impl JudgeHooks {
     /// Scans what a judge wrote (its collected outbox: reviews, scores) for token-shaped
     /// strings and warns about each, as for a participant's output.
     fn token_shapes(&self, plan: &CellPlan) -> Vec<crate::redact::TokenShape> {
-        let found = crate::redact::token_shapes(&self.paths.judge_dir(&plan.actor));
-        for shape in &found {
-            self.progress.note(&format!(
-                "warning: judge `{}` left a token-shaped string ({}) in {}: look before publishing",
-                plan.actor,
-                shape.kind,
-                crate::sanitize::one_line(&shape.path)
-            ));
-        }
-        found
+        crate::cell::collect::warn_token_shapes(
+            &*self.progress,
+            &format!("judge `{}`", plan.actor),
+            &self.paths.judge_dir(&plan.actor),
+        )
     }
 
     fn record(&self, plan: &CellPlan, outcome: &CellOutcome, result: &JudgeResult) {
