@@ -58,9 +58,10 @@ pub fn write_cook(
     fs_err::create_dir_all(dir)?;
     if crate::harbor::is_task(template) {
         // A Harbor task: kept byte for byte in the cook (`task/`), its instruction as BRIEF.md.
-        crate::brief::harbor::write_cook(template, dir, name, "")?;
+        let task = crate::brief::harbor::write_cook(template, dir, name, "")?;
         fs_err::create_dir_all(dir.join("raw"))?;
-        return write_brief_yaml(nightly, template, dir, name);
+        let text = crate::brief::harbor::brief_yaml(&task, name, "");
+        return write_brief_over(nightly, template, &text, dir, name);
     }
     for entry in fs_err::read_dir(template)? {
         let entry = entry?;
@@ -110,8 +111,20 @@ pub fn write_brief_yaml(
     } else {
         fs_err::read_to_string(template.join("brief.yaml"))?
     };
+    write_brief_over(nightly, template, &text, dir, name)
+}
+
+/// Writes the cook's brief.yaml: the template's `text` with the config's arms and judging
+/// options over it.
+fn write_brief_over(
+    nightly: &Nightly,
+    template: &Path,
+    text: &str,
+    dir: &Path,
+    name: &str,
+) -> anyhow::Result<()> {
     let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
-    let mut brief: Value = serde_saphyr::from_str_with_options(&text, options)?;
+    let mut brief: Value = serde_saphyr::from_str_with_options(text, options)?;
     let arms = |arms: &[config::Arm]| -> Vec<Value> {
         arms.iter()
             .map(|a| {
