@@ -81,14 +81,15 @@ pub(crate) fn a_night_survives_a_lost_node(swarm: &Swarm, loss: Loss) {
     let config = night_config(&root, &tag);
     let config = config.to_str().unwrap();
     let night = "2026-11-26";
-    let child = cook
+    let mut child = cook
         .command(&["nightly", config, "--night", night])
         .envs(swarm.env())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let (node, lost_cells) = worker_running_participants(swarm, Duration::from_secs(300));
+    let (node, lost_cells) =
+        worker_running_participants(swarm, &mut child, Duration::from_secs(300));
     let started = Instant::now();
     match loss {
         Loss::Kill => swarm.kill(node),
@@ -187,10 +188,31 @@ fn night_config(root: &Path, tag: &str) -> std::path::PathBuf {
 }
 
 /// Waits until all three participants run, and returns a worker (not the manager) that runs
-/// some, with how many.
-fn worker_running_participants(swarm: &Swarm, deadline: Duration) -> (&'static str, usize) {
+/// some, with how many. If the night ends or the deadline passes first, fails with what the
+/// night printed.
+fn worker_running_participants(
+    swarm: &Swarm,
+    child: &mut std::process::Child,
+    deadline: Duration,
+) -> (&'static str, usize) {
     let start = Instant::now();
+    let fail = |child: &mut std::process::Child, why: String| -> ! {
+        let _ = child.kill();
+        let mut out = String::new();
+        let mut err = String::new();
+        if let Some(mut s) = child.stdout.take() {
+            let _ = std::io::Read::read_to_string(&mut s, &mut out);
+        }
+        if let Some(mut s) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut s, &mut err);
+        }
+        let _ = child.wait();
+        panic!("{why}\n--- the night's stdout:\n{out}\n--- its stderr:\n{err}");
+    };
     loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            fail(child, format!("the night ended ({status}) before its participants all ran"));
+        }
         let counts: Vec<(&str, usize)> = NODES
             .iter()
             .map(|n| (*n, swarm.running_with_role(n, "participant")))
@@ -202,10 +224,9 @@ fn worker_running_participants(swarm: &Swarm, deadline: Duration) -> (&'static s
             }
             panic!("three participants, all on the manager: {counts:?}");
         }
-        assert!(
-            start.elapsed() < deadline,
-            "the participants never all ran: {counts:?}"
-        );
+        if start.elapsed() >= deadline {
+            fail(child, format!("the participants never all ran: {counts:?}"));
+        }
         std::thread::sleep(Duration::from_millis(250));
     }
 }
