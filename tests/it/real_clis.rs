@@ -236,7 +236,9 @@ fn check_participant(
         Some(clis.values[&version].as_str())
     );
     // Built with the test's arguments: never under the tag the packaged image has without them.
-    let normal = multicooker::cell::images::base_specs(&[flavor.to_owned()], None).unwrap();
+    let normal =
+        multicooker::cell::images::base_specs(&[flavor.to_owned()], None, &crate::common::images())
+            .unwrap();
     let image = alice["image"].as_str().unwrap_or_default();
     assert!(
         image.starts_with(&format!("multicooker-base-{flavor}:"))
