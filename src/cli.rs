@@ -808,3 +808,22 @@ mod seed_tests {
         assert!(parse_seed("7.5").is_err_and(|e| e.contains("statistics.seed")));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::env_vars::EnvVars;
+
+    /// `--help` and the README list every multicooker and Docker variable multicooker reads
+    /// (the user's own, `HOME`, `USER`, `CODEX_HOME`, `NO_COLOR`, are not its to document).
+    #[test]
+    fn help_and_readme_list_every_variable() {
+        let readme = include_str!("../README.md");
+        for name in EnvVars::ALL
+            .iter()
+            .filter(|n| n.starts_with("MULTICOOKER_") || n.starts_with("DOCKER_"))
+        {
+            assert!(super::AFTER_HELP.contains(name), "`--help` lacks {name}");
+            assert!(readme.contains(name), "README.md lacks {name}");
+        }
+    }
+}
