@@ -74,9 +74,11 @@ fn messages(request: &Request, script: &Value) -> Reply {
     let has_bash = body["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
+    // The last turn of the conversation; Claude Code 2.1.294 puts a `system` message (its
+    // environment) after it.
     let answered = body["messages"]
         .as_array()
-        .and_then(|m| m.last())
+        .and_then(|m| m.iter().rev().find(|m| m["role"] != "system"))
         .and_then(|m| m["content"].as_array())
         .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"));
     let command = script["command"].as_str().unwrap_or_default();
