@@ -81,9 +81,12 @@ pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
 fn momentary(text: Option<&str>) -> RateLimit {
     let text: String = text.unwrap_or_default().chars().take(160).collect();
     RateLimit {
-        evidence: format!("{} [api_error_status: 429]", text.replace(['\n', '\r'], " "))
-            .trim()
-            .to_owned(),
+        evidence: format!(
+            "{} [api_error_status: 429]",
+            text.replace(['\n', '\r'], " ")
+        )
+        .trim()
+        .to_owned(),
         retry_after_s: 0,
         kind: LimitKind::RateLimited,
     }

@@ -377,7 +377,9 @@ fn claude_2_1_294s_per_minute_429_is_a_momentary_rate_limit() {
     assert_eq!(found.kind, LimitKind::RateLimited, "{}", found.evidence);
     assert!(found.is_retryable());
     assert!(
-        found.evidence.starts_with("API Error: Server is temporarily limiting requests")
+        found
+            .evidence
+            .starts_with("API Error: Server is temporarily limiting requests")
             && found.evidence.ends_with("[api_error_status: 429]"),
         "{}",
         found.evidence
