@@ -217,6 +217,20 @@ fn check_participant(
         alice["usage"]["output_tokens"].as_u64(),
         Some(sent_usage(stand_in, "output"))
     );
+    if flavor == "claude" {
+        // The live meter keys claude's tokens on each message's id; the stand-in's ids are
+        // fresh per reply as the real API's are (a fixed one hid a double count, issue 25), so
+        // the spend read live is every reply's tokens once.
+        let sent: u64 = ["input", "output", "cache_creation", "cache_read"]
+            .iter()
+            .map(|field| sent_usage(stand_in, field))
+            .sum();
+        assert_eq!(
+            alice["spend"]["tokens"].as_u64(),
+            Some(sent),
+            "the live spend counts each of the stand-in's replies once: {alice}"
+        );
+    }
     let hosts = allowed_hosts(cook, "alice");
     let main_host = if flavor == "claude" {
         "api.anthropic.com:443"
@@ -259,7 +273,8 @@ fn image_pin(flavor: &str) -> String {
     } else {
         "ARG CODEX_VERSION="
     };
-    let dockerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("images/{flavor}/Dockerfile"));
+    let dockerfile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("images/{flavor}/Dockerfile"));
     fs_err::read_to_string(dockerfile)
         .unwrap()
         .lines()

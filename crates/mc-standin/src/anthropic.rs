@@ -92,13 +92,13 @@ fn messages(request: &Request, script: &Value) -> Reply {
         usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
     );
     let start = json!({"type": "message_start", "message": {
-        "id": "msg_standin", "type": "message", "role": "assistant", "model": model,
+        "id": super::http::fresh_id("msg_01"), "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": input, "output_tokens": 1,
                   "cache_creation_input_tokens": creation, "cache_read_input_tokens": read}}});
     let (block, delta, stop) = if has_bash && !answered && !command.is_empty() {
         (
-            json!({"type": "tool_use", "id": "toolu_standin", "name": "Bash", "input": {}}),
+            json!({"type": "tool_use", "id": super::http::fresh_id("toolu_01"), "name": "Bash", "input": {}}),
             json!({"type": "input_json_delta",
                    "partial_json": json!({"command": command, "description": "do the task"}).to_string()}),
             "tool_use",
