@@ -32,11 +32,13 @@
 //! - **What Swarm cannot enforce** (no-new-privileges on API 1.41, swap equal to memory) is
 //!   named by [`Runtime::unenforced`] so the sandbox probe reports it instead of assuming it.
 
+mod error;
 mod left;
 mod nodes;
 mod objects;
 mod service;
 
+pub use error::SwarmError;
 pub use nodes::{CONFIRM, NODE_TIMEOUT_S, Warn};
 pub use service::{NODE_LABEL_CELLS, NODE_LABEL_EGRESS};
 
@@ -165,9 +167,10 @@ impl SwarmRuntime {
             .and_then(|s| s.control_available)
             .unwrap_or(false)
         {
-            return Err(RuntimeError::NotAManager {
+            return Err(SwarmError::NotAManager {
                 endpoint: config.manager.clone(),
-            });
+            }
+            .into());
         }
         let version = manager.client_version();
         let mut engines = BTreeMap::new();
@@ -294,7 +297,7 @@ impl Inner {
         };
         self.nodes
             .get(hostname.as_str())
-            .ok_or(RuntimeError::UnknownNode { node: hostname })
+            .ok_or_else(|| SwarmError::UnknownNode { node: hostname }.into())
     }
 
     /// The node, engine and container of a cell whose output is attached: the first caller
@@ -313,7 +316,7 @@ impl Inner {
         let (host, engine) = self
             .nodes
             .get(&host)
-            .ok_or(RuntimeError::UnknownNode { node: host })?;
+            .ok_or_else(|| RuntimeError::from(SwarmError::UnknownNode { node: host }))?;
         Ok((host, engine, container))
     }
 
@@ -673,6 +676,12 @@ impl Runtime for SwarmRuntime {
     }
     fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
         async move {
+            if spec.task.is_some() {
+                return Err(SwarmError::TaskProfile {
+                    cell: spec.name.clone(),
+                }
+                .into());
+            }
             let mut spec = spec.clone();
             // A service's container starts before anyone can attach to it: a cell that would
             // start its program at once waits for a go file instead, which `start_cell`
