@@ -331,6 +331,22 @@ impl HarborVerifierFiles {
     }
 }
 
+/// Where a CLI working inside a Harbor task's environment finds its prompt: outside every
+/// folder of the task, read-only.
+pub const HARBOR_PROMPT_AREA: &str = "/run/multicooker";
+
+/// A CLI working inside a Harbor task's environment: its prompt (the task's `instruction.md`,
+/// verbatim) at [`HARBOR_PROMPT_AREA`]`/PROMPT.txt`, nothing to write back (its result is its
+/// final file system).
+pub fn task_participant_files(instruction: Shareable) -> CellFiles {
+    CellFiles {
+        inputs: vec![copy("PROMPT.txt", instruction)],
+        writable: Vec::new(),
+        login: None,
+        input_area: Some(HARBOR_PROMPT_AREA),
+    }
+}
+
 /// The oracle (a Harbor task's reference solution as a participant): `solution/` at
 /// `/solution`, nothing to write back (its result is its final file system).
 pub fn oracle_files(solution: Shareable) -> CellFiles {

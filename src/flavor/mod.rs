@@ -10,6 +10,7 @@ pub mod build_args;
 mod fixtures;
 mod limits;
 pub mod meter;
+pub mod task_layer;
 mod usage;
 
 use std::io;

@@ -547,3 +547,73 @@ fn a_nightly_names_a_folder_that_is_no_brief_and_tasks_that_share_a_name() {
     );
     assert!(!root.join("h.sqlite").exists(), "nothing ran");
 }
+
+/// A CLI flavor works inside the task's environment (the dummy, which is the init itself): it
+/// gets `instruction.md` as its prompt, works in the task's `workdir`, and the task's verifier
+/// sees its final file system; the oracle runs beside it in the same cook. A flavor that
+/// cannot work there is refused by name before any cell.
+#[test]
+fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_it_left() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    // 1 when the participant left the instruction, as it read it, in the workdir (the dummy
+    // copies its prompt to RESULT.md where it works), else 0.
+    fs_err::write(
+        task.join("tests/test.sh"),
+        "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q 'function `fizzbuzz(n)`' /app/RESULT.md 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+    )
+    .unwrap();
+    let cook = TestCook::empty("harbor-cli");
+    let made = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--participants",
+        "a=dummy",
+        "--oracle",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    let cooked = cook.run_args(&["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let reward = |who: &str| -> serde_json::Value {
+        let path = cook.dir().join(format!("verification/{who}/reward.json"));
+        serde_json::from_slice(&fs_err::read(&path).unwrap_or_else(|e| {
+            panic!("{who}: {e}\n{}\n{}", show(&cooked), logs_of(&cook))
+        }))
+        .unwrap()
+    };
+    assert_eq!(
+        reward("a")["reward"].as_f64(),
+        Some(1.0),
+        "the dummy read instruction.md and wrote in /app: {}\n{}",
+        show(&cooked),
+        logs_of(&cook)
+    );
+    assert_eq!(
+        reward("oracle")["reward"].as_f64(),
+        Some(0.0),
+        "the oracle's solution writes no RESULT.md: {}",
+        logs_of(&cook)
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "nothing is left: {:?}",
+        cook.leftovers()
+    );
+    // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
+    let brief = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&brief).unwrap();
+    fs_err::write(&brief, text.replace("flavor: dummy", "flavor: agy")).unwrap();
+    let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
+    assert!(
+        said.contains("participant `a` (agy) cannot work inside a Harbor task's environment")
+            && said.contains("dummy, claude, codex"),
+        "{}",
+        show(&refused)
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
