@@ -254,8 +254,9 @@ pub fn task_cli_images(
         flavor: layer.flavor.to_owned(),
         source,
     };
-    let context = crate::flavor::task_layer::context(layer, &environment.base.tag, &flavor.base.tag)
-        .map_err(failed)?;
+    let context =
+        crate::flavor::task_layer::context(layer, &environment.base.tag, &flavor.base.tag)
+            .map_err(failed)?;
     let digest: String = sha2::Sha256::digest(&context)
         .iter()
         .take(6)

@@ -579,9 +579,10 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
     assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
     let reward = |who: &str| -> serde_json::Value {
         let path = cook.dir().join(format!("verification/{who}/reward.json"));
-        serde_json::from_slice(&fs_err::read(&path).unwrap_or_else(|e| {
-            panic!("{who}: {e}\n{}\n{}", show(&cooked), logs_of(&cook))
-        }))
+        serde_json::from_slice(
+            &fs_err::read(&path)
+                .unwrap_or_else(|e| panic!("{who}: {e}\n{}\n{}", show(&cooked), logs_of(&cook))),
+        )
         .unwrap()
     };
     assert_eq!(

@@ -370,3 +370,124 @@ fn claude_is_stopped_live_at_its_budget() {
         cook.leftovers()
     );
 }
+
+/// What the participant's tool call runs inside a Harbor task: one file, by a relative path,
+/// so it lands only if the CLI works in the task's `workdir`.
+const TASK_COMMAND: &str = "printf 'hello from the stand-in\\n' > hello.txt";
+
+/// A Harbor task in exactly Harbor's format whose environment starts `FROM` the suite's
+/// Debian base (no registry is reachable here): the agent must leave `hello.txt` in `/app`;
+/// test.sh writes reward 1 when it says the right thing, else 0.
+fn hello_task(dir: &Path, base: &str) -> std::path::PathBuf {
+    let task = dir.join("hello-task");
+    let files = [
+        (
+            "task.toml",
+            "version = \"1.0\"\n\n[verifier]\ntimeout_sec = 60.0\n\n[agent]\ntimeout_sec = 240.0\n\n[environment]\nallow_internet = false\ncpus = 1\nmemory = \"1G\"\nstorage = \"2G\"\n".to_owned(),
+        ),
+        (
+            "instruction.md",
+            "Write the line `hello from the stand-in` to `hello.txt` in your working folder.\n"
+                .to_owned(),
+        ),
+        ("environment/Dockerfile", format!("FROM {base}\nWORKDIR /app\n")),
+        (
+            "tests/test.sh",
+            "#!/bin/bash\nmkdir -p /logs/verifier\nif [ \"$(cat /app/hello.txt 2>/dev/null)\" = 'hello from the stand-in' ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n".to_owned(),
+        ),
+    ];
+    for (path, text) in files {
+        let path = task.join(path);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, text).unwrap();
+    }
+    task
+}
+
+/// The real CLI inside a Harbor task's own environment (issue 26): layered on the task's image,
+/// it reads `instruction.md`, works in `/app` through its own tool call, reaches only its
+/// vendor's API through its cell's proxy with its read-only login, and the task's verifier
+/// gives the reward from what it left.
+fn solves_a_harbor_task(flavor: &str) {
+    let clis = prepare();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = hello_task(scratch.path(), &clis.base);
+    let cook = TestCook::empty(&format!("real-{flavor}-harbor"));
+    let stand_in = StandIn::start(&cook, clis, &format!("{flavor}-harbor"));
+    let (home, secrets) = logins();
+    let token = if flavor == "claude" {
+        CLAUDE_TOKEN.to_owned()
+    } else {
+        secrets[1].clone()
+    };
+    let participants = format!("alice={flavor}");
+    let args = [
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--participants",
+        &participants,
+    ];
+    let made = run(&cook, clis, &stand_in, home.path(), &args);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    // The stand-in listens on a private address: the cook lets the proxy reach it, as the
+    // suite's other briefs do.
+    let yaml = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&yaml).unwrap();
+    assert!(text.contains("network: {mode: allowlist}"), "{text}");
+    fs_err::write(
+        &yaml,
+        text.replace(
+            "network: {mode: allowlist}",
+            "network: {mode: allowlist, allow_private: true}",
+        ),
+    )
+    .unwrap();
+    stand_in.script(&json!({"mode": "ok", "token": token, "command": TASK_COMMAND}));
+    let (output, _) = run_scanning(
+        command(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]),
+        &cook.dir(),
+        &secrets,
+    );
+    let verdict: Value = fs_err::read(cook.dir().join("verification/alice/reward.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Value::Null);
+    assert_eq!(
+        verdict["reward"].as_f64(),
+        Some(1.0),
+        "cook: {}\n{}\nstand-in saw: {:?}",
+        show(&output),
+        cell_logs(&cook, "alice"),
+        stand_in.requests()
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(
+        !stand_in.requests().is_empty(),
+        "the CLI talked to the stand-in"
+    );
+    let hosts = allowed_hosts(&cook, "alice");
+    for host in &hosts {
+        assert!(
+            multicooker::flavor::api_hosts(flavor).contains(&host.as_str()),
+            "the proxy allowed only {flavor}'s hosts: {hosts:?}"
+        );
+    }
+    drop(stand_in);
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}
+
+#[test]
+fn claude_solves_a_harbor_task_in_its_own_environment() {
+    solves_a_harbor_task("claude");
+}
+
+#[test]
+fn codex_solves_a_harbor_task_in_its_own_environment() {
+    solves_a_harbor_task("codex");
+}

@@ -211,7 +211,10 @@ fn worker_running_participants(
     };
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            fail(child, format!("the night ended ({status}) before its participants all ran"));
+            fail(
+                child,
+                format!("the night ended ({status}) before its participants all ran"),
+            );
         }
         let counts: Vec<(&str, usize)> = NODES
             .iter()
