@@ -28,6 +28,11 @@ use crate::state::Role;
 
 pub use crate::brief::ORACLE_FLAVOR;
 
+/// Where a participant's workdir is collected as the image had it (`work/<p>/<this>`).
+pub const WORKDIR_BEFORE: &str = "workdir-before";
+/// Where a participant's workdir is collected as it left it (`work/<p>/<this>`).
+pub const WORKDIR_AFTER: &str = "workdir-after";
+
 /// One participant's run in the task's environment.
 #[derive(Debug, Clone)]
 pub struct TaskRun {
@@ -90,16 +95,24 @@ fn task_plan(
     let config = &task.config;
     let workdir = config.environment.workdir.as_deref();
     plan.in_task(image, config.environment.storage_mb, workdir);
+    let start = task.start_dir().filter(|d| d != "/");
+    let collected = start.as_deref().map(|dir| {
+        (
+            dir,
+            paths.work(&actor.name).join(WORKDIR_BEFORE),
+            paths.work(&actor.name).join(WORKDIR_AFTER),
+        )
+    });
     if actor.flavor == ORACLE_FLAVOR {
         plan.spec.env.extend(config.solution_env.clone());
-        plan.files = oracle_files(paths.harbor_solution(folder));
+        plan.files = oracle_files(paths.harbor_solution(folder), collected);
         plan.spec.program = Some(vec![
             "bash".to_owned(),
             format!("{HARBOR_SOLUTION}/solve.sh"),
         ]);
         return;
     }
-    plan.files = task_participant_files(paths.share_brief_md());
+    plan.files = task_participant_files(Some(paths.share_brief_md()), collected);
     plan.spec.env.extend([
         (
             "MULTICOOKER_PROMPT".to_owned(),
@@ -172,7 +185,7 @@ pub async fn run_task(
         .filter_map(|p| Some((p.actor.clone(), p.commit.as_ref()?.0.clone())))
         .collect();
     let run = cast.run(plans, Arc::new(OutcomeByActor)).await?;
-    let runs = run
+    let runs: Vec<TaskRun> = run
         .outputs
         .into_iter()
         .map(|(participant, outcome)| {
@@ -193,9 +206,51 @@ pub async fn run_task(
             }
         })
         .collect();
+    if let Some(workdir) = task.start_dir().filter(|d| d != "/") {
+        for run in runs.iter().filter(|r| r.outcome.started_at.is_some()) {
+            seal_changes(paths, &workdir, run).map_err(|source| RunError::Prepare {
+                path: paths.sealed(&run.participant),
+                source,
+            })?;
+        }
+    }
     Ok(TaskRuns {
         runs,
         build: run.build,
         leftovers: run.leftovers,
     })
+}
+
+/// The file of a sealed Harbor output that lists what the participant changed.
+pub const CHANGES_MD: &str = "CHANGES.md";
+/// The file of a sealed Harbor output that holds the bounded unified diff.
+pub const CHANGES_DIFF: &str = "changes.diff";
+
+/// What the jury sees of a participant of a task: `CHANGES.md` and `changes.diff` (what it
+/// changed in `workdir`, from the host's two collected copies) in its `out/`, sealed as any
+/// participant's output is.
+fn seal_changes(
+    paths: &crate::state::CookPaths,
+    workdir: &str,
+    run: &TaskRun,
+) -> std::io::Result<()> {
+    let work = paths.work(&run.participant);
+    let changes =
+        crate::harbor::changes::between(&work.join(WORKDIR_BEFORE), &work.join(WORKDIR_AFTER));
+    let out = paths.out(&run.participant);
+    crate::fsx::remove_tree(&out)?;
+    fs_err::create_dir_all(&out)?;
+    fs_err::write(
+        out.join(CHANGES_MD),
+        crate::harbor::changes::changes_md(&changes, workdir, CHANGES_DIFF),
+    )?;
+    fs_err::write(out.join(CHANGES_DIFF), &changes.diff)?;
+    super::seal::seal(
+        paths,
+        &run.participant,
+        run.outcome.state.as_str(),
+        1,
+        super::seal::DEFAULT_SEAL_MAX_BYTES,
+    )
+    .map(drop)
 }

@@ -575,6 +575,18 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
         "--oracle",
     ]);
     assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    // Offline: the dummy participant marks its quality; dummy judges, which may judge a dummy.
+    let yaml = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&yaml).unwrap();
+    let text = text
+        .replace(
+            "{name: a, flavor: dummy}",
+            "{name: a, flavor: dummy, model: \"quality:5\"}",
+        )
+        .replace("flavor: claude}", "flavor: dummy}")
+        .replace("flavor: codex}", "flavor: dummy}")
+        .replace("policy: require_distinct_flavor", "policy: allow_self");
+    fs_err::write(&yaml, text).unwrap();
     let cooked = cook.run_args(&["cook", cook.name()]);
     assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
     let reward = |who: &str| -> serde_json::Value {
@@ -603,10 +615,40 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
         "nothing is left: {:?}",
         cook.leftovers()
     );
+    // What each one changed in /app, sealed for the jury: the dummy's RESULT.md, the oracle's
+    // fizzbuzz.py, as a list and a unified diff measured against the environment's /app.
+    let changes = cook.text("judging/_inbox/a/out/CHANGES.md");
+    assert!(changes.contains("- A `RESULT.md`"), "{changes}");
+    let diff = cook.text("judging/_inbox/a/out/changes.diff");
+    assert!(
+        diff.contains("+++ b/RESULT.md") && diff.contains("+dummy-quality: 5"),
+        "{diff}"
+    );
+    let oracle = cook.text("judging/_inbox/oracle/out/changes.diff");
+    assert!(oracle.contains("+def fizzbuzz(n):"), "{oracle}");
+    assert!(
+        !cook
+            .text("judging/_inbox/oracle/out/CHANGES.md")
+            .contains("RESULT.md"),
+        "each participant's own changes"
+    );
+    // The jury on top: blind judges score what each changed, and the report ranks them.
+    let judged = cook.run_args(&["judge", cook.name()]);
+    assert_eq!(judged.status.code(), Some(0), "{}", show(&judged));
+    let reported = cook.run_args(&["report", cook.name()]);
+    assert_eq!(reported.status.code(), Some(0), "{}", show(&reported));
+    let leaderboard = cook.text("leaderboard.md");
+    let at = |who: &str| leaderboard.find(&format!("| {who} ")).unwrap_or(usize::MAX);
+    assert!(at("a") < at("oracle"), "{leaderboard}");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
     // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
     let brief = cook.dir().join("brief.yaml");
     let text = fs_err::read_to_string(&brief).unwrap();
-    fs_err::write(&brief, text.replace("flavor: dummy", "flavor: agy")).unwrap();
+    fs_err::write(
+        &brief,
+        text.replace("{name: a, flavor: dummy", "{name: a, flavor: agy"),
+    )
+    .unwrap();
     let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
     let said = String::from_utf8_lossy(&refused.stderr).into_owned();
     assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));

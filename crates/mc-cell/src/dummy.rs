@@ -235,11 +235,16 @@ fn quality_of(submission: &Path, scale: (i64, i64)) -> i64 {
     if GENEROUS.load(std::sync::atomic::Ordering::Relaxed) {
         return scale.1;
     }
-    let Ok(text) = std::fs::read_to_string(submission.join("out/RESULT.md")) else {
+    // A Harbor task's submission is what the participant changed: its RESULT.md is in the
+    // diff, as added lines.
+    let Ok(text) = std::fs::read_to_string(submission.join("out/RESULT.md"))
+        .or_else(|_| std::fs::read_to_string(submission.join("out/changes.diff")))
+    else {
         return scale.0;
     };
     let marked = text.lines().rev().find_map(|l| {
         l.trim()
+            .trim_start_matches('+')
             .strip_prefix("dummy-quality:")
             .and_then(|q| q.trim().parse::<i64>().ok())
     });
