@@ -61,6 +61,11 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         None => standings(input, brief, &tally.accepted, &jury),
     };
     let verification = verification_of(input, brief, &standings);
+    let jury_pcts: Vec<(String, Option<f64>)> = standings
+        .iter()
+        .map(|s| (s.participant.clone(), s.score_pct))
+        .collect();
+    let rewards = super::rewards::build(brief, &input.rewards, &jury_pcts);
     Report {
         spend: super::spend::rows(input, brief),
         cook: input.cook.clone(),
@@ -115,6 +120,7 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .collect(),
         jury,
         verification,
+        rewards,
         null_checks: super::calibration::null_checks(input, brief),
     }
 }

@@ -586,7 +586,7 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
         .replace("flavor: claude}", "flavor: dummy}")
         .replace("flavor: codex}", "flavor: dummy}")
         .replace("policy: require_distinct_flavor", "policy: allow_self");
-    fs_err::write(&yaml, text).unwrap();
+    fs_err::write(&yaml, format!("{text}scoring: {{verify: 50, jury: 50}}\n")).unwrap();
     let cooked = cook.run_args(&["cook", cook.name()]);
     assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
     let reward = |who: &str| -> serde_json::Value {
@@ -640,6 +640,30 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
     let leaderboard = cook.text("leaderboard.md");
     let at = |who: &str| leaderboard.find(&format!("| {who} ")).unwrap_or(usize::MAX);
     assert!(at("a") < at("oracle"), "{leaderboard}");
+    // The task's reward beside the jury's score, combined by `scoring:`, never shown to judges.
+    assert!(leaderboard.contains("## Task reward"), "{leaderboard}");
+    let summary = cook.json("summary.json");
+    let rewards = &summary["task_reward"]["participants"];
+    assert_eq!(rewards[0]["participant"], "a", "{summary:#}");
+    assert_eq!(rewards[0]["reward"].as_f64(), Some(1.0), "{summary:#}");
+    let jury = rewards[0]["jury_pct"].as_f64().unwrap();
+    assert_eq!(
+        rewards[0]["combined_pct"].as_f64(),
+        Some(((100.0 + jury) / 2.0 * 100.0).round() / 100.0),
+        "{summary:#}"
+    );
+    assert_eq!(rewards[1]["reward"].as_f64(), Some(0.0), "{summary:#}");
+    let inbox = cook.dir().join("judging");
+    for entry in walkdir::WalkDir::new(&inbox).into_iter().flatten() {
+        if entry.file_type().is_file() && !entry.path().to_string_lossy().contains("_mapping") {
+            let text = fs_err::read_to_string(entry.path()).unwrap_or_default();
+            assert!(
+                !text.contains("\"reward\""),
+                "no judge's file holds a reward: {}",
+                entry.path().display()
+            );
+        }
+    }
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
     // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
     let brief = cook.dir().join("brief.yaml");
