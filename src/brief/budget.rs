@@ -184,11 +184,10 @@ fn check_reported(
     flavors.sort_unstable();
     flavors.dedup();
     for flavor in flavors {
-        if per_actor && crate::flavor::meter::reports_at_turn_end(flavor) && reports(flavor).tokens
-        {
-            checker.warnings.push(format!(
-                "field `{field}`: flavor `{flavor}` reports its usage only at the end of its turn (`codex exec` runs one), so this cap cannot stop it while it works: a cell that finishes over it is kept and recorded over budget, and judged only with `judging.over_budget: score`"
-            ));
+        if crate::flavor::meter::reports_at_turn_end(flavor) && reports(flavor).tokens {
+            checker
+                .warnings
+                .push(at_turn_end_warning(field, flavor, per_actor));
         }
         let seen = reports(flavor);
         let mut blind = Vec::new();
@@ -213,6 +212,22 @@ fn check_reported(
                 ));
             }
         }
+    }
+}
+
+/// Why a cap cannot stop a cell of `flavor` while it works: it reports its usage only at the end
+/// of its turn. The cook-wide cap (`per_actor` false) counts such a cell only once it is done,
+/// so the cook can pass its cap by what the cell spent.
+fn at_turn_end_warning(field: &str, flavor: &str, per_actor: bool) -> String {
+    let after = "a cell that finishes over it is kept and recorded over budget, and judged only with `judging.over_budget: score`";
+    if per_actor {
+        format!(
+            "field `{field}`: flavor `{flavor}` reports its usage only at the end of its turn (`codex exec` runs one), so this cap cannot stop it while it works: {after}"
+        )
+    } else {
+        format!(
+            "field `{field}`: flavor `{flavor}` reports its usage only at the end of its turn (`codex exec` runs one), so the cook's pool counts its cells only once they are done and cannot stop them while they work: the cook can end over this cap by what they spent; {after}"
+        )
     }
 }
 
@@ -256,7 +271,13 @@ mod tests {
         );
         assert_eq!(brief.participants[1].budget, None, "no budget, no cap");
         assert_eq!(brief.judges[0].budget.and_then(|b| b.tokens), Some(9000));
-        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        // Participant b is codex: the pool meets its spend only after the fact (issue 25).
+        assert_eq!(
+            loaded.warnings,
+            [at_turn_end_warning("budget", "codex", false)],
+            "{:?}",
+            loaded.warnings
+        );
         let with_usd = format!("{BRIEF}budget: {{usd: 5}}\n");
         let warnings = parse(Path::new("brief.yaml"), with_usd.as_bytes())
             .unwrap()
@@ -333,6 +354,24 @@ mod tests {
             ),
             "{wrong:?}"
         );
+    }
+
+    /// Issue 25: under a cook-wide cap, codex's 80,240 tokens were counted only when its turn
+    /// ended; lint says the pool meets such a cell's spend only after the fact.
+    #[test]
+    fn a_cook_wide_cap_with_a_flavor_that_reports_at_the_end_of_its_turn_is_explained() {
+        let text = format!("{BRIEF}budget: {{tokens: 50000}}\n");
+        let loaded = parse(Path::new("brief.yaml"), text.as_bytes()).unwrap();
+        assert_eq!(
+            loaded.warnings,
+            [
+                "field `budget`: flavor `codex` reports its usage only at the end of its turn (`codex exec` runs one), so the cook's pool counts its cells only once they are done and cannot stop them while they work: the cook can end over this cap by what they spent; a cell that finishes over it is kept and recorded over budget, and judged only with `judging.over_budget: score`"
+            ]
+        );
+        // Without such a flavor, the pool warns about nothing.
+        let claude_only = text.replace("{name: b, flavor: codex}", "{name: b, flavor: claude}");
+        let loaded = parse(Path::new("brief.yaml"), claude_only.as_bytes()).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     }
 
     #[test]

@@ -79,6 +79,7 @@ impl JudgeHooks {
             egress: serde_json::Value::Null,
             spend: None,
             budget: judge.budget,
+            over_budget: None,
             token_shapes: Vec::new(),
         };
         self.note_error(
@@ -301,6 +302,7 @@ impl CellHooks for JudgeHooks {
             egress: crate::cell::record::egress_record(plan, outcome.canary.as_ref()),
             spend: outcome.spend,
             budget: plan.budget,
+            over_budget: outcome.over_budget.clone(),
             token_shapes: if outcome.collected.is_empty() {
                 Vec::new()
             } else {

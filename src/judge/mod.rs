@@ -78,6 +78,11 @@ pub struct JudgeResult {
     /// Its own cap, when its brief entry sets one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::brief::Budget>,
+    /// Why it finished its turn over a budget (its flavor reports usage only at the end of its
+    /// turn), as `RUN_RESULT.json` says of a participant: its scores count only under
+    /// `judging.over_budget: score`, and this marks them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_budget: Option<String>,
     /// Token-shaped strings in what it wrote (reviews, scores): no secret of this run (those
     /// are redacted), flagged for the operator to look at before publishing (issue 21).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

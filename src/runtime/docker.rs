@@ -1,6 +1,7 @@
 //! The local Docker engine through bollard (no `docker` subprocess anywhere).
 //!
-//! Every cell gets the hardening baseline here, whatever its spec says: its program runs as a
+//! Every cell gets the hardening baseline ([`super::hardening::Hardening`], rendered here as a
+//! container's create request), whatever its spec says: its program runs as a
 //! non-root user with no capability (its init is root with only `INIT_CAPABILITIES`, and
 //! drops to that user), `no-new-privileges`, default seccomp, read-only root file system,
 //! tmpfs HOME and /tmp, pids/memory/CPU limits, no privileged mode, no host namespaces, no
@@ -27,7 +28,8 @@ use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
-use super::spec::INIT_CAPABILITIES;
+use super::connect::DockerEnv;
+use super::hardening::Hardening;
 use super::{
     CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
     ObjectRef, Runtime, RuntimeError, Selector,
@@ -37,13 +39,12 @@ use super::{
 /// about 30 user networks (docs/ENGINE.md §2.5), so every network gets an explicit /28 from here.
 pub const DEFAULT_SUBNET_POOL: &str = "10.213.0.0/16";
 
-/// Environment variable that overrides [`DEFAULT_SUBNET_POOL`].
-pub const SUBNET_POOL_ENV: &str = "MULTICOOKER_SUBNET_POOL";
-
 /// The Docker backend.
 #[derive(Debug, Clone)]
 pub struct DockerRuntime {
     docker: Docker,
+    /// Where the engine was looked for (`DOCKER_HOST`), for an error reaching it.
+    endpoint: Option<String>,
     pool: SubnetPool,
     /// Each image's own entrypoint and command, asked once per image.
     programs: std::sync::Arc<std::sync::Mutex<HashMap<String, Vec<String>>>>,
@@ -56,17 +57,19 @@ pub struct DockerRuntime {
 type Attached = tokio::sync::mpsc::UnboundedReceiver<Result<LogChunk, RuntimeError>>;
 
 impl DockerRuntime {
-    /// Connects to the engine the standard Docker environment names (see
+    /// Connects to the engine the standard Docker environment `env` names (see
     /// [`super::connect`]) and negotiates the API version; networks get subnets from
     /// [`DEFAULT_SUBNET_POOL`].
-    pub async fn connect() -> Result<Self, RuntimeError> {
-        Self::connect_with_pool(DEFAULT_SUBNET_POOL).await
+    pub async fn connect(env: &DockerEnv) -> Result<Self, RuntimeError> {
+        Self::connect_with_pool(env, DEFAULT_SUBNET_POOL).await
     }
 
-    /// An engine reached through an already connected client (a swarm node's own engine).
-    pub(super) fn from_client(docker: Docker) -> Self {
+    /// An engine reached through an already connected client (a swarm node's own engine, at
+    /// `endpoint`).
+    pub(super) fn from_client(docker: Docker, endpoint: &str) -> Self {
         Self {
             docker,
+            endpoint: Some(endpoint.to_owned()),
             pool: SubnetPool::parse(DEFAULT_SUBNET_POOL).expect("the default pool is a valid CIDR"),
             programs: std::sync::Arc::default(),
             attached: std::sync::Arc::default(),
@@ -80,14 +83,15 @@ impl DockerRuntime {
 
     /// As [`DockerRuntime::connect`], with subnets from `pool_text` (an IPv4 CIDR between /8
     /// and /28; settings read it from `MULTICOOKER_SUBNET_POOL`).
-    pub async fn connect_with_pool(pool_text: &str) -> Result<Self, RuntimeError> {
-        let (docker, _endpoint) = super::connect::connect().await?;
+    pub async fn connect_with_pool(env: &DockerEnv, pool_text: &str) -> Result<Self, RuntimeError> {
+        let (docker, _endpoint) = super::connect::connect_with(env).await?;
         let pool = SubnetPool::parse(pool_text).ok_or_else(|| RuntimeError::NoSubnet {
             network: "(any)".into(),
             pool: format!("{pool_text} (not an IPv4 CIDR between /8 and /28)"),
         })?;
         Ok(Self {
             docker,
+            endpoint: env.host.clone(),
             pool,
             programs: std::sync::Arc::default(),
             attached: std::sync::Arc::default(),
@@ -134,7 +138,7 @@ impl DockerRuntime {
 impl DockerRuntime {
     pub(super) async fn engine_info(&self) -> Result<EngineInfo, RuntimeError> {
         let unreachable = |e: BollardError| RuntimeError::Unreachable {
-            endpoint: std::env::var("DOCKER_HOST").ok(),
+            endpoint: self.endpoint.clone(),
             message: e.to_string(),
         };
         let version = self.docker.version().await.map_err(unreachable)?;
@@ -860,6 +864,7 @@ fn with_label_line(context: &[u8], labels: &super::Labels) -> std::io::Result<Ve
 /// The create request of a cell: the spec plus the hardening baseline. The entrypoint is the
 /// cell's init with the program after it.
 pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBody {
+    let hardening = Hardening::of(spec);
     ContainerCreateBody {
         image: Some(spec.image.clone()),
         entrypoint: Some(spec.init.argv(&spec.user, program)),
@@ -867,14 +872,14 @@ pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBod
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         labels: Some(spec.labels.to_map()),
         // Init alone is root (with INIT_CAPABILITIES only); the program runs as `spec.user`.
-        user: Some("0:0".into()),
+        user: Some(hardening.user.into()),
         // Empty: the image's own WORKDIR (a Harbor task without `workdir`).
         working_dir: Some(spec.workdir.clone()).filter(|w| !w.is_empty()),
-        hostname: Some("cell".into()),
-        open_stdin: Some(false),
-        attach_stdin: Some(false),
+        hostname: Some(hardening.hostname.into()),
+        open_stdin: Some(hardening.stdin),
+        attach_stdin: Some(hardening.stdin),
         tty: Some(false),
-        host_config: Some(host_config(spec)),
+        host_config: Some(render_host_config(spec, &hardening)),
         ..Default::default()
     }
 }
@@ -911,22 +916,13 @@ pub(super) fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMo
     }
 }
 
-/// The capabilities a cell's container gets: init's, plus the task program's in the task
-/// profile.
-fn capabilities(spec: &CellSpec) -> Vec<String> {
-    let mut capabilities: Vec<String> = INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
-    if spec.task.is_some() {
-        for (name, _) in super::spec::TASK_PROGRAM_CAPABILITIES {
-            if !capabilities.iter().any(|c| c == name) {
-                capabilities.push(name.to_owned());
-            }
-        }
-    }
-    capabilities
-}
-
 /// The hardening baseline and limits. Nothing here is configurable by a brief except limits.
 pub fn host_config(spec: &CellSpec) -> HostConfig {
+    render_host_config(spec, &Hardening::of(spec))
+}
+
+/// `hardening` and the spec's limits, areas and network as a container's host config.
+fn render_host_config(spec: &CellSpec, hardening: &Hardening) -> HostConfig {
     let mounts = spec
         .areas
         .iter()
@@ -956,41 +952,45 @@ pub fn host_config(spec: &CellSpec) -> HostConfig {
         mounts: Some(mounts),
         tmpfs: Some(tmpfs),
         // The task profile (Harbor tasks) writes its root; every other cell cannot.
-        readonly_rootfs: Some(spec.task.is_none()),
-        cap_drop: Some(vec!["ALL".into()]),
-        cap_add: Some(capabilities(spec)),
-        storage_opt: spec
-            .task
-            .map(|task| HashMap::from([("size".to_owned(), task.storage_bytes.to_string())])),
-        security_opt: Some(vec!["no-new-privileges:true".into()]),
-        privileged: Some(false),
+        readonly_rootfs: Some(hardening.read_only_root),
+        cap_drop: Some(hardening.capabilities_dropped()),
+        cap_add: Some(hardening.capabilities.clone()),
+        storage_opt: hardening
+            .root_storage_bytes
+            .map(|bytes| HashMap::from([("size".to_owned(), bytes.to_string())])),
+        security_opt: hardening
+            .no_new_privileges
+            .then(|| vec!["no-new-privileges:true".into()]),
+        privileged: Some(hardening.privileged),
         memory: Some(i64::try_from(spec.limits.memory_bytes).unwrap_or(i64::MAX)),
         memory_swap: Some(i64::try_from(spec.limits.memory_swap_bytes).unwrap_or(i64::MAX)),
         nano_cpus: Some(nano_cpus),
-        pids_limit: Some(i64::try_from(spec.limits.pids).unwrap_or(i64::MAX)),
-        oom_score_adj: Some(500),
-        ulimits: Some(vec![
-            ResourcesUlimits {
-                name: Some("nofile".into()),
-                soft: Some(4096),
-                hard: Some(8192),
-            },
-            ResourcesUlimits {
-                name: Some("core".into()),
-                soft: Some(0),
-                hard: Some(0),
-            },
-        ]),
+        pids_limit: Some(hardening.pids_limit()),
+        oom_score_adj: Some(hardening.oom_score_adj),
+        ulimits: Some(ulimits(hardening)),
         // The engine keeps no copy of a cell's output (a login it prints would stay on the
         // host until `clean`): the output is read through the attach API only.
         log_config: Some(HostConfigLogConfig {
-            typ: Some("none".into()),
+            typ: Some(hardening.log_driver.into()),
             config: None,
         }),
         restart_policy: None,
         auto_remove: Some(false),
         ..Default::default()
     }
+}
+
+/// The baseline's resource limits as the engine takes them (a swarm service's too).
+pub(super) fn ulimits(hardening: &Hardening) -> Vec<ResourcesUlimits> {
+    hardening
+        .ulimits
+        .iter()
+        .map(|u| ResourcesUlimits {
+            name: Some(u.name.into()),
+            soft: Some(u.soft),
+            hard: Some(u.hard),
+        })
+        .collect()
 }
 
 /// The Linux bridge name for a network: `mc-` and 12 hex digits (at most 15 characters), so a

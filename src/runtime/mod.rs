@@ -4,7 +4,9 @@
 //! A backend runs *cells* (one isolated program each) on *networks* from *images*. The local
 //! Docker engine ([`docker::DockerRuntime`]) is the first and default backend; a Swarm or
 //! Kubernetes backend maps the same calls onto services or Jobs. The hardening baseline is not
-//! part of [`CellSpec`]: every backend applies it unconditionally, so no caller can loosen it.
+//! part of [`CellSpec`]: it is one neutral value ([`Hardening`], derived from the spec's profile
+//! and limits only) that every backend renders unconditionally, so no caller can loosen it, and
+//! a backend's own failures reach callers as [`RuntimeError::Backend`] with their fix.
 //!
 //! This module knows labels, never cooks: callers pass names and labels in.
 
@@ -14,6 +16,7 @@ pub mod connect;
 pub mod docker;
 #[cfg(test)]
 pub mod fake;
+mod hardening;
 mod labels;
 mod ledger;
 pub mod names;
@@ -24,6 +27,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
 pub use archive::Archive;
+pub use hardening::{Hardening, Ulimit};
 pub use labels::{
     LABEL_ACTOR, LABEL_CELL, LABEL_COOK, LABEL_DEADLINE, LABEL_FLAVOR, LABEL_NAMESPACE, LABEL_ROLE,
     LABEL_ROOT, LABEL_RUN, Labels, Selector,
@@ -323,19 +327,18 @@ pub enum RuntimeError {
         /// The builder's error and the last lines of its output.
         message: String,
     },
-    /// The address given as a swarm manager is not one.
-    #[error("`{endpoint}` is not a swarm manager")]
-    NotAManager {
-        /// The address.
-        endpoint: String,
+    /// A backend's own failure (`swarm::SwarmError`, …), as it said it, with its fix.
+    #[error("{message}")]
+    Backend {
+        /// The backend (`swarm`).
+        backend: &'static str,
+        /// What went wrong.
+        message: String,
+        /// The fix.
+        hint: String,
     },
-    /// A task runs on a node multicooker has no engine address for.
-    #[error("a cell runs on node `{node}`, which MULTICOOKER_SWARM_NODES does not name")]
-    UnknownNode {
-        /// The node's hostname.
-        node: String,
-    },
-    /// The node a cell ran on was lost (the manager marked it Down): an infrastructure failure.
+    /// The node a cell ran on was lost (a cluster's manager marked it Down): an infrastructure
+    /// failure, which the cell engine reports as such whatever the cluster backend.
     #[error("node `{node}` was lost while the cell ran")]
     NodeLost {
         /// The node's hostname.
@@ -377,12 +380,7 @@ impl Hint for RuntimeError {
             ),
             Self::Build { .. } => Some("run `multicooker doctor` to check that every flavor's image builds".into()),
             Self::Operation { .. } => None,
-            Self::NotAManager { .. } => Some(
-                "point MULTICOOKER_SWARM_MANAGER at a manager node's engine (`docker node ls` works there), or run `docker swarm init` on it".into(),
-            ),
-            Self::UnknownNode { .. } => Some(
-                "list every node's engine in MULTICOOKER_SWARM_NODES as `host=address,…` (the hostnames `docker node ls` shows)".into(),
-            ),
+            Self::Backend { hint, .. } => Some(hint.clone()),
             Self::NodeLost { .. } => Some(
                 "the cell is unscored, never 0: `multicooker resume <task>` runs it again once the node is back (or on another node)".into(),
             ),

@@ -472,3 +472,54 @@ fn codex_over_its_cap_at_the_end_of_its_turn_keeps_its_work_and_the_brief_decide
         cook.leftovers()
     );
 }
+
+/// Issue 25: a judge that finished its turn over its cap and is still scored (`judging.over_budget:
+/// score`) is marked `over_budget` in what judging records, as a participant is in
+/// `RUN_RESULT.json`; under the default its scores are not used, and it is marked as well.
+#[test]
+fn a_judge_scored_over_its_budget_is_marked_over_budget() {
+    use crate::logins::{FakeHost, brief, install_fakes};
+    let host = FakeHost::new();
+    let yaml = brief(&[("cl", "claude", "m")], &[("jx", "codex")]).replace(
+        "{name: jx, flavor: codex}",
+        "{name: jx, flavor: codex, budget: {tokens: 500}}",
+    );
+    let cook = TestCook::new(
+        "budget-judge",
+        &format!("{yaml}judging: {{over_budget: score}}\n"),
+    );
+    install_fakes(&cook, &["codex", "claude"]);
+    for command in ["cook", "judge"] {
+        let output = host.run(&cook, &[command, cook.name()]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            show(&output)
+        );
+    }
+    let judged = cook.json("JUDGE_RESULT.json");
+    let jx = entry(&judged, "judges", "jx");
+    assert_eq!(
+        jx["status"], "ok",
+        "scored under `over_budget: score`: {jx}"
+    );
+    assert!(
+        jx["over_budget"].as_str().is_some_and(
+            |o| o.starts_with("finished its turn over its budget (spent 1 100 / 500 tokens)")
+        ),
+        "marked over budget: {jx}"
+    );
+    // Under the default its scores are not used, and the record says why.
+    fs_err::write(cook.dir().join("brief.yaml"), &yaml).unwrap();
+    let output = host.run(&cook, &["judge", cook.name()]);
+    let judged = cook.json("JUDGE_RESULT.json");
+    let jx = entry(&judged, "judges", "jx");
+    assert_eq!(jx["status"], "budget_exhausted", "{jx}\n{}", show(&output));
+    assert!(jx["over_budget"].is_string(), "{jx}");
+    assert!(
+        cook.leftovers().is_empty(),
+        "left behind: {:?}",
+        cook.leftovers()
+    );
+}

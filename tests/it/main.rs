@@ -27,6 +27,7 @@ mod lifecycle;
 mod logins;
 mod network_none;
 mod nightly;
+mod pins;
 mod readme;
 mod real_clis;
 mod reference;

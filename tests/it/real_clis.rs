@@ -217,6 +217,20 @@ fn check_participant(
         alice["usage"]["output_tokens"].as_u64(),
         Some(sent_usage(stand_in, "output"))
     );
+    if flavor == "claude" {
+        // The live meter keys claude's tokens on each message's id; the stand-in's ids are
+        // fresh per reply as the real API's are (a fixed one hid a double count, issue 25), so
+        // the spend read live is every reply's tokens once.
+        let sent: u64 = ["input", "output", "cache_creation", "cache_read"]
+            .iter()
+            .map(|field| sent_usage(stand_in, field))
+            .sum();
+        assert_eq!(
+            alice["spend"]["tokens"].as_u64(),
+            Some(sent),
+            "the live spend counts each of the stand-in's replies once: {alice}"
+        );
+    }
     let hosts = allowed_hosts(cook, "alice");
     let main_host = if flavor == "claude" {
         "api.anthropic.com:443"
@@ -235,8 +249,16 @@ fn check_participant(
         alice["cli_version"].as_str(),
         Some(clis.values[&version].as_str())
     );
+    // One pin per CLI: the wheel the suite ran is the version the packaged image pins.
+    assert_eq!(
+        clis.values[&version],
+        image_pin(flavor),
+        "the real-CLI suite runs the version images/{flavor}/Dockerfile pins"
+    );
     // Built with the test's arguments: never under the tag the packaged image has without them.
-    let normal = multicooker::cell::images::base_specs(&[flavor.to_owned()], None).unwrap();
+    let normal =
+        multicooker::cell::images::base_specs(&[flavor.to_owned()], None, &crate::common::images())
+            .unwrap();
     let image = alice["image"].as_str().unwrap_or_default();
     assert!(
         image.starts_with(&format!("multicooker-base-{flavor}:"))
@@ -244,6 +266,56 @@ fn check_participant(
         "{image} vs {}",
         normal[0].tag
     );
+}
+
+/// The version `images/<flavor>/Dockerfile` pins (`CLAUDE_CODE_VERSION`, `CODEX_VERSION`).
+fn image_pin(flavor: &str) -> String {
+    let arg = if flavor == "claude" {
+        "ARG CLAUDE_CODE_VERSION="
+    } else {
+        "ARG CODEX_VERSION="
+    };
+    let dockerfile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("images/{flavor}/Dockerfile"));
+    fs_err::read_to_string(dockerfile)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(arg))
+        .unwrap_or_else(|| panic!("images/{flavor}/Dockerfile has no `{arg}`"))
+        .to_owned()
+}
+
+/// A CLI source that is not the pinned version fails the image's build with what to do, not
+/// with a bare `grep` exit status (issue 25).
+#[test]
+fn a_cli_that_is_not_the_pin_fails_the_image_build_with_what_to_do() {
+    let clis = prepare();
+    for (flavor, arg) in [
+        ("claude", "CLAUDE_CODE_VERSION"),
+        ("codex", "CODEX_VERSION"),
+    ] {
+        let cook = TestCook::empty(&format!("real-{flavor}-wrong-pin"));
+        let output = cook
+            .command(&["build-base", flavor])
+            .env(
+                "MULTICOOKER_BUILD_ARGS",
+                format!("{},{arg}=0.0.1", clis.build_args()),
+            )
+            .output()
+            .unwrap();
+        let text = show(&output);
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        assert!(
+            text.contains(&format!("but this image pins {arg}=0.0.1"))
+                && text.contains(".ci/pin-drift --check"),
+            "the failed version check says what to do: {text}"
+        );
+        assert!(
+            cook.leftovers().is_empty(),
+            "left behind: {:?}",
+            cook.leftovers()
+        );
+    }
 }
 
 #[test]

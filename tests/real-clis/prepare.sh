@@ -8,7 +8,14 @@
 set -euo pipefail
 
 CACHE="${MULTICOOKER_REAL_CLIS_CACHE:-${HOME}/.cache/multicooker/real-clis}"
-CLAUDE_SDK_VERSION="${CLAUDE_SDK_VERSION:-0.2.187}"
+# One pin per CLI: the suite runs what the packaged images pin (CLAUDE_CODE_VERSION in
+# images/claude and images/triad, CODEX_VERSION in images/codex and images/triad). Claude Code
+# comes from the claude-agent-sdk release whose claude_agent_sdk/_cli_version.py names that pin
+# (CLAUDE_SDK_BUNDLES records it, checked below against the wheel); codex's wheel carries its own
+# version. Bumping a pin: change it here and in the images together; `.ci/pin-drift --check`
+# (run by .ci/run and the tests) fails while they differ.
+CLAUDE_SDK_VERSION="${CLAUDE_SDK_VERSION:-0.2.165}"
+CLAUDE_SDK_BUNDLES="${CLAUDE_SDK_BUNDLES:-2.1.294}"
 CODEX_WHEEL_VERSION="${CODEX_WHEEL_VERSION:-0.163.0}"
 PACKAGES="ca-certificates,curl,git,procps,python3,ripgrep"
 SUITE=bookworm
@@ -63,6 +70,12 @@ if [ ! -f "${codex_dir}/.done" ]; then
 fi
 claude_version="$(sed -n "s/^[^=]*= *['\"]\([0-9][^'\"]*\)['\"].*/\1/p" "${claude_dir}/_cli_version.py" | head -n 1)"
 [ -n "${claude_version}" ] || { echo "no Claude Code version in ${claude_dir}/_cli_version.py" >&2; exit 3; }
+if [ "${claude_version}" != "${CLAUDE_SDK_BUNDLES}" ]; then
+  echo "claude-agent-sdk ${CLAUDE_SDK_VERSION} bundles Claude Code ${claude_version}, not ${CLAUDE_SDK_BUNDLES}" \
+    "(CLAUDE_SDK_BUNDLES): set CLAUDE_SDK_VERSION to the release whose _cli_version.py names the" \
+    "images' CLAUDE_CODE_VERSION, or move the pins together (see the top of this script)" >&2
+  exit 3
+fi
 
 key="$(printf '%s %s %s' "${SUITE}" "${PACKAGES}" "${MIRROR}" | sha256sum | cut -c1-12)"
 rootfs="${CACHE}/rootfs-${key}.tar"

@@ -74,9 +74,11 @@ fn messages(request: &Request, script: &Value) -> Reply {
     let has_bash = body["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
+    // The last turn of the conversation; Claude Code 2.1.294 puts a `system` message (its
+    // environment) after it.
     let answered = body["messages"]
         .as_array()
-        .and_then(|m| m.last())
+        .and_then(|m| m.iter().rev().find(|m| m["role"] != "system"))
         .and_then(|m| m["content"].as_array())
         .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"));
     let command = script["command"].as_str().unwrap_or_default();
@@ -90,13 +92,13 @@ fn messages(request: &Request, script: &Value) -> Reply {
         usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
     );
     let start = json!({"type": "message_start", "message": {
-        "id": "msg_standin", "type": "message", "role": "assistant", "model": model,
+        "id": super::http::fresh_id("msg_01"), "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": input, "output_tokens": 1,
                   "cache_creation_input_tokens": creation, "cache_read_input_tokens": read}}});
     let (block, delta, stop) = if has_bash && !answered && !command.is_empty() {
         (
-            json!({"type": "tool_use", "id": "toolu_standin", "name": "Bash", "input": {}}),
+            json!({"type": "tool_use", "id": super::http::fresh_id("toolu_01"), "name": "Bash", "input": {}}),
             json!({"type": "input_json_delta",
                    "partial_json": json!({"command": command, "description": "do the task"}).to_string()}),
             "tool_use",

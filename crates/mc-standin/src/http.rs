@@ -212,3 +212,38 @@ fn read_request<R: BufRead>(reader: &mut R) -> io::Result<Request> {
         body,
     })
 }
+
+/// A fresh id for every reply, shaped like the real APIs' (`msg_01…`, `resp_…`): the real ones
+/// never repeat, and a fixed one hid a double count in claude's live meter (issue 25), which
+/// keys its per-message tokens on the message id.
+pub(crate) fn fresh_id(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut value = (nanos << 32) | u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut text = Vec::with_capacity(22);
+    for _ in 0..22 {
+        text.push(DIGITS[usize::try_from(value % 62).unwrap_or(0)]);
+        value /= 62;
+    }
+    text.reverse();
+    format!("{prefix}{}", String::from_utf8_lossy(&text))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_fresh_and_shaped_like_the_real_ones() {
+        let ids: std::collections::BTreeSet<String> =
+            (0..1000).map(|_| super::fresh_id("msg_01")).collect();
+        assert_eq!(ids.len(), 1000, "every id is new");
+        assert!(
+            ids.iter()
+                .all(|id| id.len() == 28 && id[6..].bytes().all(|b| b.is_ascii_alphanumeric())),
+            "{ids:?}"
+        );
+    }
+}

@@ -87,17 +87,17 @@ fn responses(request: &Request, script: &Value) -> Reply {
         usage["reasoning_output_tokens"].as_u64().unwrap_or(0),
     );
     let item = if answered || command.is_empty() {
-        json!({"type": "message", "id": "msg_standin", "role": "assistant", "status": "completed",
+        json!({"type": "message", "id": super::http::fresh_id("msg_"), "role": "assistant", "status": "completed",
                "content": [{"type": "output_text", "text": "Done.", "annotations": []}]})
     } else {
         let js = format!(
             "await tools.exec_command({{cmd: {}}});",
             Value::String(command.to_owned())
         );
-        json!({"type": "custom_tool_call", "id": "ctc_standin", "call_id": "call_standin",
+        json!({"type": "custom_tool_call", "id": super::http::fresh_id("ctc_"), "call_id": super::http::fresh_id("call_"),
                "name": "exec", "input": js, "status": "completed"})
     };
-    let id = "resp_standin";
+    let id = super::http::fresh_id("resp_");
     Reply::sse(&[
         ("response.created", json!({"type": "response.created", "response": {"id": id}})),
         ("response.output_item.done", json!({"type": "response.output_item.done", "output_index": 0, "item": item})),

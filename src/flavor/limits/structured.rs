@@ -6,6 +6,9 @@
 //! (a Unix time, in seconds or milliseconds); a rejected event naming no window is the
 //! momentary per-minute limit, retryable. Either is a used-up plan, never a retryable rate limit, unless the
 //! run still ended in a successful `result` (a rejected window it went past, on overage).
+//! A failed `result` with `api_error_status: 429` and no window (Claude Code 2.1.294: `API
+//! Error: Server is temporarily limiting requests (not your usage limit) · …`) is that
+//! momentary limit: retryable, whatever its text says of usage limits.
 
 use serde_json::{Map, Value};
 
@@ -27,6 +30,9 @@ struct Seen {
     resets_at: Option<i64>,
     /// A `result` with `is_error: false`: the run went on (on overage, say) and succeeded.
     succeeded: bool,
+    /// A failed `result` with `api_error_status: 429` and no used-up window: the momentary
+    /// per-minute limit.
+    momentary: bool,
 }
 
 /// A used-up plan, from claude's structured fields; `None` when they say nothing of one.
@@ -39,8 +45,11 @@ pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
             _ => {}
         }
     }
-    if !seen.hit || seen.succeeded {
+    if seen.succeeded {
         return None;
+    }
+    if !seen.hit {
+        return seen.momentary.then(|| momentary(seen.text.as_deref()));
     }
     let now_s = now.timestamp().as_second();
     let retry_after_s = seen
@@ -66,6 +75,21 @@ pub(super) fn claude(output: &str, now: &jiff::Zoned) -> Option<RateLimit> {
         retry_after_s,
         kind: LimitKind::UsageExhausted,
     })
+}
+
+/// The momentary per-minute limit, from a failed `result` that says HTTP 429.
+fn momentary(text: Option<&str>) -> RateLimit {
+    let text: String = text.unwrap_or_default().chars().take(160).collect();
+    RateLimit {
+        evidence: format!(
+            "{} [api_error_status: 429]",
+            text.replace(['\n', '\r'], " ")
+        )
+        .trim()
+        .to_owned(),
+        retry_after_s: 0,
+        kind: LimitKind::RateLimited,
+    }
 }
 
 fn text(value: Option<&Value>) -> Option<String> {
@@ -110,6 +134,10 @@ fn result(event: &Map<String, Value>, seen: &mut Seen) {
     let api_error = text(event.get("api_error"));
     let window = text(event.get("rateLimitType"));
     if api_error.as_deref() != Some("usage_limit_reached") && window.is_none() {
+        if event.get("api_error_status").and_then(Value::as_u64) == Some(429) {
+            seen.momentary = true;
+            seen.text = text(event.get("result"));
+        }
         return;
     }
     seen.hit = true;

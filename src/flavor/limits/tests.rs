@@ -361,6 +361,40 @@ fn a_rejected_event_naming_no_window_is_a_momentary_rate_limit() {
     assert_eq!(found.kind, LimitKind::RateLimited, "{}", found.evidence);
 }
 
+/// Claude Code 2.1.294 (the images' pin, issue 25) words a per-minute 429 differently from
+/// 2.1.330: its text says "not your usage limit", and only `api_error_status: 429` and the
+/// message's `error: rate_limit` say what it is. A momentary, retryable limit.
+#[test]
+fn claude_2_1_294s_per_minute_429_is_a_momentary_rate_limit() {
+    let stream = concat!(
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","isUsingOverage":false},"uuid":"u","session_id":"s"}"#,
+        "\n",
+        r#"{"type":"assistant","message":{"id":"f99","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: Server is temporarily limiting requests (not your usage limit) · Number of request tokens has exceeded your per-minute rate limit"}]},"error":"rate_limit","is_api_error_message":true}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"num_turns":1,"result":"API Error: Server is temporarily limiting requests (not your usage limit) · Number of request tokens has exceeded your per-minute rate limit","terminal_reason":"api_error","total_cost_usd":0}"#,
+    );
+    let found = detect_at("claude", stream, &fixed_now()).unwrap();
+    assert_eq!(found.kind, LimitKind::RateLimited, "{}", found.evidence);
+    assert!(found.is_retryable());
+    assert!(
+        found
+            .evidence
+            .starts_with("API Error: Server is temporarily limiting requests")
+            && found.evidence.ends_with("[api_error_status: 429]"),
+        "{}",
+        found.evidence
+    );
+    // A 429 that is a used-up window stays a used-up plan.
+    let window = stream.replace(
+        r#""api_error_status":429,"#,
+        r#""api_error_status":429,"api_error":"usage_limit_reached","rateLimitType":"five_hour","#,
+    );
+    assert_eq!(
+        detect_at("claude", &window, &fixed_now()).map(|f| f.kind),
+        Some(LimitKind::UsageExhausted)
+    );
+}
+
 #[test]
 fn claudes_limit_text_alone_is_a_used_up_plan() {
     let found = detect_at(

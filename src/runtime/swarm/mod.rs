@@ -32,11 +32,13 @@
 //! - **What Swarm cannot enforce** (no-new-privileges on API 1.41, swap equal to memory) is
 //!   named by [`Runtime::unenforced`] so the sandbox probe reports it instead of assuming it.
 
+mod error;
 mod left;
 mod nodes;
 mod objects;
 mod service;
 
+pub use error::SwarmError;
 pub use nodes::{CONFIRM, NODE_TIMEOUT_S, Warn};
 pub use service::{NODE_LABEL_CELLS, NODE_LABEL_EGRESS};
 
@@ -80,6 +82,10 @@ pub struct SwarmConfig {
     pub registry: String,
     /// Pool of the overlays' subnets.
     pub subnet_pool: String,
+    /// The Docker variables every address is reached with (`DOCKER_TLS_VERIFY`,
+    /// `DOCKER_CERT_PATH`, `HOME`; `DOCKER_HOST` is not used), and `HOME` for the file of
+    /// objects left on lost nodes.
+    pub docker: DockerEnv,
 }
 
 /// A cell prepared by `create_cell`, created as a service by `start_cell`.
@@ -146,10 +152,9 @@ impl SwarmRuntime {
     /// [`SwarmRuntime::connect`], with warnings going to `warn`. A node whose engine does not
     /// answer is left out with a warning; refused only when no node answers.
     pub async fn connect_warning(config: &SwarmConfig, warn: Warn) -> Result<Self, RuntimeError> {
-        let base = DockerEnv::from_process();
         let env = |host: &str| DockerEnv {
             host: Some(host.to_owned()),
-            ..base.clone()
+            ..config.docker.clone()
         };
         let (manager, _) = connect_with(&env(&config.manager)).await?;
         let info = manager
@@ -165,9 +170,10 @@ impl SwarmRuntime {
             .and_then(|s| s.control_available)
             .unwrap_or(false)
         {
-            return Err(RuntimeError::NotAManager {
+            return Err(SwarmError::NotAManager {
                 endpoint: config.manager.clone(),
-            });
+            }
+            .into());
         }
         let version = manager.client_version();
         let mut engines = BTreeMap::new();
@@ -175,12 +181,12 @@ impl SwarmRuntime {
             let (client, _) = client_for(&env(address), NODE_TIMEOUT_S, &version)?;
             engines.insert(
                 host.clone(),
-                (address.clone(), DockerRuntime::from_client(client)),
+                (address.clone(), DockerRuntime::from_client(client, address)),
             );
         }
         let nodes = nodes::Nodes::new(
             engines,
-            left::Left::open(&config.manager),
+            left::Left::open(&config.manager, config.docker.home.as_deref()),
             warn,
             manager.clone(),
         );
@@ -196,7 +202,7 @@ impl SwarmRuntime {
             })?;
         Ok(Self {
             inner: Arc::new(Inner {
-                manager: DockerRuntime::from_client(manager),
+                manager: DockerRuntime::from_client(manager, &config.manager),
                 nodes,
                 registry: config.registry.clone(),
                 pool,
@@ -294,7 +300,7 @@ impl Inner {
         };
         self.nodes
             .get(hostname.as_str())
-            .ok_or(RuntimeError::UnknownNode { node: hostname })
+            .ok_or_else(|| SwarmError::UnknownNode { node: hostname }.into())
     }
 
     /// The node, engine and container of a cell whose output is attached: the first caller
@@ -313,7 +319,7 @@ impl Inner {
         let (host, engine) = self
             .nodes
             .get(&host)
-            .ok_or(RuntimeError::UnknownNode { node: host })?;
+            .ok_or_else(|| RuntimeError::from(SwarmError::UnknownNode { node: host }))?;
         Ok((host, engine, container))
     }
 
@@ -673,6 +679,12 @@ impl Runtime for SwarmRuntime {
     }
     fn create_cell<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, ()> {
         async move {
+            if spec.task.is_some() {
+                return Err(SwarmError::TaskProfile {
+                    cell: spec.name.clone(),
+                }
+                .into());
+            }
             let mut spec = spec.clone();
             // A service's container starts before anyone can attach to it: a cell that would
             // start its program at once waits for a go file instead, which `start_cell`

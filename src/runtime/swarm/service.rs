@@ -1,16 +1,17 @@
-//! A cell as a Swarm service: the same hardening baseline as a local container wherever Swarm
-//! can express it, and what it cannot, named.
+//! A cell as a Swarm service: the hardening baseline ([`Hardening`], the same value a local
+//! container renders) wherever Swarm can express it, and what it cannot, named.
 
 use bollard::Docker;
 use bollard::models::{
     EndpointSpec, EndpointSpecModeEnum, Limit, NetworkAttachmentConfig, ResourceObject,
-    ResourcesUlimits, ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicated, TaskSpec,
-    TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecPlacement,
-    TaskSpecResources, TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
+    ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicated, TaskSpec, TaskSpecContainerSpec,
+    TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecPlacement, TaskSpecResources,
+    TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
 };
 use futures_util::StreamExt;
 
-use super::super::docker::{area_mount, operation};
+use super::super::docker::{area_mount, operation, ulimits};
+use super::super::hardening::Hardening;
 use super::super::{Area, CellSpec, LABEL_CELL, LABEL_ROLE, ObjectRef, RuntimeError, Unenforced};
 
 /// A node labelled `io.multicooker.cells=false` runs no cell (a manager kept free, a node that
@@ -54,16 +55,13 @@ pub(super) fn alone_network(cell: &str) -> String {
 }
 
 /// The service of one cell.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the whole spec in one literal, field by field"
-)]
 pub(super) fn service_spec(
     spec: &CellSpec,
     image: &str,
     program: &[String],
     networks: &[String],
 ) -> ServiceSpec {
+    let hardening = Hardening::of(spec);
     let labels = spec.labels.to_map();
     let volume_labels = spec.labels.clone().with(LABEL_CELL, &spec.name);
     // Swarm's tmpfs mounts ignore owner and mode: HOME and /tmp are in-memory volumes too.
@@ -87,42 +85,26 @@ pub(super) fn service_spec(
         image: Some(image.to_owned()),
         labels: Some(labels.clone()),
         command: Some(spec.init.argv(&spec.user, program)),
-        hostname: Some("cell".into()),
+        hostname: Some(hardening.hostname.into()),
         env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
         dir: Some(spec.workdir.clone()),
         // As on Docker: init is root with INIT_CAPABILITIES only, the program runs as spec.user.
-        user: Some("0:0".into()),
+        user: Some(hardening.user.into()),
         // Sent for engines that honour it; 20.10 drops it (see UNENFORCED).
         privileges: Some(TaskSpecContainerSpecPrivileges {
-            no_new_privileges: Some(true),
+            no_new_privileges: Some(hardening.no_new_privileges),
             ..Default::default()
         }),
         tty: Some(false),
-        open_stdin: Some(false),
-        read_only: Some(true),
+        open_stdin: Some(hardening.stdin),
+        read_only: Some(hardening.read_only_root),
         mounts: Some(mounts),
         stop_grace_period: Some(1_000_000_000),
-        oom_score_adj: Some(500),
-        init: Some(false),
-        capability_drop: Some(vec!["ALL".into()]),
-        capability_add: Some(
-            super::super::spec::INIT_CAPABILITIES
-                .iter()
-                .map(|c| (*c).to_owned())
-                .collect(),
-        ),
-        ulimits: Some(vec![
-            ResourcesUlimits {
-                name: Some("nofile".into()),
-                soft: Some(4096),
-                hard: Some(8192),
-            },
-            ResourcesUlimits {
-                name: Some("core".into()),
-                soft: Some(0),
-                hard: Some(0),
-            },
-        ]),
+        oom_score_adj: Some(hardening.oom_score_adj),
+        init: Some(hardening.engine_init),
+        capability_drop: Some(hardening.capabilities_dropped()),
+        capability_add: Some(hardening.capabilities.clone()),
+        ulimits: Some(ulimits(&hardening)),
         ..Default::default()
     };
     ServiceSpec {
@@ -134,7 +116,7 @@ pub(super) fn service_spec(
                 limits: Some(Limit {
                     nano_cpus: Some(nano_cpus),
                     memory_bytes: Some(memory),
-                    pids: Some(i64::try_from(spec.limits.pids).unwrap_or(i64::MAX)),
+                    pids: Some(hardening.pids_limit()),
                 }),
                 // Placed by what it may use: concurrency is bounded by the cluster's capacity.
                 reservations: Some(ResourceObject {
@@ -165,7 +147,7 @@ pub(super) fn service_spec(
             // would stay on the node until `clean`); its output is read through the attach
             // API of the node's engine, attached before the go file lets the program start.
             log_driver: Some(TaskSpecLogDriver {
-                name: Some("none".into()),
+                name: Some(hardening.log_driver.into()),
                 options: None,
             }),
             ..Default::default()
@@ -262,4 +244,66 @@ pub(super) async fn unpublish(registry: &str, repo: &str, digest: &str) {
         }
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{Init, Labels, Limits};
+
+    /// A swarm service and a local container render the one baseline: the same user,
+    /// capabilities, read-only root, no-new-privileges, pids, OOM score, ulimits and log driver.
+    #[test]
+    fn a_service_renders_the_same_baseline_as_a_container() {
+        let spec = CellSpec {
+            name: "mc-x-p-alpha".into(),
+            image: "mc-x-dummy:latest".into(),
+            network: None,
+            labels: Labels::new("x", "participant"),
+            user: "1000:1000".into(),
+            env: Vec::new(),
+            areas: Vec::new(),
+            tmpfs: Vec::new(),
+            limits: Limits {
+                memory_bytes: 1 << 30,
+                memory_swap_bytes: 1 << 30,
+                cpus: 1.0,
+                pids: 128,
+            },
+            workdir: "/work".into(),
+            program: None,
+            init: Init {
+                wait_for_go: true,
+                launch: false,
+                hold: false,
+                timeout: None,
+                deadline: std::time::Duration::from_secs(60),
+                task_root: false,
+                go_dir: None,
+            },
+            task: None,
+        };
+        let host = super::super::super::docker::host_config(&spec);
+        let body = super::super::super::docker::container_body(&spec, &[]);
+        let service = service_spec(&spec, "registry/image@sha256:0", &[], &[]);
+        let task = service.task_template.unwrap();
+        let container = task.container_spec.unwrap();
+        assert_eq!(container.user, body.user);
+        assert_eq!(container.hostname, body.hostname);
+        assert_eq!(container.capability_drop, host.cap_drop);
+        assert_eq!(container.capability_add, host.cap_add);
+        assert_eq!(container.read_only, host.readonly_rootfs);
+        assert_eq!(container.read_only, Some(true));
+        assert_eq!(
+            container.privileges.unwrap().no_new_privileges,
+            Some(true),
+            "sent even where 20.10 drops it"
+        );
+        assert_eq!(container.oom_score_adj, host.oom_score_adj);
+        assert_eq!(container.ulimits, host.ulimits);
+        assert_eq!(container.open_stdin, body.open_stdin);
+        assert_eq!(task.resources.unwrap().limits.unwrap().pids, Some(128));
+        assert_eq!(host.pids_limit, Some(128));
+        assert_eq!(task.log_driver.unwrap().name, host.log_config.unwrap().typ,);
+    }
 }

@@ -41,15 +41,13 @@ pub(crate) struct RealClis {
 }
 
 impl RealClis {
-    /// `MULTICOOKER_BUILD_ARGS` for the claude and codex flavor images.
+    /// `MULTICOOKER_BUILD_ARGS` for the claude and codex flavor images: only the base and the
+    /// binaries' sources are swapped, so the images' own version checks hold the wheels to the
+    /// packaged pins (one pin per CLI).
     pub(crate) fn build_args(&self) -> String {
         format!(
-            "BASE_IMAGE={},CLAUDE_SOURCE={},CLAUDE_CODE_VERSION={},CODEX_SOURCE={},CODEX_VERSION={}",
-            self.base,
-            self.claude_source,
-            self.values["claude_version"],
-            self.codex_source,
-            self.values["codex_version"]
+            "BASE_IMAGE={},CLAUDE_SOURCE={},CODEX_SOURCE={}",
+            self.base, self.claude_source, self.codex_source
         )
     }
 }
