@@ -304,11 +304,7 @@ async fn run_until_exit<H: CellHooks>(
     } else {
         collect_all(runtime, plan, &options.redactor).await
     };
-    // Init reads the cell's own OOM counter; the engine's flag covers a cell that ended.
-    let oom = match ended.record {
-        Some(record) => record.oom,
-        None => ended.how == Ending::CellExited && runtime.oom_killed(name).await.unwrap_or(false),
-    };
+    let oom = oom_of(runtime, name, &ended).await;
     if ended.how == Ending::Recorded {
         // A holding cell has given its areas back: it ends now, not at its deadline.
         let _ = runtime.kill_cell(name).await;
@@ -516,6 +512,15 @@ fn lost_while_collecting(
 
 /// Collects every writable area to its host folder (replacing what was there); with the
 /// node that was lost while it did, if one was (the rest is not asked for then).
+/// Whether the memory limit killed a process: init reads the cell's own counter; the engine's
+/// flag covers a cell that ended.
+async fn oom_of(runtime: &dyn Runtime, name: &str, ended: &Ended) -> bool {
+    match ended.record {
+        Some(record) => record.oom,
+        None => ended.how == Ending::CellExited && runtime.oom_killed(name).await.unwrap_or(false),
+    }
+}
+
 /// Collects the folders the plan wants as they are before the program starts
 /// ([`crate::cell::files::Writable::before_to`]); the first failure, as the cell's error.
 async fn collect_before(

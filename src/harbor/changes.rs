@@ -109,8 +109,7 @@ pub fn between(before: &Path, after: &Path) -> Changes {
     names.dedup();
     for name in names {
         let change = match (old.get(name), new.get(name)) {
-            (None, None | Some(Entry::Folder))
-            | (Some(Entry::Folder), None | Some(Entry::Folder)) => {
+            (None | Some(Entry::Folder), None | Some(Entry::Folder)) => {
                 continue;
             }
             (None, Some(_)) => Change::Added,

@@ -201,20 +201,24 @@ mod tests {
             .brief
     }
 
-    fn verdict(participant: &str, reward: Option<f64>) -> Option<TaskVerdict> {
-        Some(TaskVerdict {
+    fn verdict(participant: &str, reward: Option<f64>) -> TaskVerdict {
+        TaskVerdict {
             participant: participant.into(),
             reward,
             components: std::collections::BTreeMap::new(),
             error: reward.is_none().then(|| "no reward file".into()),
             task_hash: HASH.into(),
-        })
+        }
     }
 
     #[test]
     fn rewards_sit_beside_the_jury_combined_by_the_weights_and_never_turned_into_0() {
         let brief = brief("scoring: {verify: 3, jury: 1}\n");
-        let verdicts = [verdict("a", Some(1.0)), verdict("b", None), None];
+        let verdicts = [
+            Some(verdict("a", Some(1.0))),
+            Some(verdict("b", None)),
+            None,
+        ];
         let jury = [
             ("a".to_owned(), Some(60.0)),
             ("b".to_owned(), Some(80.0)),
@@ -241,9 +245,9 @@ mod tests {
     fn agreement_is_measured_over_participants_with_both() {
         let brief = brief("");
         let verdicts = [
-            verdict("a", Some(1.0)),
-            verdict("b", Some(0.5)),
-            verdict("c", Some(0.0)),
+            Some(verdict("a", Some(1.0))),
+            Some(verdict("b", Some(0.5))),
+            Some(verdict("c", Some(0.0))),
         ];
         let jury = [
             ("a".to_owned(), Some(90.0)),

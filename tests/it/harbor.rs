@@ -615,6 +615,30 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
         "nothing is left: {:?}",
         cook.leftovers()
     );
+    the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(&cook);
+    // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
+    let brief = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&brief).unwrap();
+    fs_err::write(
+        &brief,
+        text.replace("{name: a, flavor: dummy", "{name: a, flavor: agy"),
+    )
+    .unwrap();
+    let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
+    assert!(
+        said.contains("participant `a` (agy) cannot work inside a Harbor task's environment")
+            && said.contains("dummy, claude, codex"),
+        "{}",
+        show(&refused)
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// The jury on top of a task cook (after `cook`): blind judges see what each participant changed
+/// in the workdir, never its reward; the report puts the rewards beside the jury's scores.
+fn the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(cook: &TestCook) {
     // What each one changed in /app, sealed for the jury: the dummy's RESULT.md, the oracle's
     // fizzbuzz.py, as a list and a unified diff measured against the environment's /app.
     let changes = cook.text("judging/_inbox/a/out/CHANGES.md");
@@ -649,7 +673,7 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
     let jury = rewards[0]["jury_pct"].as_f64().unwrap();
     assert_eq!(
         rewards[0]["combined_pct"].as_f64(),
-        Some(((100.0 + jury) / 2.0 * 100.0).round() / 100.0),
+        Some((f64::midpoint(100.0, jury) * 100.0).round() / 100.0),
         "{summary:#}"
     );
     assert_eq!(rewards[1]["reward"].as_f64(), Some(0.0), "{summary:#}");
@@ -664,23 +688,5 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
             );
         }
     }
-    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
-    // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
-    let brief = cook.dir().join("brief.yaml");
-    let text = fs_err::read_to_string(&brief).unwrap();
-    fs_err::write(
-        &brief,
-        text.replace("{name: a, flavor: dummy", "{name: a, flavor: agy"),
-    )
-    .unwrap();
-    let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
-    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
-    assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
-    assert!(
-        said.contains("participant `a` (agy) cannot work inside a Harbor task's environment")
-            && said.contains("dummy, claude, codex"),
-        "{}",
-        show(&refused)
-    );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
