@@ -53,7 +53,9 @@ fn main() {
         return;
     }
     let runtime = tokio
-        .block_on(DockerRuntime::connect())
+        .block_on(DockerRuntime::connect(
+            &multicooker::settings::Env::from_process().docker(),
+        ))
         .expect("a running Docker engine");
     println!(
         "multicooker cook benchmark (median of {RUNS} runs, {RUNS_BIG} at N = 48; seconds; RSS in MiB); load average at the start: {}",
@@ -185,6 +187,7 @@ fn swarm(tokio: &tokio::runtime::Runtime) {
             .collect(),
         registry: var("MULTICOOKER_SWARM_REGISTRY"),
         subnet_pool: DEFAULT_SWARM_POOL.to_owned(),
+        docker: multicooker::settings::Env::from_process().docker(),
     };
     let runtime = tokio
         .block_on(SwarmRuntime::connect(&config))
@@ -422,6 +425,16 @@ enum Phase {
     Judge,
 }
 
+/// The image settings a cook resolves from this environment (`MULTICOOKER_BUILD_ARGS`).
+fn images() -> multicooker::cell::images::ImageSettings {
+    multicooker::cell::images::ImageSettings {
+        namespace: None,
+        build_args: multicooker::settings::Env::from_process()
+            .build_args()
+            .expect("MULTICOOKER_BUILD_ARGS is valid"),
+    }
+}
+
 /// The same engine work as a cook (or a verification), bare and in parallel, with the same
 /// hardened cell spec.
 async fn floor(runtime: &dyn Runtime, n: usize, phase: Phase) -> Floor {
@@ -429,13 +442,13 @@ async fn floor(runtime: &dyn Runtime, n: usize, phase: Phase) -> Floor {
     let labels = Labels::new("990101-floor", "bench").with(LABEL_ROOT, "bench");
     let image = names.image("dummy");
     let context = multicooker::flavor::thin_context(
-        &multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
+        &multicooker::cell::images::base_specs(&["dummy".to_owned()], None, &images())
             .expect("dummy context")
             .remove(0)
             .tag,
     )
     .expect("thin context");
-    let base = multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
+    let base = multicooker::cell::images::base_specs(&["dummy".to_owned()], None, &images())
         .expect("dummy context")
         .remove(0);
     multicooker::cell::images::ensure_base(runtime, &base)

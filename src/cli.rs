@@ -4,45 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Environment variables multicooker reads, in one place.
-pub mod env {
-    /// Folder that holds the cooks (`--root`).
-    pub const ROOT: &str = "MULTICOOKER_ROOT";
-    /// Keep engine objects after a run, for debugging.
-    pub const KEEP: &str = "MULTICOOKER_KEEP";
-    /// `uid:gid` cells run as.
-    pub const HARDENING_USER: &str = crate::cell::plan::HARDENING_USER_ENV;
-    /// Host profile: `large`, `medium`, `small` or `auto`.
-    pub const PROFILE: &str = crate::cell::plan::PROFILE_ENV;
-    /// An existing network for the egress proxies' outside leg.
-    pub const EGRESS_NETWORK: &str = "MULTICOOKER_EGRESS_NETWORK";
-    /// Build arguments for the flavor images multicooker builds (`NAME=value,…`).
-    pub const BUILD_ARGS: &str = crate::flavor::build_args::BUILD_ARGS_ENV;
-    /// The address the egress canary and the sandbox probe must fail to reach directly.
-    pub const CANARY_DIRECT: &str = "MULTICOOKER_CANARY_DIRECT";
-    /// Seconds a cell may outlive its timeout before its own init ends it.
-    pub const CELL_GRACE: &str = "MULTICOOKER_CELL_GRACE_S";
-    /// Where cells run: `docker` or `swarm` (`--backend`).
-    pub const BACKEND: &str = "MULTICOOKER_BACKEND";
-    /// The swarm manager's engine address (`unix://…`, `tcp://…`).
-    pub const SWARM_MANAGER: &str = "MULTICOOKER_SWARM_MANAGER";
-    /// Every swarm node's engine: `host=address,…`.
-    pub const SWARM_NODES: &str = "MULTICOOKER_SWARM_NODES";
-    /// The registry every swarm node pulls from (`host:port`).
-    pub const SWARM_REGISTRY: &str = "MULTICOOKER_SWARM_REGISTRY";
-    /// Seed of the judges' label shuffles.
-    pub const SEED: &str = "MULTICOOKER_SEED";
-    /// Namespace separating this orchestrator's engine objects from another's.
-    pub const NAMESPACE: &str = "MULTICOOKER_NAMESPACE";
-    /// Cap on one sealed output, in bytes.
-    pub const SEAL_MAX_BYTES: &str = crate::cook::seal::SEAL_MAX_ENV;
-    /// Pool of subnets for cell networks.
-    pub const SUBNET_POOL: &str = crate::runtime::docker::SUBNET_POOL_ENV;
-    /// The home folder whose CLI logins are read.
-    pub const HOST_HOME: &str = crate::creds::HOST_HOME_ENV;
-    /// Where `multicooker login` keeps tokens.
-    pub const TOKEN_STORE: &str = crate::creds::TOKEN_STORE_ENV;
-}
+use crate::env_vars::EnvVars;
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -150,7 +112,7 @@ pub struct GlobalArgs {
     /// Folder that holds the cooks; a relative path is also looked up in parent folders.
     #[arg(
         long,
-        env = env::ROOT,
+        env = EnvVars::ROOT,
         default_value = "cooks",
         value_name = "DIR",
         global = true,
@@ -174,12 +136,12 @@ pub struct GlobalArgs {
     pub color: ColorChoice,
     /// Keep this orchestrator's engine objects apart from others' (names and labels carry it),
     /// so two can run cooks of the same name on one engine; `clean` only sees its own.
-    #[arg(long, env = env::NAMESPACE, value_name = "NS", global = true, help_heading = GLOBAL)]
+    #[arg(long, env = EnvVars::NAMESPACE, value_name = "NS", global = true, help_heading = GLOBAL)]
     pub namespace: Option<String>,
     /// Where cells run: `docker` (the local engine, `DOCKER_HOST`) or `swarm` (a Docker Swarm
     /// named by `MULTICOOKER_SWARM_MANAGER`, `MULTICOOKER_SWARM_NODES` and
     /// `MULTICOOKER_SWARM_REGISTRY`; see README, "Running on a swarm").
-    #[arg(long, value_enum, env = env::BACKEND, global = true, help_heading = GLOBAL)]
+    #[arg(long, value_enum, env = EnvVars::BACKEND, global = true, help_heading = GLOBAL)]
     pub backend: Option<BackendChoice>,
 }
 
@@ -482,7 +444,7 @@ pub struct ChefArgs {
     #[arg(long)]
     pub force: bool,
     /// Seed of the label shuffle (default: random; recorded host-side).
-    #[arg(long, env = env::SEED, value_parser = parse_seed)]
+    #[arg(long, env = EnvVars::SEED, value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
 
@@ -729,7 +691,7 @@ pub struct JudgeArgs {
     ///
     /// summary.json writes it as a string (`"statistics": {"seed": "…"}`), so that JSON readers
     /// keep every digit; it is accepted here with or without its quotes.
-    #[arg(long, env = env::SEED, value_parser = parse_seed)]
+    #[arg(long, env = EnvVars::SEED, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Judges running at once (default: all).
     #[arg(long, value_name = "N")]
@@ -844,5 +806,24 @@ mod seed_tests {
         assert_eq!(parse_seed(&written), Ok(seed), "{written}");
         assert_eq!(parse_seed(&seed.to_string()), Ok(seed));
         assert!(parse_seed("7.5").is_err_and(|e| e.contains("statistics.seed")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::env_vars::EnvVars;
+
+    /// `--help` and the README list every multicooker and Docker variable multicooker reads
+    /// (the user's own, `HOME`, `USER`, `CODEX_HOME`, `NO_COLOR`, are not its to document).
+    #[test]
+    fn help_and_readme_list_every_variable() {
+        let readme = include_str!("../README.md");
+        for name in EnvVars::ALL
+            .iter()
+            .filter(|n| n.starts_with("MULTICOOKER_") || n.starts_with("DOCKER_"))
+        {
+            assert!(super::AFTER_HELP.contains(name), "`--help` lacks {name}");
+            assert!(readme.contains(name), "README.md lacks {name}");
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod commands;
 pub mod cook;
 pub mod creds;
+pub mod env_vars;
 pub mod error;
 pub mod flavor;
 pub mod fsx;

@@ -12,7 +12,8 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(error) => return refused(&error),
     };
-    let printer = multicooker::settings::printer(&cli.global);
+    let printer =
+        multicooker::settings::printer(&cli.global, &multicooker::settings::Env::from_process());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -17,6 +17,7 @@ use futures_util::FutureExt;
 
 use super::names::Names;
 use super::run::ImagesReady;
+use crate::flavor::build_args::BuildArg;
 use crate::flavor::{
     FlavorError, base_tag_in, build_context, cook_image_dir, own_tag, thin_context,
 };
@@ -28,6 +29,15 @@ use crate::state::CookPaths;
 
 /// Label with the hash of an image's build context.
 pub const LABEL_CONTEXT: &str = "io.multicooker.context";
+
+/// What the settings decide about every image a command builds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageSettings {
+    /// The session's namespace (`--namespace`): it names and labels the base images.
+    pub namespace: Option<String>,
+    /// `MULTICOOKER_BUILD_ARGS`: the defaults of the Dockerfiles' `ARG` lines.
+    pub build_args: Vec<BuildArg>,
+}
 
 /// The two images behind one flavor of one cook.
 #[derive(Debug, Clone)]
@@ -82,27 +92,28 @@ pub enum BaseLifetime {
 pub fn base_specs(
     flavors: &[String],
     cook: Option<&std::path::Path>,
+    settings: &ImageSettings,
 ) -> Result<Vec<ImageSpec>, FlavorError> {
-    let namespace = crate::state::namespace();
+    let namespace = settings.namespace.as_deref();
     let mut unique: Vec<&String> = flavors.iter().collect();
     unique.sort();
     unique.dedup();
     unique
         .into_iter()
         .map(|flavor| {
-            let context = build_context(flavor, cook)?;
+            let context = build_context(flavor, cook, &settings.build_args)?;
             let mut labels = Labels::shared("base")
                 .with(LABEL_FLAVOR, flavor)
                 .with(LABEL_CONTEXT, &context.digest);
-            if let Some(namespace) = &namespace {
+            if let Some(namespace) = namespace {
                 labels = labels.with(LABEL_NAMESPACE, namespace);
             }
             let own = cook.and_then(|c| cook_image_dir(c, flavor)).is_some();
             Ok(ImageSpec {
                 tag: if own {
-                    own_tag(flavor, &context.digest, namespace.as_deref())
+                    own_tag(flavor, &context.digest, namespace)
                 } else {
-                    base_tag_in(flavor, &context.digest, namespace.as_deref())
+                    base_tag_in(flavor, &context.digest, namespace)
                 },
                 labels,
                 context: context.tar,
@@ -111,14 +122,17 @@ pub fn base_specs(
         .collect()
 }
 
-/// The base images of this process's namespace: labelled with it, or, in the default
+/// The base images of `namespace` (the session's): labelled with it, or, in the default
 /// namespace, labelled with none (which includes those of builds older than namespaced base
 /// images). What `clean --base-images` removes and `doctor` may call stale: never another
 /// namespace's.
-pub async fn namespace_bases(runtime: &dyn Runtime) -> Result<Vec<ObjectRef>, RuntimeError> {
+pub async fn namespace_bases(
+    runtime: &dyn Runtime,
+    namespace: Option<&str>,
+) -> Result<Vec<ObjectRef>, RuntimeError> {
     let bases = Selector::role("base");
-    if let Some(namespace) = crate::state::namespace() {
-        return runtime.list(&bases.with(LABEL_NAMESPACE, &namespace)).await;
+    if let Some(namespace) = namespace {
+        return runtime.list(&bases.with(LABEL_NAMESPACE, namespace)).await;
     }
     let namespaced = runtime.list(&bases.clone().has(LABEL_NAMESPACE)).await?;
     let mut own = runtime.list(&bases).await?;
@@ -132,8 +146,9 @@ pub fn image_specs(
     names: &Names,
     flavors: &[String],
     run_id: &str,
+    settings: &ImageSettings,
 ) -> Result<Vec<FlavorImages>, FlavorError> {
-    base_specs(flavors, Some(paths.dir()))?
+    base_specs(flavors, Some(paths.dir()), settings)?
         .into_iter()
         .map(|base| {
             let flavor = base.labels.get(LABEL_FLAVOR).unwrap_or_default().to_owned();
@@ -169,9 +184,10 @@ pub fn verifier_images(
     paths: &CookPaths,
     names: &Names,
     run_id: &str,
+    settings: &ImageSettings,
 ) -> Result<FlavorImages, FlavorError> {
     const FLAVOR: &str = "verify";
-    let context = crate::flavor::folder_context(FLAVOR, &paths.verify_dir())?;
+    let context = crate::flavor::folder_context(FLAVOR, &paths.verify_dir(), &settings.build_args)?;
     let labels = |digest: &str| {
         Labels::new(paths.name(), "image")
             .with(LABEL_ROOT, &paths.root_id())
@@ -208,9 +224,10 @@ pub fn task_images(
     names: &Names,
     environment: &std::path::Path,
     run_id: &str,
+    settings: &ImageSettings,
 ) -> Result<FlavorImages, FlavorError> {
     const FLAVOR: &str = "task-env";
-    let context = crate::flavor::folder_context(FLAVOR, environment)?;
+    let context = crate::flavor::folder_context(FLAVOR, environment, &settings.build_args)?;
     let labels = cook_image_labels(paths, FLAVOR, run_id, &context.digest);
     let base = ImageSpec {
         tag: format!("{}-task-env:{}", names.project(), context.digest),

@@ -86,6 +86,8 @@ pub struct CellSettings {
     pub logins: crate::creds::LoginSources,
     /// The shared budgets cells count against (the cook's, the night's).
     pub budgets: budget::Budgets,
+    /// The namespace and build arguments of every image.
+    pub images: images::ImageSettings,
 }
 
 impl CellSettings {

@@ -115,7 +115,7 @@ async fn prepare_egress(
     {
         return Ok(None);
     }
-    let tools = images::base_specs(&["dummy".to_owned()], None)
+    let tools = images::base_specs(&["dummy".to_owned()], None, &settings.images)
         .map_err(|e| RuntimeError::Build {
             image: "multicooker-base-dummy".into(),
             message: e.to_string(),

@@ -16,10 +16,6 @@ use crate::runtime::{
 };
 use crate::state::{CookPaths, Role};
 
-/// Environment variable overriding the cells' `uid:gid`.
-pub const HARDENING_USER_ENV: &str = "MULTICOOKER_HARDENING_USER";
-/// Environment variable choosing the host profile.
-pub const PROFILE_ENV: &str = "MULTICOOKER_PROFILE";
 /// Default process limit per cell.
 pub const DEFAULT_PIDS: u64 = 512;
 /// Size of the HOME tmpfs.

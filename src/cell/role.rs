@@ -49,7 +49,13 @@ impl<'a> Venue<'a> {
         spend::count_recorded(self.paths, &self.settings.budgets);
         let names = Names::for_paths(self.paths);
         let flavors: Vec<String> = actors.iter().map(|a| a.flavor.clone()).collect();
-        let images = images::image_specs(self.paths, &names, &flavors, &self.settings.run_id)?;
+        let images = images::image_specs(
+            self.paths,
+            &names,
+            &flavors,
+            &self.settings.run_id,
+            &self.settings.images,
+        )?;
         let logins = snapshot_logins(self.brief, role, actors, &self.settings.logins)?;
         Ok(Cast {
             venue: self,

@@ -115,6 +115,8 @@ pub struct ProbeSettings {
     pub network: NetworkMode,
     /// Where the probe's direct connection goes (it must fail unless the mode is `open`).
     pub direct: String,
+    /// The namespace and build arguments of its tools image.
+    pub images: super::images::ImageSettings,
 }
 
 /// Runs the probe cell through the same cell engine as every role and checks every property.
@@ -124,7 +126,7 @@ pub async fn probe(
     settings: &ProbeSettings,
     cancel: CancellationToken,
 ) -> Result<SandboxReport, RuntimeError> {
-    let tools = base_specs(&["dummy".to_owned()], None)
+    let tools = base_specs(&["dummy".to_owned()], None, &settings.images)
         .map_err(|e| RuntimeError::Build {
             image: "multicooker-base-dummy".into(),
             message: e.to_string(),
@@ -566,6 +568,7 @@ mod tests {
             },
             network: NetworkMode::Allowlist,
             direct: "203.0.113.1:443".into(),
+            images: crate::cell::images::ImageSettings::default(),
         }
     }
 

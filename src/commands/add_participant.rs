@@ -10,11 +10,10 @@ use crate::brief::{self, KNOWN_FLAVORS};
 use crate::cli::AddParticipantArgs;
 use crate::error::{ExitCode, UserError};
 use crate::settings;
-use crate::state::find_cook;
 
 pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
-    let paths = find_cook(&session.root, &args.task)?;
+    let paths = session.find_cook(&args.task)?;
     let spec = args.participant.trim();
     let (name, flavor) = match spec.split_once('=') {
         Some((n, f)) => (n.trim(), f.trim()),

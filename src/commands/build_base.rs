@@ -37,7 +37,7 @@ pub(super) async fn run(args: &BuildBaseArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let specs = images::base_specs(&flavors, None)?;
+    let specs = images::base_specs(&flavors, None, &session.image_settings()?)?;
     let (runtime, _) = connect(&session).await?;
     let mut results = Vec::new();
     let mut failed = 0;

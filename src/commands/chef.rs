@@ -144,7 +144,7 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
         labels.len()
     ));
     let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(&brief, &engine, None, 1, cancel)?;
+    let mut settings = run_settings(&session, &brief, &engine, None, 1, cancel)?;
     settings.merge = true;
     settings.chef = Some(Chef {
         name: name.to_owned(),

@@ -12,7 +12,7 @@ use crate::cli::CleanArgs;
 use crate::error::{ExitCode, UserError};
 use crate::runtime::{LABEL_ROOT, ObjectKind, ObjectRef, Selector};
 use crate::settings;
-use crate::state::{StateError, check_task_name, find_cook, root_id};
+use crate::state::{StateError, check_task_name};
 
 pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
@@ -28,10 +28,10 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
                     .map(|e| e.path())
                     .filter(|p| p.join("brief.yaml").is_file()),
             );
-            Selector::any_cook().with(LABEL_ROOT, &root_id(&session.root))
+            Selector::any_cook().with(LABEL_ROOT, &session.root_id())
         }
         (Some(task), false) => {
-            match find_cook(&session.root, task) {
+            match session.find_cook(task) {
                 Ok(paths) => {
                     cook_dirs.push(paths.dir().to_path_buf());
                     Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id())
@@ -39,7 +39,7 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
                 Err(StateError::NoCook { .. }) => {
                     check_task_name(task)?;
                     printer.info(&format!("no cook folder `{task}` under `{}`; removing engine objects labelled with it", session.root.display()));
-                    Selector::cook(task).with(LABEL_ROOT, &root_id(&session.root))
+                    Selector::cook(task).with(LABEL_ROOT, &session.root_id())
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -51,7 +51,9 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let (runtime, _) = connect(&session).await?;
     let mut objects = runtime.list(&selector).await?;
     if args.base_images {
-        objects.extend(crate::cell::images::namespace_bases(&*runtime).await?);
+        objects.extend(
+            crate::cell::images::namespace_bases(&*runtime, session.namespace.as_deref()).await?,
+        );
     }
     objects.sort_by_key(|o| match o.kind {
         ObjectKind::Cell => 0,

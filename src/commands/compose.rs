@@ -21,6 +21,7 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let (runtime, engine) = connect(&session).await?;
     let cells = brief.participants.len() + brief.judges.len();
     let settings = run_settings(
+        &session,
         brief,
         &engine,
         None,
@@ -30,9 +31,13 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let names = Names::for_paths(&paths);
     let plans = plans(&*runtime, &paths, &names, brief, &settings)?;
     let egress = EgressContext {
-        tools_image: crate::cell::images::base_specs(&["dummy".to_owned()], None)?
-            .remove(0)
-            .tag,
+        tools_image: crate::cell::images::base_specs(
+            &["dummy".to_owned()],
+            None,
+            &settings.cells.images,
+        )?
+        .remove(0)
+        .tag,
         network: Some(
             settings
                 .cells
@@ -69,7 +74,8 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
             networks.extend(own.clone());
             cells.push(compose::Service {
                 name: format!("proxy-{}", plan.actor),
-                program: program_of(&*runtime, &proxy, "dummy", &paths).await?,
+                program: program_of(&*runtime, &proxy, "dummy", &paths, &settings.cells.images)
+                    .await?,
                 spec: proxy,
                 networks,
             });
@@ -80,7 +86,14 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         spec.init.hold = !plan.files.writable.is_empty();
         cells.push(compose::Service {
             name: format!("{role}-{}", plan.actor),
-            program: program_of(&*runtime, &spec, &plan.flavor, &paths).await?,
+            program: program_of(
+                &*runtime,
+                &spec,
+                &plan.flavor,
+                &paths,
+                &settings.cells.images,
+            )
+            .await?,
             spec,
             networks: own.into_iter().collect(),
         });
@@ -126,7 +139,13 @@ fn plans(
             .map(|j| crate::judge::judge_plan(&context, j)),
     );
     let flavors: Vec<String> = plans.iter().map(|p| p.flavor.clone()).collect();
-    let images = crate::cell::images::image_specs(paths, names, &flavors, &settings.cells.run_id)?;
+    let images = crate::cell::images::image_specs(
+        paths,
+        names,
+        &flavors,
+        &settings.cells.run_id,
+        &settings.cells.images,
+    )?;
     crate::cell::images::point_plans(runtime, &images, &mut plans);
     Ok(plans)
 }
@@ -140,11 +159,13 @@ async fn program_of(
     spec: &crate::runtime::CellSpec,
     flavor: &str,
     paths: &crate::state::CookPaths,
+    images: &crate::cell::images::ImageSettings,
 ) -> anyhow::Result<Vec<String>> {
     if spec.program.is_some() || runtime.image_exists(&spec.image).await? {
         return Ok(runtime.program(spec).await?);
     }
-    let base = crate::cell::images::base_specs(&[flavor.to_owned()], Some(paths.dir()))?.remove(0);
+    let base =
+        crate::cell::images::base_specs(&[flavor.to_owned()], Some(paths.dir()), images)?.remove(0);
     crate::cell::images::ensure_base(runtime, &base).await?;
     let mut from_base = spec.clone();
     from_base.image = base.tag;

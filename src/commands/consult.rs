@@ -33,7 +33,7 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     }
     let lock = crate::state::RunLock::acquire(paths.dir(), "consult")?;
     let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(brief, &engine, None, reviewers.len(), cancel)?.cells;
+    let settings = run_settings(&session, brief, &engine, None, reviewers.len(), cancel)?.cells;
     let progress: Arc<dyn Progress> = Arc::new(
         session
             .printer

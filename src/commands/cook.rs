@@ -25,7 +25,14 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         &paths.brief_yaml(),
     )?;
     let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    let mut settings = run_settings(
+        &session,
+        brief,
+        &engine,
+        args.max_parallel,
+        selected.len(),
+        cancel,
+    )?;
     if let Some(harbor) = &brief.harbor {
         let cook = (&paths, brief, harbor);
         return super::harbor::cook(&session, &runtime, cook, &selected, &settings.cells).await;

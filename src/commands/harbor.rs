@@ -200,7 +200,7 @@ pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::
         .prefix("mc-doctor-task-")
         .tempdir()?;
     let name = format!("{}-oracle", jiff::Zoned::now().strftime("%y%m%d"));
-    let paths = CookPaths::new(scratch.path().join(&name));
+    let paths = session.cook_paths(scratch.path().join(&name));
     fs_err::create_dir_all(paths.dir())?;
     let oracle = format!("  - {{name: oracle, flavor: {ORACLE_FLAVOR}}}\n");
     let task = crate::brief::harbor::write_cook(dir, paths.dir(), &name, &oracle)?;
@@ -212,7 +212,7 @@ pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::
     )?;
     let (runtime, engine) = super::connect(session).await?;
     let cancel = crate::settings::cancel_on_signals(session.printer);
-    let settings = crate::settings::run_settings(&brief, &engine, None, 1, cancel)?;
+    let settings = crate::settings::run_settings(session, &brief, &engine, None, 1, cancel)?;
     let overview = super::overview(&paths, &brief, Role::Participant, &["oracle".to_owned()]);
     let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("doctor", overview));
     let venue = Venue {

@@ -69,7 +69,14 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         .cloned()
         .collect();
     let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(brief, &engine, args.max_parallel, judges.len(), cancel)?;
+    let settings = run_settings(
+        &session,
+        brief,
+        &engine,
+        args.max_parallel,
+        judges.len(),
+        cancel,
+    )?;
     let seed = args.seed.unwrap_or_else(judge::labels::random_seed);
     session.printer.info(&format!(
         "judging `{}`: {} judge(s) over {sealed} sealed output(s), policy {}",

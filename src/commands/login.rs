@@ -32,8 +32,9 @@ fn host_login_note(flavor: &str) -> &'static str {
 }
 
 pub(super) fn run(args: &LoginArgs) -> anyhow::Result<ExitCode> {
-    let printer = settings::printer(&args.global);
-    let store = crate::settings::login_sources().token_store();
+    let env = settings::Env::from_process();
+    let printer = settings::printer(&args.global, &env);
+    let store = crate::settings::login_sources(&env).token_store();
     let flavor = args.flavor.as_str();
     let Some((_, mint)) = LONG_LIVED.iter().find(|(f, _)| *f == flavor) else {
         if args.status {

@@ -32,7 +32,7 @@ use crate::error::{ExitCode, UserError};
 use crate::runtime::docker::DockerRuntime;
 use crate::runtime::{EngineInfo, SharedRuntime};
 use crate::settings::{self, Session};
-use crate::state::{CookPaths, find_cook};
+use crate::state::CookPaths;
 
 /// Runs the command the user asked for.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -70,7 +70,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Finds a cook and checks its brief.yaml, printing the brief's warnings.
 fn open_cook(session: &Session, task: &str) -> anyhow::Result<(CookPaths, Loaded)> {
-    let paths = find_cook(&session.root, task)?;
+    let paths = session.find_cook(task)?;
     let loaded = brief::load(&paths.brief_yaml())?;
     for warning in &loaded.warnings {
         session
@@ -103,7 +103,7 @@ async fn connect(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo
 async fn connect_quietly(session: &Session) -> anyhow::Result<(SharedRuntime, EngineInfo)> {
     let runtime: SharedRuntime = match &session.backend {
         settings::Backend::Docker { subnet_pool } => {
-            Arc::new(DockerRuntime::connect_with_pool(subnet_pool).await?)
+            Arc::new(DockerRuntime::connect_with_pool(&session.env.docker(), subnet_pool).await?)
         }
         settings::Backend::Swarm(config) => {
             // A node that does not answer is named once, on the command's own output.

@@ -41,7 +41,7 @@ const GITIGNORE: &str = "work/\nlogs/\njudging/\nattempts/\n.auth/\n.mc-lock\nRU
 pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let name = free_name(&session.root, &args.name)?;
-    let paths = CookPaths::new(session.root.join(&name));
+    let paths = session.cook_paths(session.root.join(&name));
     let staging = tempfile::Builder::new()
         .prefix(".new-")
         .tempdir_in(ensure_root(&session.root)?)

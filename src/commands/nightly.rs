@@ -63,9 +63,13 @@ fn seed_for(nightly: &Nightly, night: &str) -> u64 {
 #[expect(clippy::too_many_lines, reason = "the night's steps in order")]
 pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
     let (mut session, cancel) = cell_session(&args.global)?;
-    let nightly = config::load(&args.config)?;
+    let home = session
+        .env
+        .home()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    let nightly = config::load(&args.config, &home)?;
     if let Some(choice) = nightly.backend.filter(|_| !session.backend_chosen) {
-        session.backend = crate::settings::Backend::from_choice(choice)?;
+        session.backend = crate::settings::Backend::from_choice(choice, &session.env)?;
     }
     let night = args
         .night
@@ -222,7 +226,7 @@ async fn run_cook(
     } else {
         night_fold::write_cook(nightly, template, dir, name)?;
     }
-    let paths = CookPaths::new(dir.to_path_buf());
+    let paths = session.cook_paths(dir.to_path_buf());
     let brief = crate::brief::load(&paths.brief_yaml())?.brief;
     super::status::lint_gate(&paths, &brief)?;
     let _lock = RunLock::acquire(dir, "nightly")?;
@@ -245,6 +249,7 @@ async fn run_cook(
     );
     if !targets.is_empty() {
         let mut settings = with_night(run_settings(
+            session,
             &brief,
             engine,
             None,
@@ -270,6 +275,7 @@ async fn run_cook(
     // Before the judges: they may be shown the tests' summary (`verify.jury`).
     if brief.verify.is_some() {
         let settings = run_settings(
+            session,
             &brief,
             engine,
             None,
@@ -289,6 +295,7 @@ async fn run_cook(
         }
     }
     let settings = with_night(run_settings(
+        session,
         &brief,
         engine,
         None,
@@ -506,7 +513,11 @@ fn notify(url: &str, record: &crate::nightly::store::NightRecord, log: &Log) {
 
 pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let session = crate::settings::session(&args.global)?;
-    let nightly = config::load(&args.config)?;
+    let home = session
+        .env
+        .home()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    let nightly = config::load(&args.config, &home)?;
     let store = Store::open(&nightly.history)?;
     let nights = store.nights(&nightly.name, args.last)?;
     let document = night_fold::history_json(&nightly.name, &nightly.history, &nights);

@@ -15,7 +15,6 @@ use crate::cli::PruneArgs;
 use crate::error::{ExitCode, UserError};
 use crate::runtime::{LABEL_ROOT, ObjectKind, Selector};
 use crate::settings;
-use crate::state::root_id;
 
 /// What `--keep-results` keeps.
 const RESULTS: &[&str] = &[
@@ -95,7 +94,7 @@ pub(super) async fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
             runtime = Some(connect(&session).await?.0);
         }
         let engine = runtime.as_ref().expect("connected above");
-        let selector = Selector::cook(&name).with(LABEL_ROOT, &root_id(&session.root));
+        let selector = Selector::cook(&name).with(LABEL_ROOT, &session.root_id());
         let mut objects = engine.list(&selector).await?;
         objects.retain(|o| args.prune_images || o.kind != ObjectKind::Image);
         objects.sort_by_key(|o| o.kind);

@@ -170,7 +170,8 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
         selected.join(", ")
     ));
     let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    let cells = selected.len();
+    let mut settings = run_settings(&session, brief, &engine, args.max_parallel, cells, cancel)?;
     settings.refine = Some(Refine { round, prompts });
     let overview = super::overview(&paths, brief, crate::state::Role::Participant, &selected);
     let progress = Arc::new(session.printer.progress("refine", overview));

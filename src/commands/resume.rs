@@ -99,7 +99,7 @@ async fn resume_judging(
         names.join(", ")
     ));
     let (runtime, engine) = connect(session).await?;
-    let settings = run_settings(brief, &engine, None, judges.len(), cancel)?;
+    let settings = run_settings(session, brief, &engine, None, judges.len(), cancel)?;
     let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
     let overview = super::overview(paths, brief, crate::state::Role::Judge, &names);
     let progress: Arc<dyn crate::progress::Progress> =
@@ -180,7 +180,14 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
             .join(", ")
     ));
     let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(brief, &engine, args.max_parallel, names.len(), cancel)?;
+    let mut settings = run_settings(
+        &session,
+        brief,
+        &engine,
+        args.max_parallel,
+        names.len(),
+        cancel,
+    )?;
     settings.merge = true;
     // In a refine round the cells run that round again, from their round's prompt.
     let round = read_status(&paths).map_or(1, |s| s.round);

@@ -12,13 +12,14 @@ pub(super) fn completions(args: &CompletionsArgs) -> ExitCode {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "multicooker", &mut script);
-    settings::printer(&args.global).document(&String::from_utf8_lossy(&script));
+    settings::printer(&args.global, &settings::Env::from_process())
+        .document(&String::from_utf8_lossy(&script));
     ExitCode::Success
 }
 
 /// Prints the man page, or writes one page per command into `--out`.
 pub(super) fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
-    let printer = settings::printer(&args.global);
+    let printer = settings::printer(&args.global, &settings::Env::from_process());
     let command = Cli::command();
     match &args.out {
         None => {

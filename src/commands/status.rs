@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::cli::{CancelArgs, TaskArgs};
 use crate::error::{ExitCode, UserError};
 use crate::settings;
-use crate::state::{CellState, CookState, Role, Status, find_cook, holder, read_status};
+use crate::state::{CellState, CookState, Role, Status, holder, read_status};
 
 /// States in which some process must be running.
 fn in_progress(state: CookState) -> bool {
@@ -101,7 +101,7 @@ async fn still_running(
 
 pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
-    let paths = find_cook(&session.root, &args.task)?;
+    let paths = session.find_cook(&args.task)?;
     let running = holder(paths.dir());
     let Some(status) = read_status(&paths) else {
         session.printer.json(&json!({"cook": paths.name(), "state": null, "running": running.as_ref().map(|h| json!({"command": h.command, "pid": h.pid, "since": h.since}))}));
@@ -252,7 +252,7 @@ fn next_step(status: &Status, interrupted: bool, cook: &str) -> String {
 
 pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.task.global)?;
-    let paths = find_cook(&session.root, &args.task.task)?;
+    let paths = session.find_cook(&args.task.task)?;
     let Some(running) = holder(paths.dir()) else {
         let state =
             read_status(&paths).map_or_else(|| "not cooked".to_owned(), |s| state_word(s.state));

@@ -15,7 +15,7 @@ use crate::cli::TailArgs;
 use crate::error::ExitCode;
 use crate::output::Printer;
 use crate::settings;
-use crate::state::{CookPaths, find_cook, holder};
+use crate::state::{CookPaths, holder};
 
 /// How often to look for new bytes while following.
 const TICK: Duration = Duration::from_millis(200);
@@ -186,7 +186,7 @@ fn print_line(entry: &Followed, line: &[u8], view: &View<'_>) -> bool {
 
 pub(super) async fn run(args: &TailArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.task.global)?;
-    let paths = find_cook(&session.root, &args.task.task)?;
+    let paths = session.find_cook(&args.task.task)?;
     let mut followed = BTreeMap::new();
     let mut view = View {
         paths: &paths,

@@ -28,7 +28,14 @@ pub(super) async fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         &paths.brief_yaml(),
     )?;
     let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(brief, &engine, args.max_parallel, selected.len(), cancel)?;
+    let settings = run_settings(
+        &session,
+        brief,
+        &engine,
+        args.max_parallel,
+        selected.len(),
+        cancel,
+    )?;
     let rerun = if args.all { Rerun::All } else { Rerun::Pending };
     let outcome = run_verify(
         &session,

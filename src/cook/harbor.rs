@@ -55,7 +55,8 @@ pub async fn run_task(
     let run_id = venue.settings.run_id.clone();
     let names = Names::for_paths(paths);
     let environment = paths.dir().join(folder).join("environment");
-    let env_images = images::task_images(paths, &names, &environment, &run_id)?;
+    let env_images =
+        images::task_images(paths, &names, &environment, &run_id, &venue.settings.images)?;
     let image = env_images.cook.tag.clone();
     let cast = venue.cast_images(Role::Participant, vec![env_images]);
     let context = cast.context();

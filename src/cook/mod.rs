@@ -484,6 +484,7 @@ fn probe_settings(
         limits,
         network,
         direct: settings.egress.canary_direct.clone(),
+        images: settings.images.clone(),
     }
 }
 

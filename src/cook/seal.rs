@@ -13,8 +13,6 @@ use crate::state::CookPaths;
 
 /// Default cap on a sealed output's size.
 pub const DEFAULT_SEAL_MAX_BYTES: u64 = 1 << 30;
-/// Environment variable overriding [`DEFAULT_SEAL_MAX_BYTES`].
-pub const SEAL_MAX_ENV: &str = "MULTICOOKER_SEAL_MAX_BYTES";
 
 /// `judging/_inbox/<p>/meta.json`: all a judge learns besides the files.
 #[derive(Debug, Serialize)]

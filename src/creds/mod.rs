@@ -17,10 +17,9 @@ use std::path::PathBuf;
 
 pub use members::members;
 pub use sources::{
-    HOST_HOME_ENV, Login, LoginSources, StagedFile, jwt_expiry, login_advice, login_command,
-    read_login,
+    Login, LoginSources, StagedFile, jwt_expiry, login_advice, login_command, read_login,
 };
-pub use store::{FileStore, KeyringStore, TOKEN_STORE_ENV, TokenStore, token_store};
+pub use store::{FileStore, KeyringStore, TokenStore, token_store};
 
 use crate::error::Hint;
 
@@ -106,7 +105,8 @@ impl Hint for CredsError {
             )),
             Self::Unreadable { .. } => Some("check the file's permissions".into()),
             Self::Store { .. } => Some(format!(
-                "set {TOKEN_STORE_ENV}=file:<folder> to keep tokens in 0600 files instead"
+                "set {}=file:<folder> to keep tokens in 0600 files instead",
+                crate::env_vars::EnvVars::TOKEN_STORE
             )),
             Self::Stage { .. } => Some(
                 "run multicooker as root, or as the user cells run as (MULTICOOKER_HARDENING_USER)"

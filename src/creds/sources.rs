@@ -13,9 +13,6 @@ use serde_json::Value;
 
 use super::CredsError;
 
-/// Environment variable pointing at the home folder whose logins are read (default `$HOME`).
-pub const HOST_HOME_ENV: &str = "MULTICOOKER_HOST_HOME";
-
 /// One file a cell receives, under `/run/mc-auth/<flavor>/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StagedFile {
@@ -76,6 +73,10 @@ pub struct LoginSources {
     pub keychain: bool,
     /// `MULTICOOKER_TOKEN_STORE`, as given.
     pub store: Option<String>,
+    /// `CODEX_HOME`, where codex keeps its login instead of `<home>/.codex`.
+    pub codex_home: Option<PathBuf>,
+    /// `USER`: the account claude's macOS Keychain item is stored under.
+    pub keychain_user: String,
 }
 
 impl LoginSources {
@@ -85,6 +86,8 @@ impl LoginSources {
             home: home.to_path_buf(),
             keychain: false,
             store: None,
+            codex_home: None,
+            keychain_user: String::new(),
         }
     }
 
@@ -104,9 +107,13 @@ pub fn read_login(
     match flavor {
         "claude" => match long_lived {
             Some(token) => Ok(Some(claude_long_lived(token))),
-            None => claude(home, sources.keychain).map(Some),
+            None => claude(
+                home,
+                sources.keychain.then_some(sources.keychain_user.as_str()),
+            )
+            .map(Some),
         },
-        "codex" => codex(home).map(Some),
+        "codex" => codex(home, sources.codex_home.as_deref()).map(Some),
         "agy" => agy(home, sources.keychain).map(Some),
         "grok" => grok(home).map(Some),
         _ => Ok(None),
@@ -164,11 +171,12 @@ fn claude_long_lived(token: String) -> Login {
     }
 }
 
-/// `~/.claude/.credentials.json` (Linux) or the Keychain item `Claude Code-credentials` (macOS).
-fn claude(home: &Path, keychain: bool) -> Result<Login, CredsError> {
+/// `~/.claude/.credentials.json` (Linux) or the Keychain item `Claude Code-credentials` of
+/// `keychain`'s user (macOS).
+fn claude(home: &Path, keychain: Option<&str>) -> Result<Login, CredsError> {
     let path = home.join(".claude/.credentials.json");
-    let mut value = if cfg!(target_os = "macos") && keychain {
-        claude_keychain().map_err(|problem| {
+    let mut value = if let Some(user) = keychain.filter(|_| cfg!(target_os = "macos")) {
+        claude_keychain(user).map_err(|problem| {
             invalid(
                 "claude",
                 Path::new("Keychain: Claude Code-credentials"),
@@ -210,9 +218,8 @@ fn claude(home: &Path, keychain: bool) -> Result<Login, CredsError> {
 }
 
 /// The macOS Keychain item Claude Code writes, through the `keyring` crate.
-fn claude_keychain() -> Result<Value, String> {
-    let user = std::env::var("USER").unwrap_or_default();
-    let entry = keyring::Entry::new("Claude Code-credentials", &user)
+fn claude_keychain(user: &str) -> Result<Value, String> {
+    let entry = keyring::Entry::new("Claude Code-credentials", user)
         .map_err(|e| format!("not found ({e})"))?;
     let text = entry
         .get_password()
@@ -241,9 +248,9 @@ fn decode_go_keyring(text: &str) -> Result<Value, String> {
 }
 
 /// `$CODEX_HOME/auth.json` or `~/.codex/auth.json`: subscription logins only.
-fn codex(home: &Path) -> Result<Login, CredsError> {
-    let path = std::env::var_os("CODEX_HOME")
-        .map_or_else(|| home.join(".codex"), PathBuf::from)
+fn codex(home: &Path, codex_home: Option<&Path>) -> Result<Login, CredsError> {
+    let path = codex_home
+        .map_or_else(|| home.join(".codex"), Path::to_path_buf)
         .join("auth.json");
     let mut value = read_json("codex", &path)?;
     if value.get("OPENAI_API_KEY").is_some_and(|k| !k.is_null()) {

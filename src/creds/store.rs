@@ -6,8 +6,6 @@ use std::path::PathBuf;
 
 use super::CredsError;
 
-/// Environment variable choosing the store: `keyring` or `file:<folder>`.
-pub const TOKEN_STORE_ENV: &str = "MULTICOOKER_TOKEN_STORE";
 /// The keyring service name of multicooker's entries.
 const SERVICE: &str = "multicooker";
 

@@ -8,19 +8,8 @@
 
 use super::FlavorError;
 
-/// `NAME=value,…`: build arguments for every flavor image multicooker builds.
-pub const BUILD_ARGS_ENV: &str = "MULTICOOKER_BUILD_ARGS";
-
 /// One build argument.
 pub type BuildArg = (String, String);
-
-/// The build arguments from the environment (none when unset or empty).
-pub fn from_env() -> Result<Vec<BuildArg>, FlavorError> {
-    match std::env::var(BUILD_ARGS_ENV) {
-        Ok(value) => parse(&value),
-        Err(_) => Ok(Vec::new()),
-    }
-}
 
 /// Parses `NAME=value,…`. Names are shell-style identifiers; values hold no whitespace, quote,
 /// backslash or `$` (image references and versions need none), so a Dockerfile line cannot be

@@ -272,8 +272,13 @@ pub fn cook_flavors(cook: &Path) -> Vec<String> {
 /// packaged `images/<flavor>/`; `mc-cell` is added when the Dockerfile copies it. Every context
 /// gets the cell's init as the Dockerfile's last instruction (so nothing the flavor's own
 /// Dockerfile does replaces it: it is what ends a cell at its deadline when multicooker is
-/// gone). Deterministic: same content, same bytes.
-pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, FlavorError> {
+/// gone). `args` (`MULTICOOKER_BUILD_ARGS`, resolved by the settings) set the defaults of the
+/// Dockerfile's `ARG` lines. Deterministic: same content and arguments, same bytes.
+pub fn build_context(
+    flavor: &str,
+    cook: Option<&Path>,
+    args: &[build_args::BuildArg],
+) -> Result<BuildContext, FlavorError> {
     let context_error = |source| FlavorError::Context {
         flavor: flavor.to_owned(),
         source,
@@ -294,17 +299,21 @@ pub fn build_context(flavor: &str, cook: Option<&Path>) -> Result<BuildContext, 
             });
         }
     };
-    context_of(flavor, &files, &build_args::from_env()?)
+    context_of(flavor, &files, args)
 }
 
 /// The build context of a cook's own folder with a Dockerfile (the verifier's `verify/`), its
 /// files read without following links; `mc-cell` is added when the Dockerfile copies it.
-pub fn folder_context(name: &str, dir: &Path) -> Result<BuildContext, FlavorError> {
+pub fn folder_context(
+    name: &str,
+    dir: &Path,
+    args: &[build_args::BuildArg],
+) -> Result<BuildContext, FlavorError> {
     let files = read_folder(dir).map_err(|source| FlavorError::Context {
         flavor: name.to_owned(),
         source,
     })?;
-    context_of(name, &files, &build_args::from_env()?)
+    context_of(name, &files, args)
 }
 
 fn context_of(
@@ -410,7 +419,7 @@ mod tests {
 
     #[test]
     fn dummy_context_holds_dockerfile_and_static_cell() {
-        let context = build_context("dummy", None).unwrap();
+        let context = build_context("dummy", None, &[]).unwrap();
         let mut archive = tar::Archive::new(context.tar.as_slice());
         let mut names: Vec<String> = archive
             .entries()
@@ -432,7 +441,7 @@ mod tests {
             "the init is the last instruction: {dockerfile}"
         );
         assert_eq!(
-            build_context("dummy", None).unwrap().digest,
+            build_context("dummy", None, &[]).unwrap().digest,
             context.digest,
             "contexts are deterministic"
         );
@@ -469,7 +478,7 @@ mod tests {
 
     #[test]
     fn flavors_without_an_image_say_so() {
-        let error = build_context("nonesuch", None).unwrap_err();
+        let error = build_context("nonesuch", None, &[]).unwrap_err();
         assert!(matches!(error, FlavorError::NoImage { .. }));
         assert!(error.hint().unwrap().contains("flavor: dummy"));
     }
@@ -530,7 +539,7 @@ mod image_tests {
                 "{flavor}: HOME is the cell's tmpfs"
             );
             assert!(!text.contains("latest\""), "{flavor}: no floating versions");
-            let context = build_context(flavor, None).unwrap();
+            let context = build_context(flavor, None, &[]).unwrap();
             let mut archive = tar::Archive::new(context.tar.as_slice());
             let names: Vec<String> = archive
                 .entries()

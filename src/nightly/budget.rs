@@ -161,7 +161,8 @@ mod tests {
     #[test]
     fn a_nights_budget_and_its_arms_caps_are_read() {
         let (_dir, file) = config("budget: {tokens: 100000, usd: 3, on_exhausted: cancel}\n");
-        let nightly = crate::nightly::config::load(&file).unwrap();
+        let nightly =
+            crate::nightly::config::load(&file, std::path::Path::new("/home/mc-test")).unwrap();
         assert_eq!(
             nightly.budget,
             Some(NightBudget {
@@ -177,19 +178,27 @@ mod tests {
             Some(500)
         );
         let (_dir, file) = config("budget: {tokens: 10}\n");
-        let nightly = crate::nightly::config::load(&file).unwrap();
+        let nightly =
+            crate::nightly::config::load(&file, std::path::Path::new("/home/mc-test")).unwrap();
         assert_eq!(
             nightly.budget.map(|b| b.on_exhausted),
             Some(OnExhausted::Finish)
         );
         let (_dir, file) = config("");
-        assert_eq!(crate::nightly::config::load(&file).unwrap().budget, None);
+        assert_eq!(
+            crate::nightly::config::load(&file, std::path::Path::new("/home/mc-test"))
+                .unwrap()
+                .budget,
+            None
+        );
     }
 
     #[test]
     fn a_bad_nightly_budget_names_the_file_the_field_and_the_fix() {
         let (_dir, file) = config("budget: {tokens: 0, on_exhausted: stop, cost: 3}\n");
-        let error = crate::nightly::config::load(&file).unwrap_err().to_string();
+        let error = crate::nightly::config::load(&file, std::path::Path::new("/home/mc-test"))
+            .unwrap_err()
+            .to_string();
         for expected in [
             "`budget.on_exhausted`: must be `finish` or `cancel`, not \"stop\"",
             "`budget.tokens`: must be a positive whole number of tokens, not `0`",

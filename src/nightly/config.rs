@@ -109,14 +109,19 @@ impl crate::error::Hint for ConfigError {
     }
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
+/// The folders a config's paths are relative to.
+struct Folders<'a> {
+    /// The config's own folder.
+    base: &'a Path,
+    /// The user's home (`~`).
+    home: &'a Path,
 }
 
 /// Expands `~/` and makes `path` absolute against the config's folder.
-fn resolve(base: &Path, path: &str) -> PathBuf {
+fn resolve(folders: &Folders<'_>, path: &str) -> PathBuf {
+    let base = folders.base;
     if let Some(rest) = path.strip_prefix("~/") {
-        return home().join(rest);
+        return folders.home.join(rest);
     }
     let path = Path::new(path);
     if path.is_absolute() {
@@ -126,8 +131,9 @@ fn resolve(base: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// Reads and checks a nightly config.
-pub fn load(file: &Path) -> Result<Nightly, ConfigError> {
+/// Reads and checks a nightly config; `home` (`HOME`, `.` when unset) is what `~/` and the
+/// default history under `~/.local/share/multicooker` mean.
+pub fn load(file: &Path, home: &Path) -> Result<Nightly, ConfigError> {
     let fail = |problem: String| ConfigError {
         file: file.to_path_buf(),
         problems: vec![problem],
@@ -141,11 +147,12 @@ pub fn load(file: &Path) -> Result<Nightly, ConfigError> {
         .ok()
         .and_then(|f| f.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
-    parse(file, &base, &value)
+    parse(file, &Folders { base: &base, home }, &value)
 }
 
 #[expect(clippy::too_many_lines, reason = "one check per field, in file order")]
-fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError> {
+fn parse(file: &Path, folders: &Folders<'_>, value: &Value) -> Result<Nightly, ConfigError> {
+    let base = folders.base;
     let mut problems = Vec::new();
     let Some(map) = value.as_object() else {
         return Err(ConfigError {
@@ -172,7 +179,11 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
                     problems.push(format!("`briefs[{i}]`: must be a folder path"));
                     return Vec::new();
                 };
-                brief_folders(&format!("briefs[{i}]"), &resolve(base, path), &mut problems)
+                brief_folders(
+                    &format!("briefs[{i}]"),
+                    &resolve(folders, path),
+                    &mut problems,
+                )
             })
             .collect(),
         _ => {
@@ -268,16 +279,17 @@ fn parse(file: &Path, base: &Path, value: &Value) -> Result<Nightly, ConfigError
         .and_then(|v| super::budget::parse_night(v, &mut problems));
     let history = map.get("history").and_then(Value::as_str).map_or_else(
         || {
-            home()
+            folders
+                .home
                 .join(".local/share/multicooker")
                 .join(format!("{name}.sqlite"))
         },
-        |p| resolve(base, p),
+        |p| resolve(folders, p),
     );
     let cooks_root = map
         .get("cooks_root")
         .and_then(Value::as_str)
-        .map_or_else(|| base.join("cooks"), |p| resolve(base, p));
+        .map_or_else(|| base.join("cooks"), |p| resolve(folders, p));
     if !problems.is_empty() {
         return Err(ConfigError {
             file: file.to_path_buf(),
@@ -493,7 +505,7 @@ mod tests {
         template(dir.path());
         let file = dir.path().join("nightly.yaml");
         fs_err::write(&file, "name: n\nbriefs: [brief-a]\nparticipants:\n  - {name: a, flavor: dummy, model: \"quality:3\"}\njudges:\n  - {name: j, flavor: dummy}\nrepeats: 2\nhistory: h.sqlite\njudging: {mode: pairwise}\n").unwrap();
-        let nightly = load(&file).unwrap();
+        let nightly = load(&file, Path::new("/home/mc-test")).unwrap();
         assert_eq!(nightly.repeats, 2);
         assert_eq!(
             nightly.briefs[0],
@@ -524,9 +536,17 @@ mod tests {
             )
         };
         fs_err::write(&file, config("mine")).unwrap();
-        assert_eq!(load(&file).unwrap().participants[0].flavor, "mine");
+        assert_eq!(
+            load(&file, Path::new("/home/mc-test"))
+                .unwrap()
+                .participants[0]
+                .flavor,
+            "mine"
+        );
         fs_err::write(&file, config("only-a")).unwrap();
-        let error = load(&file).unwrap_err().to_string();
+        let error = load(&file, Path::new("/home/mc-test"))
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("`participants[0].flavor`: custom flavor `only-a` is defined only by 1 of the 2 briefs")
                 && error.contains("flavors/only-a/Dockerfile"),
@@ -539,7 +559,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("nightly.yaml");
         fs_err::write(&file, "name: n\nbrifs: []\nbriefs: [missing]\nparticipants:\n  - {name: a, flavor: nosuch}\n  - {name: a, flavor: dummy}\nrepeats: 0\n").unwrap();
-        let error = load(&file).unwrap_err().to_string();
+        let error = load(&file, Path::new("/home/mc-test"))
+            .unwrap_err()
+            .to_string();
         for expected in [
             "`brifs`: unknown field (did you mean `briefs`?)",
             "`briefs[0]`:",

@@ -186,14 +186,12 @@ impl OutputOptions {
     }
 }
 
-/// Whether colour should be used: `--color`, then `NO_COLOR`, then whether stderr is a terminal.
-pub fn use_color(choice: &str) -> bool {
+/// Whether colour should be used: `--color`, then `NO_COLOR` (`no_color`: it is set and not
+/// empty), then whether stderr is a terminal.
+pub fn use_color(choice: &str, no_color: bool) -> bool {
     match choice {
         "always" => true,
         "never" => false,
-        _ => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stderr().is_terminal()
-        }
+        _ => !no_color && std::io::stderr().is_terminal(),
     }
 }

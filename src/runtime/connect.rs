@@ -19,7 +19,7 @@ pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
 /// Seconds a request to the engine may take (bollard's default).
 const TIMEOUT_S: u64 = 120;
 
-/// The Docker variables of the environment, read once.
+/// The Docker variables of the environment, as the settings read them once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DockerEnv {
     /// `DOCKER_HOST`, if set and not empty.
@@ -30,19 +30,6 @@ pub struct DockerEnv {
     pub cert_path: Option<PathBuf>,
     /// `HOME`, for the default certificate folder `~/.docker`.
     pub home: Option<PathBuf>,
-}
-
-impl DockerEnv {
-    /// The variables of this process.
-    pub fn from_process() -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        Self {
-            host: var("DOCKER_HOST"),
-            tls_verify: var("DOCKER_TLS_VERIFY").is_some(),
-            cert_path: var("DOCKER_CERT_PATH").map(PathBuf::from),
-            home: std::env::var_os("HOME").map(PathBuf::from),
-        }
-    }
 }
 
 /// Where the engine listens, and how to talk to it.
@@ -163,12 +150,8 @@ fn has_port(authority: &str) -> bool {
     })
 }
 
-/// A connected client, its API version negotiated, and the endpoint it uses.
-pub async fn connect() -> Result<(Docker, Endpoint), RuntimeError> {
-    connect_with(&DockerEnv::from_process()).await
-}
-
-/// [`connect`] for an explicit environment.
+/// A client connected to the engine `env` names, its API version negotiated, and the endpoint
+/// it uses.
 pub async fn connect_with(env: &DockerEnv) -> Result<(Docker, Endpoint), RuntimeError> {
     let endpoint = Endpoint::from_env(env).map_err(|message| RuntimeError::Unreachable {
         endpoint: env.host.clone(),

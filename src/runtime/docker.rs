@@ -28,6 +28,7 @@ use futures_util::FutureExt;
 use futures_util::stream::{BoxStream, StreamExt};
 use sha2::Digest;
 
+use super::connect::DockerEnv;
 use super::hardening::Hardening;
 use super::{
     CellExit, CellSpec, EngineFuture, EngineInfo, ImageSpec, LogChunk, NetworkSpec, ObjectKind,
@@ -38,13 +39,12 @@ use super::{
 /// about 30 user networks (docs/ENGINE.md §2.5), so every network gets an explicit /28 from here.
 pub const DEFAULT_SUBNET_POOL: &str = "10.213.0.0/16";
 
-/// Environment variable that overrides [`DEFAULT_SUBNET_POOL`].
-pub const SUBNET_POOL_ENV: &str = "MULTICOOKER_SUBNET_POOL";
-
 /// The Docker backend.
 #[derive(Debug, Clone)]
 pub struct DockerRuntime {
     docker: Docker,
+    /// Where the engine was looked for (`DOCKER_HOST`), for an error reaching it.
+    endpoint: Option<String>,
     pool: SubnetPool,
     /// Each image's own entrypoint and command, asked once per image.
     programs: std::sync::Arc<std::sync::Mutex<HashMap<String, Vec<String>>>>,
@@ -57,17 +57,19 @@ pub struct DockerRuntime {
 type Attached = tokio::sync::mpsc::UnboundedReceiver<Result<LogChunk, RuntimeError>>;
 
 impl DockerRuntime {
-    /// Connects to the engine the standard Docker environment names (see
+    /// Connects to the engine the standard Docker environment `env` names (see
     /// [`super::connect`]) and negotiates the API version; networks get subnets from
     /// [`DEFAULT_SUBNET_POOL`].
-    pub async fn connect() -> Result<Self, RuntimeError> {
-        Self::connect_with_pool(DEFAULT_SUBNET_POOL).await
+    pub async fn connect(env: &DockerEnv) -> Result<Self, RuntimeError> {
+        Self::connect_with_pool(env, DEFAULT_SUBNET_POOL).await
     }
 
-    /// An engine reached through an already connected client (a swarm node's own engine).
-    pub(super) fn from_client(docker: Docker) -> Self {
+    /// An engine reached through an already connected client (a swarm node's own engine, at
+    /// `endpoint`).
+    pub(super) fn from_client(docker: Docker, endpoint: &str) -> Self {
         Self {
             docker,
+            endpoint: Some(endpoint.to_owned()),
             pool: SubnetPool::parse(DEFAULT_SUBNET_POOL).expect("the default pool is a valid CIDR"),
             programs: std::sync::Arc::default(),
             attached: std::sync::Arc::default(),
@@ -81,14 +83,15 @@ impl DockerRuntime {
 
     /// As [`DockerRuntime::connect`], with subnets from `pool_text` (an IPv4 CIDR between /8
     /// and /28; settings read it from `MULTICOOKER_SUBNET_POOL`).
-    pub async fn connect_with_pool(pool_text: &str) -> Result<Self, RuntimeError> {
-        let (docker, _endpoint) = super::connect::connect().await?;
+    pub async fn connect_with_pool(env: &DockerEnv, pool_text: &str) -> Result<Self, RuntimeError> {
+        let (docker, _endpoint) = super::connect::connect_with(env).await?;
         let pool = SubnetPool::parse(pool_text).ok_or_else(|| RuntimeError::NoSubnet {
             network: "(any)".into(),
             pool: format!("{pool_text} (not an IPv4 CIDR between /8 and /28)"),
         })?;
         Ok(Self {
             docker,
+            endpoint: env.host.clone(),
             pool,
             programs: std::sync::Arc::default(),
             attached: std::sync::Arc::default(),
@@ -135,7 +138,7 @@ impl DockerRuntime {
 impl DockerRuntime {
     pub(super) async fn engine_info(&self) -> Result<EngineInfo, RuntimeError> {
         let unreachable = |e: BollardError| RuntimeError::Unreachable {
-            endpoint: std::env::var("DOCKER_HOST").ok(),
+            endpoint: self.endpoint.clone(),
             message: e.to_string(),
         };
         let version = self.docker.version().await.map_err(unreachable)?;

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 pub use events::{Event, EventLog};
 pub use lock::{Holder, LockError, RunLock, holder, run_lock_path};
 pub use paths::{
-    CookPaths, Hidden, Shareable, VERIFY_DIR, check_task_name, date_prefix, find_cook,
-    has_date_prefix, namespace, resolve_root, root_id, set_namespace, undated,
+    CookPaths, Hidden, Shareable, VERIFY_DIR, check_namespace, check_task_name, date_prefix,
+    find_cook, has_date_prefix, resolve_root, root_id, root_id_in, undated,
 };
 pub use status::{Cell, CellState, CookState, Phase, Role, Status, StatusStore, read_status};
 

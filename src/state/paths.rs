@@ -39,15 +39,33 @@ impl Hidden {
 pub struct CookPaths {
     dir: PathBuf,
     name: String,
+    /// The session's namespace (`--namespace`), part of [`CookPaths::root_id`].
+    namespace: Option<String>,
 }
 
 impl CookPaths {
-    /// Paths of the cook folder `dir` (which need not exist yet).
+    /// Paths of the cook folder `dir` (which need not exist yet), in the default namespace.
     pub fn new(dir: PathBuf) -> Self {
         let name = dir
             .file_name()
             .map_or_else(|| "cook".to_owned(), |n| n.to_string_lossy().into_owned());
-        Self { dir, name }
+        Self {
+            dir,
+            name,
+            namespace: None,
+        }
+    }
+
+    /// The same paths seen from `namespace` (a checked one: [`check_namespace`]).
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: Option<&str>) -> Self {
+        self.namespace = namespace.map(str::to_owned);
+        self
+    }
+
+    /// The namespace these paths are seen from.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
     }
 
     /// The cook folder.
@@ -60,10 +78,13 @@ impl CookPaths {
         &self.name
     }
 
-    /// A short hash identifying the folder that holds this cook (the root), so objects of
-    /// cooks under different roots can be told apart.
+    /// A short hash identifying the folder that holds this cook (the root) and the namespace,
+    /// so objects of cooks under different roots or namespaces can be told apart.
     pub fn root_id(&self) -> String {
-        root_id(self.dir.parent().unwrap_or(Path::new("/")))
+        root_id_in(
+            self.dir.parent().unwrap_or(Path::new("/")),
+            self.namespace.as_deref(),
+        )
     }
 
     /// `brief.yaml`.
@@ -265,11 +286,9 @@ impl CookPaths {
 /// The hidden material's folder name in a cook.
 pub const VERIFY_DIR: &str = "verify";
 
-/// This process's namespace (`--namespace`, else `MULTICOOKER_NAMESPACE`), set once.
-static NAMESPACE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-
-/// Checks and sets the namespace; an empty one is none. Called once, at startup.
-pub fn set_namespace(namespace: Option<&str>) -> Result<(), StateError> {
+/// The namespace `--namespace` (or `MULTICOOKER_NAMESPACE`) names, checked; an empty one is
+/// none.
+pub fn check_namespace(namespace: Option<&str>) -> Result<Option<String>, StateError> {
     let namespace = namespace.map(str::trim).filter(|n| !n.is_empty());
     if let Some(ns) = namespace
         && (ns.len() > 32
@@ -282,28 +301,21 @@ pub fn set_namespace(namespace: Option<&str>) -> Result<(), StateError> {
             problem: "is no namespace: use up to 32 letters, digits, `-` and `_`",
         });
     }
-    let _ = NAMESPACE.set(namespace.map(str::to_owned));
-    Ok(())
+    Ok(namespace.map(str::to_owned))
 }
 
-/// The namespace in force, if any.
-pub fn namespace() -> Option<String> {
-    NAMESPACE
-        .get_or_init(|| {
-            std::env::var("MULTICOOKER_NAMESPACE")
-                .ok()
-                .filter(|n| !n.trim().is_empty())
-        })
-        .clone()
+/// [`root_id_in`] the default namespace.
+pub fn root_id(root: &Path) -> String {
+    root_id_in(root, None)
 }
 
 /// A short hash of a cooks folder's canonical path, and of the namespace when there is one:
 /// engine names and labels derive from it, so namespaces never share an object.
-pub fn root_id(root: &Path) -> String {
+pub fn root_id_in(root: &Path, namespace: Option<&str>) -> String {
     use sha2::Digest;
     let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut key = canonical.to_string_lossy().into_owned();
-    if let Some(namespace) = namespace() {
+    if let Some(namespace) = namespace {
         key = format!("{namespace}\n{key}");
     }
     let digest = sha2::Sha256::digest(key.as_bytes());
@@ -324,8 +336,13 @@ pub fn resolve_root(root: &Path, cwd: &Path) -> PathBuf {
 }
 
 /// Finds an existing cook folder for `task`: `<root>/<task>`, an absolute path, or, when
-/// `task` has no `YYMMDD-` date prefix, the newest `<root>/YYMMDD-<task>`.
-pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
+/// `task` has no `YYMMDD-` date prefix, the newest `<root>/YYMMDD-<task>`; seen from
+/// `namespace`.
+pub fn find_cook(
+    root: &Path,
+    task: &str,
+    namespace: Option<&str>,
+) -> Result<CookPaths, StateError> {
     let direct = if Path::new(task).is_absolute() {
         PathBuf::from(task)
     } else {
@@ -335,12 +352,12 @@ pub fn find_cook(root: &Path, task: &str) -> Result<CookPaths, StateError> {
         check_task_name(task)?;
     }
     if direct.is_dir() {
-        return Ok(CookPaths::new(canonical(direct)));
+        return Ok(CookPaths::new(canonical(direct)).in_namespace(namespace));
     }
     if !has_date_prefix(task)
         && let Some(dated) = newest_dated(root, task)
     {
-        return Ok(CookPaths::new(canonical(dated)));
+        return Ok(CookPaths::new(canonical(dated)).in_namespace(namespace));
     }
     Err(StateError::NoCook {
         dir: direct,
@@ -478,11 +495,11 @@ mod tests {
         ] {
             std::fs::create_dir(root.path().join(name)).unwrap();
         }
-        let found = find_cook(root.path(), "hello").unwrap();
+        let found = find_cook(root.path(), "hello", None).unwrap();
         assert_eq!(found.name(), "251122.10-hello");
         std::fs::create_dir(root.path().join("251123-hello")).unwrap();
         assert_eq!(
-            find_cook(root.path(), "hello").unwrap().name(),
+            find_cook(root.path(), "hello", None).unwrap().name(),
             "251123-hello"
         );
     }
@@ -495,13 +512,13 @@ mod tests {
         std::os::unix::fs::symlink(&real, root.path().join("251126-alias")).unwrap();
         let other = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(&real, other.path().join("251126-away")).unwrap();
-        let by_real = super::find_cook(root.path(), "real").unwrap();
+        let by_real = super::find_cook(root.path(), "real", None).unwrap();
         for (dir, task) in [
             (root.path(), "251126-alias"),
             (root.path(), "alias"),
             (other.path(), "away"),
         ] {
-            let found = super::find_cook(dir, task).unwrap();
+            let found = super::find_cook(dir, task, None).unwrap();
             assert_eq!(found.name(), "251126-real", "{task}");
             assert_eq!(found.dir(), by_real.dir(), "{task}");
             assert_eq!(found.root_id(), by_real.root_id(), "{task}");
@@ -516,14 +533,14 @@ mod tests {
         for name in ["251120-hello", "251122-hello", "251121-hello-world"] {
             fs_err::create_dir_all(tmp.path().join(name)).unwrap();
         }
-        let cook = find_cook(tmp.path(), "hello").unwrap();
+        let cook = find_cook(tmp.path(), "hello", None).unwrap();
         assert_eq!(cook.name(), "251122-hello");
         assert_eq!(
-            find_cook(tmp.path(), "251120-hello").unwrap().name(),
+            find_cook(tmp.path(), "251120-hello", None).unwrap().name(),
             "251120-hello"
         );
         assert!(matches!(
-            find_cook(tmp.path(), "nope"),
+            find_cook(tmp.path(), "nope", None),
             Err(StateError::NoCook { .. })
         ));
     }
@@ -536,11 +553,11 @@ mod tests {
             fs_err::create_dir_all(tmp.path().join(name)).unwrap();
             fs_err::write(tmp.path().join(name).join("brief.yaml"), "").unwrap();
         }
-        let error = find_cook(tmp.path(), "mits").unwrap_err();
+        let error = find_cook(tmp.path(), "mits", None).unwrap_err();
         assert_eq!(error.hint().unwrap(), "did you mean `mist`?");
-        let error = find_cook(tmp.path(), "251122-hellp").unwrap_err();
+        let error = find_cook(tmp.path(), "251122-hellp", None).unwrap_err();
         assert_eq!(error.hint().unwrap(), "did you mean `251122-hello`?");
-        let error = find_cook(tmp.path(), "zzzz").unwrap_err();
+        let error = find_cook(tmp.path(), "zzzz", None).unwrap_err();
         assert!(error.hint().unwrap().contains("multicooker new zzzz"));
     }
 

@@ -129,9 +129,14 @@ pub async fn verify(
     check_hidden(paths, verify.image)?;
     let expected = expected_tests(paths, verify)?;
     // Checked before anything is written: an image that cannot be assembled changes nothing.
-    let (images, image) =
-        plan::verifier_images(paths, &Names::for_paths(paths), verify, &settings.run_id)
-            .map_err(|e| VerifyError::Run(e.into()))?;
+    let (images, image) = plan::verifier_images(
+        paths,
+        &Names::for_paths(paths),
+        verify,
+        &settings.run_id,
+        &settings.images,
+    )
+    .map_err(|e| VerifyError::Run(e.into()))?;
     // Verifiers run the outputs' own tests, no CLI: no login, no budget stops or blocks them.
     let cast = venue.cast_images(Role::Verifier, images);
     let digests = digests(paths, selected);

@@ -29,15 +29,16 @@ pub fn verifier_images(
     names: &Names,
     verify: &Verify,
     run_id: &str,
+    settings: &images::ImageSettings,
 ) -> Result<(Vec<FlavorImages>, String), FlavorError> {
     match verify.image {
         VerifierImage::Dummy => {
             let flavors = ["dummy".to_owned()];
-            let specs = images::image_specs(paths, names, &flavors, run_id)?;
+            let specs = images::image_specs(paths, names, &flavors, run_id, settings)?;
             Ok((specs, names.image("dummy")))
         }
         VerifierImage::Dockerfile => {
-            let images = images::verifier_images(paths, names, run_id)?;
+            let images = images::verifier_images(paths, names, run_id, settings)?;
             let tag = images.cook.tag.clone();
             Ok((vec![images], tag))
         }

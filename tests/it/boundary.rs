@@ -302,7 +302,9 @@ fn members_of_an_isolated_network_cannot_reach_each_other() {
     let cook = TestCook::new("isolated", &dummy_brief(&[("a", "quality:1")], ""));
     let labels = || Labels::new(cook.name(), "test").with(LABEL_ROOT, &root_id(cook.root()));
     let image = {
-        let context = multicooker::flavor::build_context("dummy", None).unwrap();
+        let context =
+            multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+                .unwrap();
         multicooker::flavor::base_tag("dummy", &context.digest)
     };
     let work = tempfile::tempdir().unwrap();

@@ -11,7 +11,9 @@ use crate::common::cells::TestCell;
 use crate::common::{TestCook, block_on, cell_name, dummy_brief, engine, show, signal};
 
 fn image() -> String {
-    let context = multicooker::flavor::build_context("dummy", None).unwrap();
+    let context =
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+            .unwrap();
     multicooker::flavor::base_tag("dummy", &context.digest)
 }
 

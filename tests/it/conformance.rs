@@ -40,7 +40,9 @@ pub(crate) async fn all(backend: &str, runtime: &SharedRuntime) {
 
 /// The dummy's base image (every backend gets it the same way a cook does).
 fn image() -> String {
-    let context = multicooker::flavor::build_context("dummy", None).unwrap();
+    let context =
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+            .unwrap();
     multicooker::flavor::base_tag("dummy", &context.digest)
 }
 
@@ -72,6 +74,7 @@ async fn hardening(backend: &str, runtime: &SharedRuntime) {
             cpus: 0.5,
             pids: 128,
         },
+        images: crate::common::images(),
         network: NetworkMode::Allowlist,
         direct: "203.0.113.1:443".into(),
     };

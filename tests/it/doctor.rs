@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use multicooker::runtime::connect::{DockerEnv, Endpoint};
+use multicooker::runtime::connect::Endpoint;
 
 use crate::common::{TestCook, show};
 
@@ -111,7 +111,7 @@ fn tcp_to_unix_proxy(
 }
 
 fn engine_socket() -> std::path::PathBuf {
-    match Endpoint::from_env(&DockerEnv::from_process()) {
+    match Endpoint::from_env(&multicooker::settings::Env::from_process().docker()) {
         Ok(Endpoint::Unix { socket }) => socket,
         other => panic!(
             "this test reaches the engine's unix socket through a tcp listener; run it with the engine on a unix socket (DOCKER_HOST unset or unix://), not {other:?}"
@@ -214,7 +214,7 @@ fn doctor_lists_base_images_of_older_builds_and_clean_covers_them() {
     );
     let current = format!(
         "multicooker-base-dummy:{}",
-        multicooker::flavor::build_context("dummy", None)
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
             .unwrap()
             .digest
     );
@@ -255,9 +255,10 @@ fn clean_and_doctor_never_touch_or_offer_another_namespaces_base_images() {
     // The other orchestrator: its current dummy base, and one an older build of it left.
     let built = json(&["build-base", "dummy", "--namespace", &theirs]);
     let their_current = built["images"][0]["image"].as_str().unwrap().to_owned();
-    let digest = multicooker::flavor::build_context("dummy", None)
-        .unwrap()
-        .digest;
+    let digest =
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+            .unwrap()
+            .digest;
     assert_eq!(
         their_current,
         format!("multicooker-base-dummy:{theirs}-{digest}"),

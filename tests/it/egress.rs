@@ -36,7 +36,9 @@ fn double(cook: &TestCook, work: &std::path::Path, name: &str, network: &str) ->
 }
 
 fn base_image() -> String {
-    let context = multicooker::flavor::build_context("dummy", None).unwrap();
+    let context =
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+            .unwrap();
     multicooker::flavor::base_tag("dummy", &context.digest)
 }
 

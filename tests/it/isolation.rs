@@ -24,10 +24,14 @@ async fn probe_from(
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
     // The shared base the cook's cells run (issue 28: no image of the cook's own on Docker).
-    let image = multicooker::cell::images::base_specs(&["dummy".to_owned()], None)
-        .unwrap()
-        .remove(0)
-        .tag;
+    let image = multicooker::cell::images::base_specs(
+        &["dummy".to_owned()],
+        None,
+        &crate::common::images(),
+    )
+    .unwrap()
+    .remove(0)
+    .tag;
     let mut cell = TestCell::new(
         &format!("{}-probe", names.project()),
         &image,

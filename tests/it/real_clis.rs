@@ -256,7 +256,9 @@ fn check_participant(
         "the real-CLI suite runs the version images/{flavor}/Dockerfile pins"
     );
     // Built with the test's arguments: never under the tag the packaged image has without them.
-    let normal = multicooker::cell::images::base_specs(&[flavor.to_owned()], None).unwrap();
+    let normal =
+        multicooker::cell::images::base_specs(&[flavor.to_owned()], None, &crate::common::images())
+            .unwrap();
     let image = alice["image"].as_str().unwrap_or_default();
     assert!(
         image.starts_with(&format!("multicooker-base-{flavor}:"))

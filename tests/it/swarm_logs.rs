@@ -131,7 +131,12 @@ pub(crate) fn a_cell_past_its_deadline_is_named_overdue(swarm: &Swarm) {
         let cook = TestCook::empty("swarm-overdue");
         let work = tempfile::tempdir().unwrap();
         let image = {
-            let context = multicooker::flavor::build_context("dummy", None).unwrap();
+            let context = multicooker::flavor::build_context(
+                "dummy",
+                None,
+                &crate::common::images().build_args,
+            )
+            .unwrap();
             multicooker::flavor::base_tag("dummy", &context.digest)
         };
         let labels =
@@ -202,7 +207,12 @@ pub(crate) fn a_container_its_node_cannot_start_is_refused_with_the_reason(swarm
         let cook = TestCook::empty("swarm-nostart");
         let work = tempfile::tempdir().unwrap();
         let image = {
-            let context = multicooker::flavor::build_context("dummy", None).unwrap();
+            let context = multicooker::flavor::build_context(
+                "dummy",
+                None,
+                &crate::common::images().build_args,
+            )
+            .unwrap();
             multicooker::flavor::base_tag("dummy", &context.digest)
         };
         let labels =

@@ -21,7 +21,9 @@ async fn connect(swarm: &Swarm) -> SharedRuntime {
 }
 
 fn image() -> String {
-    let context = multicooker::flavor::build_context("dummy", None).unwrap();
+    let context =
+        multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+            .unwrap();
     multicooker::flavor::base_tag("dummy", &context.digest)
 }
 

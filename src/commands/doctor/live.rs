@@ -65,6 +65,7 @@ fn write_cook(
 /// one line each. `task`: the cook whose images and network policy to use.
 pub(super) async fn probe(
     runtime: &crate::runtime::SharedRuntime,
+    session: &crate::settings::Session,
     engine: &EngineInfo,
     flavors: &[String],
     task: Option<(&Path, &brief::Network)>,
@@ -94,16 +95,22 @@ pub(super) async fn probe(
         Ok(loaded) => loaded,
         Err(error) => return checks.add("FAIL", format!("live: {error}")),
     };
-    let paths = CookPaths::new(dir);
+    let paths = session.cook_paths(dir);
     let cancel = tokio_util::sync::CancellationToken::new();
-    let settings =
-        match crate::settings::run_settings(&loaded.brief, engine, None, flavors.len(), cancel) {
-            Ok(mut settings) => {
-                settings.sandbox_check = false;
-                settings
-            }
-            Err(error) => return checks.add("FAIL", format!("live: {error:#}")),
-        };
+    let settings = match crate::settings::run_settings(
+        session,
+        &loaded.brief,
+        engine,
+        None,
+        flavors.len(),
+        cancel,
+    ) {
+        Ok(mut settings) => {
+            settings.sandbox_check = false;
+            settings
+        }
+        Err(error) => return checks.add("FAIL", format!("live: {error:#}")),
+    };
     let names: Vec<String> = loaded
         .brief
         .participants

@@ -15,7 +15,7 @@ use crate::creds::{Credentials, TokenStore};
 use crate::error::{ExitCode, hint_for};
 use crate::flavor::has_image;
 use crate::runtime::Limits;
-use crate::runtime::connect::{DockerEnv, Endpoint};
+use crate::runtime::connect::Endpoint;
 use crate::runtime::{ObjectKind, Runtime};
 use crate::settings::{self, Session};
 use crate::state::Role;
@@ -67,7 +67,7 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let endpoint = match &session.backend {
         // On a swarm the engine is the manager's, whatever DOCKER_HOST says.
         settings::Backend::Swarm(config) => format!("{} (swarm manager)", config.manager),
-        settings::Backend::Docker { .. } => Endpoint::from_env(&DockerEnv::from_process())
+        settings::Backend::Docker { .. } => Endpoint::from_env(&session.env.docker())
             .map_or_else(|problem| problem, |e| e.to_string()),
     };
     match connect_quietly(&session).await {
@@ -83,16 +83,17 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                     info.mem_total >> 20
                 ),
             );
-            check_user(&mut checks);
+            check_user(&session.env, &mut checks);
             let mut ready = Vec::new();
             let mut logged_in = Vec::new();
             // Found once: finding the keyring probes it.
-            let sources = crate::settings::login_sources();
+            let sources = crate::settings::login_sources(&session.env);
             let store = sources.token_store();
             for target in &targets {
                 let login = check_login(target, &sources, &*store, &mut checks);
                 let image = check_flavor(
                     &*runtime,
+                    &session,
                     target,
                     cook.as_ref().map(|(dir, _)| dir.as_path()),
                     args.no_build,
@@ -109,13 +110,13 @@ pub(super) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             if args.task.is_none() && args.flavors.is_empty() {
                 readiness(&ready, &logged_in, &mut checks);
             }
-            check_stale_bases(&*runtime, &mut checks).await;
+            check_stale_bases(&*runtime, &session, &mut checks).await;
             if args.sandbox {
                 check_sandbox(&runtime, &session, &mut checks).await;
             }
             if args.live {
                 let task = cook.as_ref().map(|(dir, network)| (dir.as_path(), network));
-                live::probe(&runtime, &info, &ready, task, &mut checks).await;
+                live::probe(&runtime, &session, &info, &ready, task, &mut checks).await;
             }
         }
         Err(error) => {
@@ -383,8 +384,8 @@ fn one_line(text: &str) -> String {
     line
 }
 
-fn check_user(checks: &mut Checks) {
-    match crate::settings::cell_user() {
+fn check_user(env: &settings::Env, checks: &mut Checks) {
+    match crate::settings::cell_user(env) {
         Ok(user) => checks.add(
             "OK",
             format!(
@@ -401,6 +402,7 @@ fn check_user(checks: &mut Checks) {
 /// The flavor's base image: built, or builds now. True when usable.
 async fn check_flavor(
     runtime: &dyn Runtime,
+    session: &Session,
     target: &Target,
     cook: Option<&std::path::Path>,
     no_build: bool,
@@ -408,7 +410,10 @@ async fn check_flavor(
 ) -> bool {
     let flavor = &target.flavor;
     let level = if target.strict { "FAIL" } else { "WARN" };
-    let base = match base_specs(std::slice::from_ref(flavor), cook) {
+    let specs = session
+        .image_settings()
+        .and_then(|images| base_specs(std::slice::from_ref(flavor), cook, &images));
+    let base = match specs {
         Ok(mut specs) => specs.remove(0),
         Err(error) => {
             checks.add(level, format!("flavor `{flavor}`: {error}"));
@@ -470,17 +475,20 @@ async fn check_flavor(
 /// new content hashes, so older builds' base images pile up (issue 17). Listed with the
 /// command that removes them; a cook's own `flavors/` images are listed too (they are rebuilt
 /// on their next use).
-async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
+async fn check_stale_bases(runtime: &dyn Runtime, session: &Session, checks: &mut Checks) {
     const SHOWN: usize = 6;
     let packaged: Vec<String> = KNOWN_FLAVORS
         .iter()
         .filter(|f| has_image(f))
         .map(|f| (*f).to_owned())
         .collect();
-    let Ok(current) = base_specs(&packaged, None) else {
+    let Ok(current) = session
+        .image_settings()
+        .and_then(|images| base_specs(&packaged, None, &images))
+    else {
         return;
     };
-    let Ok(listed) = namespace_bases(runtime).await else {
+    let Ok(listed) = namespace_bases(runtime, session.namespace.as_deref()).await else {
         return;
     };
     // A cluster node's copy is named `node/<host>/…`: by a registry tag, or by its id (a copy
@@ -510,7 +518,7 @@ async fn check_stale_bases(runtime: &dyn Runtime, checks: &mut Checks) {
     }
     checks.stale_bases.clone_from(&stale);
     let more = stale.len().saturating_sub(SHOWN);
-    let (whose, flag) = crate::state::namespace().map_or_else(
+    let (whose, flag) = session.namespace.as_deref().map_or_else(
         || (String::new(), String::new()),
         |ns| {
             (
@@ -543,10 +551,20 @@ async fn check_sandbox(
     session: &Session,
     checks: &mut Checks,
 ) {
-    let Ok(user) = crate::settings::cell_user() else {
+    let Ok(user) = crate::settings::cell_user(&session.env) else {
         return;
     };
-    let root = crate::state::root_id(&session.root);
+    let images = match session.image_settings() {
+        Ok(images) => images,
+        Err(error) => {
+            let error = crate::runtime::RuntimeError::Build {
+                image: "multicooker-base-dummy".into(),
+                message: error.to_string(),
+            };
+            return checks.add("FAIL", format!("sandbox: the probe could not run: {error}"));
+        }
+    };
+    let root = session.root_id();
     let settings = ProbeSettings {
         cook: "doctor".to_owned(),
         project: format!("mc-doctor-{}", &root[..6]),
@@ -559,7 +577,8 @@ async fn check_sandbox(
             pids: DEFAULT_PIDS,
         },
         network: NetworkMode::Allowlist,
-        direct: crate::settings::egress_settings().canary_direct,
+        direct: crate::settings::egress_settings(&session.env).canary_direct,
+        images,
     };
     match probe(
         runtime,

@@ -23,12 +23,12 @@ pub(super) struct Left {
 }
 
 impl Left {
-    /// The file of the swarm whose manager is `manager`, read now.
-    pub(super) fn open(manager: &str) -> Self {
-        let path = std::env::var_os("HOME").map(|home| {
+    /// The file of the swarm whose manager is `manager` under `home`, read now.
+    pub(super) fn open(manager: &str, home: Option<&std::path::Path>) -> Self {
+        let path = home.map(|home| {
             let digest = sha2::Sha256::digest(manager.as_bytes());
             let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-            PathBuf::from(home).join(format!(".cache/multicooker/swarm/{tag}.left.json"))
+            home.join(format!(".cache/multicooker/swarm/{tag}.left.json"))
         });
         let objects = path
             .as_ref()

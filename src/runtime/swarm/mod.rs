@@ -82,6 +82,10 @@ pub struct SwarmConfig {
     pub registry: String,
     /// Pool of the overlays' subnets.
     pub subnet_pool: String,
+    /// The Docker variables every address is reached with (`DOCKER_TLS_VERIFY`,
+    /// `DOCKER_CERT_PATH`, `HOME`; `DOCKER_HOST` is not used), and `HOME` for the file of
+    /// objects left on lost nodes.
+    pub docker: DockerEnv,
 }
 
 /// A cell prepared by `create_cell`, created as a service by `start_cell`.
@@ -148,10 +152,9 @@ impl SwarmRuntime {
     /// [`SwarmRuntime::connect`], with warnings going to `warn`. A node whose engine does not
     /// answer is left out with a warning; refused only when no node answers.
     pub async fn connect_warning(config: &SwarmConfig, warn: Warn) -> Result<Self, RuntimeError> {
-        let base = DockerEnv::from_process();
         let env = |host: &str| DockerEnv {
             host: Some(host.to_owned()),
-            ..base.clone()
+            ..config.docker.clone()
         };
         let (manager, _) = connect_with(&env(&config.manager)).await?;
         let info = manager
@@ -178,12 +181,12 @@ impl SwarmRuntime {
             let (client, _) = client_for(&env(address), NODE_TIMEOUT_S, &version)?;
             engines.insert(
                 host.clone(),
-                (address.clone(), DockerRuntime::from_client(client)),
+                (address.clone(), DockerRuntime::from_client(client, address)),
             );
         }
         let nodes = nodes::Nodes::new(
             engines,
-            left::Left::open(&config.manager),
+            left::Left::open(&config.manager, config.docker.home.as_deref()),
             warn,
             manager.clone(),
         );
@@ -199,7 +202,7 @@ impl SwarmRuntime {
             })?;
         Ok(Self {
             inner: Arc::new(Inner {
-                manager: DockerRuntime::from_client(manager),
+                manager: DockerRuntime::from_client(manager, &config.manager),
                 nodes,
                 registry: config.registry.clone(),
                 pool,

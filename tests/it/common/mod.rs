@@ -127,10 +127,14 @@ impl TestCook {
         let dir = self.dir().join("flavors").join(flavor);
         fs_err::create_dir_all(&dir).unwrap();
         fs_err::copy(dockerfile, dir.join("Dockerfile")).unwrap();
-        let tag = multicooker::cell::images::base_specs(&[flavor.to_owned()], Some(&self.dir()))
-            .unwrap()
-            .remove(0)
-            .tag;
+        let tag = multicooker::cell::images::base_specs(
+            &[flavor.to_owned()],
+            Some(&self.dir()),
+            &images(),
+        )
+        .unwrap()
+        .remove(0)
+        .tag;
         let mut counts = OWN_BASES
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -321,9 +325,20 @@ fn build_base_image_once() {
     });
 }
 
+/// The image settings the binary resolves from the tests' environment (its
+/// `MULTICOOKER_BUILD_ARGS`), in the default namespace.
+pub(crate) fn images() -> multicooker::cell::images::ImageSettings {
+    multicooker::cell::images::ImageSettings {
+        namespace: None,
+        build_args: multicooker::settings::Env::from_process()
+            .build_args()
+            .expect("MULTICOOKER_BUILD_ARGS is valid"),
+    }
+}
+
 /// Connects to the real engine, or fails saying how to fix it.
 pub(crate) async fn engine() -> DockerRuntime {
-    match DockerRuntime::connect().await {
+    match DockerRuntime::connect(&multicooker::settings::Env::from_process().docker()).await {
         Ok(runtime) => runtime,
         Err(e) => panic!(
             "these tests need a running Docker engine ({e}); start it (`sudo systemctl start docker`) or set DOCKER_HOST"

@@ -72,6 +72,7 @@ impl Swarm {
                 .collect(),
             registry: self.env["MULTICOOKER_SWARM_REGISTRY"].clone(),
             subnet_pool: multicooker::runtime::swarm::DEFAULT_SWARM_POOL.to_owned(),
+            docker: multicooker::settings::Env::from_process().docker(),
         }
     }
 
