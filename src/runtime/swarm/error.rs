@@ -54,3 +54,36 @@ impl From<SwarmError> for RuntimeError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Hint as _;
+
+    /// A swarm error reaches callers with its own text and its fix (`doctor` and the swarm
+    /// test read both).
+    #[test]
+    fn a_swarm_error_keeps_its_text_and_fix_through_the_shared_enum() {
+        let error = RuntimeError::from(SwarmError::NotAManager {
+            endpoint: "tcp://worker:2376".into(),
+        });
+        assert_eq!(
+            error.to_string(),
+            "`tcp://worker:2376` is not a swarm manager"
+        );
+        assert!(
+            error
+                .hint()
+                .is_some_and(|h| h.contains("MULTICOOKER_SWARM_MANAGER")),
+            "{:?}",
+            error.hint()
+        );
+        assert!(matches!(
+            error,
+            RuntimeError::Backend {
+                backend: "swarm",
+                ..
+            }
+        ));
+    }
+}
