@@ -222,17 +222,25 @@ pub fn verifier_images(
 }
 
 /// A Harbor task's environment image (its `environment/` folder, the task's Dockerfile with
-/// the cell's init added last): a base labelled and named for this cook alone, removed at
-/// teardown, and the thin image the cells run.
+/// the cell's init added last; or `FROM` its prebuilt `docker_image`, which the engine must have
+/// or be able to pull): a base labelled and named for this cook alone, removed at teardown,
+/// and the thin image the cells run.
 pub fn task_images(
     paths: &CookPaths,
     names: &Names,
-    environment: &std::path::Path,
+    (environment, prebuilt): (&std::path::Path, Option<&str>),
     run_id: &str,
     settings: &ImageSettings,
 ) -> Result<FlavorImages, FlavorError> {
     const FLAVOR: &str = "task-env";
-    let context = crate::flavor::folder_context(FLAVOR, environment, &settings.build_args)?;
+    let context = match prebuilt {
+        Some(image) => crate::flavor::dockerfile_context(
+            FLAVOR,
+            &format!("FROM {image}\n"),
+            &settings.build_args,
+        )?,
+        None => crate::flavor::folder_context(FLAVOR, environment, &settings.build_args)?,
+    };
     let labels = cook_image_labels(paths, FLAVOR, run_id, &context.digest);
     let base = ImageSpec {
         tag: format!("{}-task-env:{}", names.project(), context.digest),

@@ -63,7 +63,7 @@ pub(super) async fn cook(
     Ok(ExitCode::Success)
 }
 
-/// What this build can run of a task: a Dockerfile environment, a verifier as root, the oracle
+/// What this build can run of a task: a verifier as root, the oracle
 /// (with a solution), and the flavors that can work inside the environment.
 fn runnable(
     paths: &CookPaths,
@@ -79,16 +79,6 @@ fn runnable(
                 task.dir.join(crate::harbor::TASK_TOML).display()
             ),
             "run test.sh as root (leave `[verifier] user` out, or set it to \"root\"); test.sh may still start the code under test as another user with `runuser`",
-        )
-        .into());
-    }
-    if task.config.environment.docker_image.is_some() {
-        return Err(UserError::new(
-            format!(
-                "`{}`: `environment.docker_image` (a prebuilt environment) is not run yet",
-                task.dir.join(crate::harbor::TASK_TOML).display()
-            ),
-            "give the task an `environment/Dockerfile` (it may be one `FROM <that image>` line)",
         )
         .into());
     }
@@ -184,12 +174,19 @@ async fn trial(
     let runs = crate::cook::harbor::run_task(venue, task, folder, actors).await?;
     report_leftovers(session, &runs.leftovers);
     if let Err(message) = &runs.build {
-        return Err(UserError::new(
-            format!("the task's environment did not build: {message}"),
-            format!(
+        let fix = match &task.config.environment.docker_image {
+            Some(image) => format!(
+                "`{}` names the prebuilt image `{image}` (`environment.docker_image`): it must exist on this engine or be reachable from it",
+                task.dir.join(crate::harbor::TASK_TOML).display()
+            ),
+            None => format!(
                 "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
                 task.dir.join(crate::harbor::DOCKERFILE).display()
             ),
+        };
+        return Err(UserError::new(
+            format!("the task's environment did not build: {message}"),
+            fix,
         )
         .into());
     }

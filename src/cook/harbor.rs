@@ -155,8 +155,16 @@ pub async fn run_task(
     let run_id = venue.settings.run_id.clone();
     let names = Names::for_paths(paths);
     let environment = paths.dir().join(folder).join("environment");
-    let env_images =
-        images::task_images(paths, &names, &environment, &run_id, &venue.settings.images)?;
+    let env_images = images::task_images(
+        paths,
+        &names,
+        (
+            &environment,
+            task.config.environment.docker_image.as_deref(),
+        ),
+        &run_id,
+        &venue.settings.images,
+    )?;
     let clis: Vec<&Actor> = actors
         .iter()
         .filter(|a| a.flavor != ORACLE_FLAVOR)

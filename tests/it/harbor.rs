@@ -690,3 +690,34 @@ fn the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(cook: &Test
     }
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// A task whose environment is a prebuilt `docker_image` (no `environment/Dockerfile`) runs
+/// `FROM` it: the oracle reaches 1 through the task's own test.sh, in the task's `workdir`.
+#[test]
+fn a_prebuilt_docker_image_task_runs_from_that_image() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    fs_err::remove_dir_all(task.join("environment")).unwrap();
+    let toml = fs_err::read_to_string(task.join("task.toml")).unwrap();
+    fs_err::write(
+        task.join("task.toml"),
+        toml.replace(
+            "[environment]\n",
+            &format!("[environment]\ndocker_image = \"{BASE_TAG}\"\nworkdir = \"/app\"\n"),
+        ),
+    )
+    .unwrap();
+    let (verdict, cook) = oracle_verdict("harbor-prebuilt", &task);
+    assert_eq!(
+        verdict["reward"].as_f64(),
+        Some(1.0),
+        "{verdict:#}\n{}",
+        logs_of(&cook)
+    );
+    assert!(
+        cook.text("judging/_inbox/oracle/out/CHANGES.md")
+            .contains("- A `fizzbuzz.py`"),
+        "the workdir task.toml names is collected"
+    );
+}
