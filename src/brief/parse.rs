@@ -204,10 +204,13 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
         .get("verify")
         .filter(|v| !v.is_null())
         .and_then(|v| super::verify::check_verify(v, checker));
-    let scoring = map
-        .get("scoring")
-        .filter(|v| !v.is_null())
-        .and_then(|v| super::verify::check_scoring(v, map.contains_key("verify"), checker));
+    let scoring = map.get("scoring").filter(|v| !v.is_null()).and_then(|v| {
+        super::verify::check_scoring(
+            v,
+            map.contains_key("verify") || map.contains_key("harbor"),
+            checker,
+        )
+    });
     let flavors: Vec<&str> = participants
         .iter()
         .chain(&judges)

@@ -147,7 +147,7 @@ fn check_command(value: &Value, checker: &mut Checker) -> Option<Vec<String>> {
 /// Checks `scoring:`; `has_verify` says whether the brief has `verify:` to weigh.
 pub(super) fn check_scoring(
     value: &Value,
-    has_verify: bool,
+    has_verifier: bool,
     checker: &mut Checker,
 ) -> Option<Scoring> {
     let map = checker.mapping("scoring", value)?;
@@ -162,10 +162,10 @@ pub(super) fn check_scoring(
         );
         return None;
     }
-    if !has_verify {
+    if !has_verifier {
         checker.problem(
             "scoring",
-            "weighs the hidden tests, but the brief has no `verify:`",
+            "weighs the hidden tests, but the brief has no `verify:` (nor `harbor:`, whose task's verifier gives a reward)",
             Some("add `verify:` (and a `verify/` folder), or remove `scoring:`".into()),
         );
         return None;

@@ -95,6 +95,12 @@ pub struct Writable {
     pub seed: Option<Shareable>,
     /// The host folder the collection replaces.
     pub collect_to: PathBuf,
+    /// An area mounted for the cell (`true`), or a folder of the image's own root file system,
+    /// collected as the program left it (`false`: a Harbor participant's workdir).
+    pub mounted: bool,
+    /// Also collected before the program starts, to this host folder (the folder as the image
+    /// has it: what a Harbor participant's changes are measured against).
+    pub before_to: Option<PathBuf>,
 }
 
 impl Writable {
@@ -161,6 +167,8 @@ impl ParticipantFiles {
                 cap_bytes: self.out_cap,
                 seed: self.seed,
                 collect_to: paths.out(name),
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,
@@ -200,6 +208,8 @@ impl JudgeFiles {
                 cap_bytes: self.outbox_cap,
                 seed: None,
                 collect_to: paths.judge_dir(name),
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,
@@ -231,6 +241,8 @@ impl ReviewerFiles {
                 cap_bytes: self.outbox_cap,
                 seed: None,
                 collect_to,
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,
@@ -272,6 +284,8 @@ impl VerifierFiles {
                 cap_bytes: self.results_cap,
                 seed: None,
                 collect_to,
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,
@@ -324,6 +338,8 @@ impl HarborVerifierFiles {
                 cap_bytes: self.logs_cap,
                 seed: None,
                 collect_to,
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: Some(HARBOR_TESTS),
@@ -331,13 +347,49 @@ impl HarborVerifierFiles {
     }
 }
 
+/// Where a CLI working inside a Harbor task's environment finds its prompt: outside every
+/// folder of the task, read-only.
+pub const HARBOR_PROMPT_AREA: &str = "/run/multicooker";
+
+/// Cap on what is collected of a Harbor participant's workdir, before and after (files past it
+/// are skipped and recorded, never a failure).
+pub const HARBOR_WORKDIR_CAP: u64 = 64 << 20;
+
+/// A participant working inside a Harbor task's environment: its prompt (the task's
+/// `instruction.md`, verbatim) at [`HARBOR_PROMPT_AREA`]`/PROMPT.txt`, for a CLI. Its result is
+/// its final file system; its `workdir`, when known, is collected as the image has it before
+/// the program starts (`before_to`) and as the program left it (`after_to`), so the jury sees
+/// what it changed.
+pub fn task_participant_files(
+    instruction: Option<Shareable>,
+    workdir: Option<(&str, PathBuf, PathBuf)>,
+) -> CellFiles {
+    CellFiles {
+        inputs: instruction
+            .map(|i| vec![copy("PROMPT.txt", i)])
+            .unwrap_or_default(),
+        writable: workdir
+            .map(|(path, before_to, after_to)| Writable {
+                path: path.to_owned(),
+                cap_bytes: HARBOR_WORKDIR_CAP,
+                seed: None,
+                collect_to: after_to,
+                mounted: false,
+                before_to: Some(before_to),
+            })
+            .into_iter()
+            .collect(),
+        login: None,
+        input_area: Some(HARBOR_PROMPT_AREA),
+    }
+}
+
 /// The oracle (a Harbor task's reference solution as a participant): `solution/` at
-/// `/solution`, nothing to write back (its result is its final file system).
-pub fn oracle_files(solution: Shareable) -> CellFiles {
+/// `/solution`, its workdir collected as for any participant ([`task_participant_files`]).
+pub fn oracle_files(solution: Shareable, workdir: Option<(&str, PathBuf, PathBuf)>) -> CellFiles {
     CellFiles {
         inputs: vec![copy(".", solution)],
-        writable: Vec::new(),
-        login: None,
         input_area: Some(HARBOR_SOLUTION),
+        ..task_participant_files(None, workdir)
     }
 }

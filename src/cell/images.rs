@@ -48,6 +48,9 @@ pub struct FlavorImages {
     pub cook: ImageSpec,
     /// Whether the base outlives the run.
     pub lifetime: BaseLifetime,
+    /// The bases (of images earlier in the same list) that must be built before this base,
+    /// whose build names them (`FROM`, `COPY --from`): a CLI layered on a task's environment.
+    pub requires: Vec<String>,
 }
 
 impl FlavorImages {
@@ -173,6 +176,7 @@ pub fn image_specs(
                 base,
                 cook,
                 lifetime: BaseLifetime::Shared,
+                requires: Vec::new(),
             })
         })
         .collect()
@@ -213,21 +217,30 @@ pub fn verifier_images(
         base,
         cook,
         lifetime: BaseLifetime::Cook,
+        requires: Vec::new(),
     })
 }
 
 /// A Harbor task's environment image (its `environment/` folder, the task's Dockerfile with
-/// the cell's init added last): a base labelled and named for this cook alone, removed at
-/// teardown, and the thin image the cells run.
+/// the cell's init added last; or `FROM` its prebuilt `docker_image`, which the engine must have
+/// or be able to pull): a base labelled and named for this cook alone, removed at teardown,
+/// and the thin image the cells run.
 pub fn task_images(
     paths: &CookPaths,
     names: &Names,
-    environment: &std::path::Path,
+    (environment, prebuilt): (&std::path::Path, Option<&str>),
     run_id: &str,
     settings: &ImageSettings,
 ) -> Result<FlavorImages, FlavorError> {
     const FLAVOR: &str = "task-env";
-    let context = crate::flavor::folder_context(FLAVOR, environment, &settings.build_args)?;
+    let context = match prebuilt {
+        Some(image) => crate::flavor::dockerfile_context(
+            FLAVOR,
+            &format!("FROM {image}\n"),
+            &settings.build_args,
+        )?,
+        None => crate::flavor::folder_context(FLAVOR, environment, &settings.build_args)?,
+    };
     let labels = cook_image_labels(paths, FLAVOR, run_id, &context.digest);
     let base = ImageSpec {
         tag: format!("{}-task-env:{}", names.project(), context.digest),
@@ -243,6 +256,50 @@ pub fn task_images(
         })?,
     };
     Ok(FlavorImages {
+        base,
+        cook,
+        lifetime: BaseLifetime::Cook,
+        requires: Vec::new(),
+    })
+}
+
+/// A flavor's CLI layered on a Harbor task's environment image `environment` (docs/HARBOR.md,
+/// §7), taking the CLI from the flavor's base `flavor`: a base labelled and named for this cook
+/// alone, removed at teardown, built once both exist, and the thin image the cells run.
+pub fn task_cli_images(
+    paths: &CookPaths,
+    names: &Names,
+    (environment, flavor): (&FlavorImages, &FlavorImages),
+    layer: &crate::flavor::task_layer::TaskLayer,
+    run_id: &str,
+) -> Result<FlavorImages, FlavorError> {
+    use sha2::Digest;
+    let name = format!("task-{}", layer.flavor);
+    let failed = |source| FlavorError::Context {
+        flavor: layer.flavor.to_owned(),
+        source,
+    };
+    let context =
+        crate::flavor::task_layer::context(layer, &environment.base.tag, &flavor.base.tag)
+            .map_err(failed)?;
+    let digest: String = sha2::Sha256::digest(&context)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let labels = cook_image_labels(paths, &name, run_id, &digest);
+    let base = ImageSpec {
+        tag: format!("{}-{name}:{digest}", names.project()),
+        labels: labels.clone(),
+        context,
+    };
+    let cook = ImageSpec {
+        tag: names.image(&name),
+        labels,
+        context: thin_context(&base.tag).map_err(failed)?,
+    };
+    Ok(FlavorImages {
+        requires: vec![environment.base.tag.clone(), flavor.base.tag.clone()],
         base,
         cook,
         lifetime: BaseLifetime::Cook,
@@ -278,6 +335,7 @@ pub fn final_images(
             context: Vec::new(),
         },
         lifetime: BaseLifetime::Cook,
+        requires: Vec::new(),
     }
 }
 
@@ -353,10 +411,24 @@ pub fn start_builds(
         }
     }
     let mut builds = BTreeMap::new();
+    let mut by_base = BTreeMap::new();
     for image in images {
         let runtime = runtime.clone();
         let tag = image.run_tag(&*runtime).to_owned();
+        let base_tag = image.base.tag.clone();
+        let before: Vec<_> = image
+            .requires
+            .iter()
+            .filter_map(|required| by_base.get(required).cloned())
+            .collect();
         let build = async move {
+            for required in before {
+                if let Err(error) = required.await {
+                    return Err(Arc::new(format!(
+                        "the image it builds on did not build: {error}"
+                    )));
+                }
+            }
             let built = async {
                 ensure_base(&*runtime, &image.base).await?;
                 if thin {
@@ -369,6 +441,7 @@ pub fn start_builds(
         let shared = build.boxed().shared();
         // Drive the build even before any cell awaits it.
         tokio::spawn(shared.clone());
+        by_base.insert(base_tag, shared.clone());
         builds.insert(tag, shared);
     }
     ImagesReady::new(builds)

@@ -112,6 +112,14 @@ impl Cast<'_> {
         &self.images
     }
 
+    /// Adds images the role assembles itself (a CLI layered on a task's environment) after
+    /// those of the flavors, which they may build on ([`FlavorImages::requires`]).
+    #[must_use]
+    pub fn with_images(mut self, images: Vec<FlavorImages>) -> Self {
+        self.images.extend(images);
+        self
+    }
+
     /// Runs `then` (on a blocking thread) once every image is built.
     #[must_use]
     pub fn on_built(mut self, then: impl FnOnce() + Send + 'static) -> Self {

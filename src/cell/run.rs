@@ -285,6 +285,8 @@ async fn run_until_exit<H: CellHooks>(
         options.redactor.clone(),
         Some(spend.clone()),
     );
+    // What the image holds where the program will work, before anything of it runs.
+    let before_error = collect_before(runtime, plan, &options.redactor).await;
     if let Err(outcome) = stage_all(runtime, name, launched.archives, &options.cancel).await {
         return *outcome;
     }
@@ -302,11 +304,7 @@ async fn run_until_exit<H: CellHooks>(
     } else {
         collect_all(runtime, plan, &options.redactor).await
     };
-    // Init reads the cell's own OOM counter; the engine's flag covers a cell that ended.
-    let oom = match ended.record {
-        Some(record) => record.oom,
-        None => ended.how == Ending::CellExited && runtime.oom_killed(name).await.unwrap_or(false),
-    };
+    let oom = oom_of(runtime, name, &ended).await;
     if ended.how == Ending::Recorded {
         // A holding cell has given its areas back: it ends now, not at its deadline.
         let _ = runtime.kill_cell(name).await;
@@ -351,6 +349,7 @@ async fn run_until_exit<H: CellHooks>(
         rate_limit,
         error: error
             .or(collect_error)
+            .or(before_error)
             .or(commit_error)
             .or_else(|| login_failure.as_ref().map(|l| login_error(&plan.flavor, l))),
         login_failure,
@@ -513,56 +512,100 @@ fn lost_while_collecting(
 
 /// Collects every writable area to its host folder (replacing what was there); with the
 /// node that was lost while it did, if one was (the rest is not asked for then).
+/// Whether the memory limit killed a process: init reads the cell's own counter; the engine's
+/// flag covers a cell that ended.
+async fn oom_of(runtime: &dyn Runtime, name: &str, ended: &Ended) -> bool {
+    match ended.record {
+        Some(record) => record.oom,
+        None => ended.how == Ending::CellExited && runtime.oom_killed(name).await.unwrap_or(false),
+    }
+}
+
+/// Collects the folders the plan wants as they are before the program starts
+/// ([`crate::cell::files::Writable::before_to`]); the first failure, as the cell's error.
+async fn collect_before(
+    runtime: &dyn Runtime,
+    plan: &CellPlan,
+    redactor: &Arc<Redactor>,
+) -> Option<String> {
+    for writable in &plan.files.writable {
+        let Some(dest) = &writable.before_to else {
+            continue;
+        };
+        let target = writable.target();
+        let (report, _) =
+            collect_one(runtime, plan, (&target, dest, writable.cap_bytes), redactor).await;
+        if let Err(error) = report {
+            return Some(format!(
+                "collecting {target} before the program started failed: {error}"
+            ));
+        }
+    }
+    None
+}
+
+/// Collects one folder of the cell to `dest` (replaced), in `cap` bytes; the node lost
+/// meanwhile, if any.
+async fn collect_one(
+    runtime: &dyn Runtime,
+    plan: &CellPlan,
+    (target, dest, cap): (&str, &std::path::Path, u64),
+    redactor: &Arc<Redactor>,
+) -> (std::io::Result<Collected>, Option<String>) {
+    let lost = Arc::new(std::sync::Mutex::new(None::<String>));
+    let stream = runtime.collect(&plan.spec.name, target);
+    let dest = dest.to_path_buf();
+    let bounds = Bounds::with_max_bytes(cap);
+    let redactor = redactor.clone();
+    let seen = lost.clone();
+    let reader =
+        tokio_util::io::StreamReader::new(futures_util::StreamExt::map(stream, move |item| {
+            item.map_err(|e| {
+                if let crate::runtime::RuntimeError::NodeLost { node } = &e {
+                    *seen
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(node.clone());
+                }
+                std::io::Error::other(e)
+            })
+        }));
+    let bridge = tokio_util::io::SyncIoBridge::new(reader);
+    let report = tokio::task::spawn_blocking(move || {
+        crate::fsx::remove_tree(&dest)?;
+        if let Some(parent) = dest.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        super::collect::unpack(bridge, &dest, bounds, &redactor)
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    let lost = lost
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    (report, lost)
+}
+
 async fn collect_all(
     runtime: &dyn Runtime,
     plan: &CellPlan,
     redactor: &Arc<Redactor>,
 ) -> (Vec<(String, std::io::Result<Collected>)>, Option<String>) {
     let mut reports = Vec::new();
-    let lost = Arc::new(std::sync::Mutex::new(None::<String>));
     for writable in &plan.files.writable {
-        if lost
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .is_some()
-        {
-            break;
-        }
         let target = writable.target();
-        let stream = runtime.collect(&plan.spec.name, &target);
-        let dest = writable.collect_to.clone();
-        let bounds = Bounds::with_max_bytes(writable.cap_bytes);
-        let redactor = redactor.clone();
-        let seen = lost.clone();
-        let reader =
-            tokio_util::io::StreamReader::new(futures_util::StreamExt::map(stream, move |item| {
-                item.map_err(|e| {
-                    if let crate::runtime::RuntimeError::NodeLost { node } = &e {
-                        *seen
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                            Some(node.clone());
-                    }
-                    std::io::Error::other(e)
-                })
-            }));
-        let bridge = tokio_util::io::SyncIoBridge::new(reader);
-        let report = tokio::task::spawn_blocking(move || {
-            crate::fsx::remove_tree(&dest)?;
-            if let Some(parent) = dest.parent() {
-                fs_err::create_dir_all(parent)?;
-            }
-            super::collect::unpack(bridge, &dest, bounds, &redactor)
-        })
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        let folder = (
+            target.as_str(),
+            writable.collect_to.as_path(),
+            writable.cap_bytes,
+        );
+        let (report, lost) = collect_one(runtime, plan, folder, redactor).await;
         reports.push((target, report));
+        if lost.is_some() {
+            return (reports, lost);
+        }
     }
-    let lost = lost
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    (reports, lost)
+    (reports, None)
 }
 
 /// For a cell behind a proxy: starts the proxy and runs the canary before the cell's clock

@@ -260,6 +260,8 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
                 cap_bytes: 16 << 20,
                 seed: None,
                 collect_to: dir.join("out"),
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,

@@ -414,7 +414,7 @@ pub fn prepare(files: &CellFiles, user: CellUser, control: bool) -> io::Result<C
         uid: user.uid,
         gid: user.gid,
     };
-    for writable in &files.writable {
+    for writable in files.writable.iter().filter(|w| w.mounted) {
         areas.push(Area {
             target: writable.target(),
             size_bytes: writable.cap_bytes,

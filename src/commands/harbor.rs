@@ -63,7 +63,8 @@ pub(super) async fn cook(
     Ok(ExitCode::Success)
 }
 
-/// What this build can run of a task: a Dockerfile environment, oracles, a solution.
+/// What this build can run of a task: a verifier as root, the oracle
+/// (with a solution), and the flavors that can work inside the environment.
 fn runnable(
     paths: &CookPaths,
     task: &crate::harbor::Task,
@@ -81,30 +82,30 @@ fn runnable(
         )
         .into());
     }
-    if task.config.environment.docker_image.is_some() {
+    let can_work = |flavor: &str| {
+        flavor == ORACLE_FLAVOR
+            || flavor == crate::flavor::task_layer::INIT_FLAVOR
+            || crate::flavor::task_layer::task_layer(flavor).is_some()
+    };
+    if let Some(actor) = actors.iter().find(|a| !can_work(&a.flavor)) {
         return Err(UserError::new(
             format!(
-                "`{}`: `environment.docker_image` (a prebuilt environment) is not run yet",
-                task.dir.join(crate::harbor::TASK_TOML).display()
-            ),
-            "give the task an `environment/Dockerfile` (it may be one `FROM <that image>` line)",
-        )
-        .into());
-    }
-    if let Some(actor) = actors.iter().find(|a| a.flavor != ORACLE_FLAVOR) {
-        return Err(UserError::new(
-            format!(
-                "participant `{}` ({}) cannot work inside a Harbor task's environment yet: only the oracle (flavor `{ORACLE_FLAVOR}`) does",
-                actor.name, actor.flavor
+                "participant `{}` ({}) cannot work inside a Harbor task's environment yet: the flavors that can are {} and the oracle (flavor `{ORACLE_FLAVOR}`)",
+                actor.name,
+                actor.flavor,
+                crate::flavor::task_layer::task_flavors().join(", ")
             ),
             format!(
-                "run the oracle alone (`multicooker cook {} --participants <the oracle's name>`), or make the cook with `multicooker new <name> --from <task> --oracle`",
+                "give `{}` one of those flavors in `{}`, or leave it out of this run (`multicooker cook {} --participants <names>`)",
+                actor.name,
+                paths.brief_yaml().display(),
                 paths.name()
             ),
         )
         .into());
     }
-    if !task.has_solution() {
+    let oracle = actors.iter().any(|a| a.flavor == ORACLE_FLAVOR);
+    if oracle && !task.has_solution() {
         return Err(UserError::new(
             format!(
                 "`{}` has no `{}`, so the oracle has nothing to run",
@@ -173,12 +174,19 @@ async fn trial(
     let runs = crate::cook::harbor::run_task(venue, task, folder, actors).await?;
     report_leftovers(session, &runs.leftovers);
     if let Err(message) = &runs.build {
-        return Err(UserError::new(
-            format!("the task's environment did not build: {message}"),
-            format!(
+        let fix = match &task.config.environment.docker_image {
+            Some(image) => format!(
+                "`{}` names the prebuilt image `{image}` (`environment.docker_image`): it must exist on this engine or be reachable from it",
+                task.dir.join(crate::harbor::TASK_TOML).display()
+            ),
+            None => format!(
                 "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
                 task.dir.join(crate::harbor::DOCKERFILE).display()
             ),
+        };
+        return Err(UserError::new(
+            format!("the task's environment did not build: {message}"),
+            fix,
         )
         .into());
     }

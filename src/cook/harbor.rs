@@ -5,21 +5,33 @@
 //! then runs on (`verify::harbor`).
 //!
 //! The oracle (flavor [`ORACLE_FLAVOR`]) is the built-in participant: no CLI, the task's
-//! `solution/solve.sh` at `/solution`, `[solution] env` added to its environment.
+//! `solution/solve.sh` at `/solution`, `[solution] env` added to its environment. A CLI
+//! flavor works layered on the environment (`flavor::task_layer`), with `instruction.md` as
+//! its prompt, its own login and egress as in any cook; the dummy is the init itself.
 
 use std::sync::Arc;
 
 use crate::brief::Actor;
-use crate::cell::files::{HARBOR_SOLUTION, oracle_files};
+use crate::cell::files::{
+    HARBOR_PROMPT_AREA, HARBOR_SOLUTION, oracle_files, task_participant_files,
+};
+use crate::cell::images::FlavorImages;
 use crate::cell::names::Names;
 use crate::cell::plan::CellPlan;
+use crate::cell::role::Cast;
 use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
+use crate::flavor::task_layer::{INIT_FLAVOR, task_layer};
 use crate::harbor::Task;
-use crate::runtime::{LABEL_ACTOR, TeardownFailure};
+use crate::runtime::{LABEL_ACTOR, LABEL_FLAVOR, TeardownFailure};
 use crate::state::Role;
 
 pub use crate::brief::ORACLE_FLAVOR;
+
+/// Where a participant's workdir is collected as the image had it (`work/<p>/<this>`).
+pub const WORKDIR_BEFORE: &str = "workdir-before";
+/// Where a participant's workdir is collected as it left it (`work/<p>/<this>`).
+pub const WORKDIR_AFTER: &str = "workdir-after";
 
 /// One participant's run in the task's environment.
 #[derive(Debug, Clone)]
@@ -30,6 +42,93 @@ pub struct TaskRun {
     pub outcome: CellOutcome,
     /// The image its final file system was kept as (`None` when it could not be kept).
     pub image: Option<String>,
+}
+
+/// The images a task's CLI participants run: each layered flavor's on the environment, and a
+/// function from a flavor to the tag its cells name (the environment's own for the oracle and
+/// the dummy).
+fn layered_images(
+    cast: &Cast<'_>,
+    (paths, names): (&crate::state::CookPaths, &Names),
+    environment: &FlavorImages,
+    clis: &[&Actor],
+    run_id: &str,
+) -> Result<(Vec<FlavorImages>, impl Fn(&str) -> String + use<>), RunError> {
+    let mut layered = Vec::new();
+    let mut tags: Vec<(String, String)> = Vec::new();
+    for actor in clis {
+        if tags.iter().any(|(f, _)| *f == actor.flavor) {
+            continue;
+        }
+        let Some(layer) = task_layer(&actor.flavor) else {
+            continue;
+        };
+        let Some(flavor) = cast
+            .images()
+            .iter()
+            .find(|i| i.base.labels.get(LABEL_FLAVOR) == Some(actor.flavor.as_str()))
+        else {
+            continue;
+        };
+        let images = images::task_cli_images(paths, names, (environment, flavor), layer, run_id)?;
+        tags.push((actor.flavor.clone(), images.cook.tag.clone()));
+        layered.push(images);
+    }
+    let own = environment.cook.tag.clone();
+    let image_of = move |flavor: &str| {
+        tags.iter()
+            .find(|(f, _)| f == flavor)
+            .map_or_else(|| own.clone(), |(_, tag)| tag.clone())
+    };
+    Ok((layered, image_of))
+}
+
+/// Makes `plan` a cell of the task: its image, the task profile and workdir, and what it runs
+/// (the oracle: the solution; the dummy: the init's own dummy; a CLI: the flavor's entrypoint,
+/// with the instruction as its prompt and the task's workdir as its own).
+fn task_plan(
+    plan: &mut CellPlan,
+    (task, folder, paths): (&Task, &str, &crate::state::CookPaths),
+    actor: &Actor,
+    image: String,
+) {
+    let config = &task.config;
+    let workdir = config.environment.workdir.as_deref();
+    plan.in_task(image, config.environment.storage_mb, workdir);
+    let start = task.start_dir().filter(|d| d != "/");
+    let collected = start.as_deref().map(|dir| {
+        (
+            dir,
+            paths.work(&actor.name).join(WORKDIR_BEFORE),
+            paths.work(&actor.name).join(WORKDIR_AFTER),
+        )
+    });
+    if actor.flavor == ORACLE_FLAVOR {
+        plan.spec.env.extend(config.solution_env.clone());
+        plan.files = oracle_files(paths.harbor_solution(folder), collected);
+        plan.spec.program = Some(vec![
+            "bash".to_owned(),
+            format!("{HARBOR_SOLUTION}/solve.sh"),
+        ]);
+        return;
+    }
+    plan.files = task_participant_files(Some(paths.share_brief_md()), collected);
+    plan.spec.env.extend([
+        (
+            "MULTICOOKER_PROMPT".to_owned(),
+            format!("{HARBOR_PROMPT_AREA}/PROMPT.txt"),
+        ),
+        (
+            "MULTICOOKER_WORKDIR".to_owned(),
+            workdir.unwrap_or(".").to_owned(),
+        ),
+    ]);
+    let init = crate::runtime::INIT_PATH.to_owned();
+    plan.spec.program = Some(if actor.flavor == INIT_FLAVOR {
+        vec![init, "dummy".to_owned()]
+    } else {
+        vec![init, "run".to_owned(), actor.flavor.clone()]
+    });
 }
 
 /// What running the participants gave.
@@ -43,8 +142,9 @@ pub struct TaskRuns {
     pub leftovers: Vec<TeardownFailure>,
 }
 
-/// Runs `actors` (oracles: the caller refuses other flavors) inside `task`'s environment; the
-/// task is the cook's `folder`.
+/// Runs `actors` inside `task`'s environment; the task is the cook's `folder`. Oracles run
+/// the task's solution; a CLI flavor runs layered on the environment (the dummy is the init
+/// itself); the caller refuses flavors that cannot ([`task_layer`]).
 pub async fn run_task(
     venue: Venue<'_>,
     task: &Task,
@@ -55,27 +155,35 @@ pub async fn run_task(
     let run_id = venue.settings.run_id.clone();
     let names = Names::for_paths(paths);
     let environment = paths.dir().join(folder).join("environment");
-    let env_images =
-        images::task_images(paths, &names, &environment, &run_id, &venue.settings.images)?;
-    let image = env_images.cook.tag.clone();
-    let cast = venue.cast_images(Role::Participant, vec![env_images]);
+    let env_images = images::task_images(
+        paths,
+        &names,
+        (
+            &environment,
+            task.config.environment.docker_image.as_deref(),
+        ),
+        &run_id,
+        &venue.settings.images,
+    )?;
+    let clis: Vec<&Actor> = actors
+        .iter()
+        .filter(|a| a.flavor != ORACLE_FLAVOR)
+        .copied()
+        .collect();
+    let cast = if clis.is_empty() {
+        venue.cast_images(Role::Participant, Vec::new())
+    } else {
+        venue.cast(Role::Participant, &clis)?
+    };
+    let (layered, image_of) = layered_images(&cast, (paths, &names), &env_images, &clis, &run_id)?;
+    let cast = cast.with_images(std::iter::once(env_images).chain(layered).collect());
     let context = cast.context();
-    let config = &task.config;
     let plans: Vec<CellPlan> = actors
         .iter()
         .map(|actor| {
             let mut plan = context.base(actor, Role::Participant, &paths.logs(&actor.name));
-            plan.in_task(
-                image.clone(),
-                config.environment.storage_mb,
-                config.environment.workdir.as_deref(),
-            );
-            plan.spec.env.extend(config.solution_env.clone());
-            plan.files = oracle_files(paths.harbor_solution(folder));
-            plan.spec.program = Some(vec![
-                "bash".to_owned(),
-                format!("{HARBOR_SOLUTION}/solve.sh"),
-            ]);
+            let image = image_of(&actor.flavor);
+            task_plan(&mut plan, (task, folder, paths), actor, image);
             let kept = images::final_images(paths, &names, &actor.name, &run_id).base;
             plan.commit = Some((kept.tag, kept.labels.with(LABEL_ACTOR, &actor.name)));
             plan
@@ -86,7 +194,7 @@ pub async fn run_task(
         .filter_map(|p| Some((p.actor.clone(), p.commit.as_ref()?.0.clone())))
         .collect();
     let run = cast.run(plans, Arc::new(OutcomeByActor)).await?;
-    let runs = run
+    let runs: Vec<TaskRun> = run
         .outputs
         .into_iter()
         .map(|(participant, outcome)| {
@@ -107,9 +215,51 @@ pub async fn run_task(
             }
         })
         .collect();
+    if let Some(workdir) = task.start_dir().filter(|d| d != "/") {
+        for run in runs.iter().filter(|r| r.outcome.started_at.is_some()) {
+            seal_changes(paths, &workdir, run).map_err(|source| RunError::Prepare {
+                path: paths.sealed(&run.participant),
+                source,
+            })?;
+        }
+    }
     Ok(TaskRuns {
         runs,
         build: run.build,
         leftovers: run.leftovers,
     })
+}
+
+/// The file of a sealed Harbor output that lists what the participant changed.
+pub const CHANGES_MD: &str = "CHANGES.md";
+/// The file of a sealed Harbor output that holds the bounded unified diff.
+pub const CHANGES_DIFF: &str = "changes.diff";
+
+/// What the jury sees of a participant of a task: `CHANGES.md` and `changes.diff` (what it
+/// changed in `workdir`, from the host's two collected copies) in its `out/`, sealed as any
+/// participant's output is.
+fn seal_changes(
+    paths: &crate::state::CookPaths,
+    workdir: &str,
+    run: &TaskRun,
+) -> std::io::Result<()> {
+    let work = paths.work(&run.participant);
+    let changes =
+        crate::harbor::changes::between(&work.join(WORKDIR_BEFORE), &work.join(WORKDIR_AFTER));
+    let out = paths.out(&run.participant);
+    crate::fsx::remove_tree(&out)?;
+    fs_err::create_dir_all(&out)?;
+    fs_err::write(
+        out.join(CHANGES_MD),
+        crate::harbor::changes::changes_md(&changes, workdir, CHANGES_DIFF),
+    )?;
+    fs_err::write(out.join(CHANGES_DIFF), &changes.diff)?;
+    super::seal::seal(
+        paths,
+        &run.participant,
+        run.outcome.state.as_str(),
+        1,
+        super::seal::DEFAULT_SEAL_MAX_BYTES,
+    )
+    .map(drop)
 }

@@ -10,6 +10,7 @@ pub mod build_args;
 mod fixtures;
 mod limits;
 pub mod meter;
+pub mod task_layer;
 mod usage;
 
 use std::io;
@@ -302,8 +303,27 @@ pub fn build_context(
     context_of(flavor, &files, args)
 }
 
-/// The build context of a cook's own folder with a Dockerfile (the verifier's `verify/`), its
-/// files read without following links; `mc-cell` is added when the Dockerfile copies it.
+/// The build context of a Dockerfile alone (a Harbor task's prebuilt `docker_image`, as
+/// `FROM <image>`), the cell's init added last.
+pub fn dockerfile_context(
+    name: &str,
+    dockerfile: &str,
+    args: &[build_args::BuildArg],
+) -> Result<BuildContext, FlavorError> {
+    context_of(
+        name,
+        &[(
+            "Dockerfile".to_owned(),
+            dockerfile.as_bytes().to_vec(),
+            false,
+        )],
+        args,
+    )
+}
+
+/// The build context of a folder with a Dockerfile (the verifier's `verify/`, a Harbor task's
+/// `environment/`), its files read without following links; `mc-cell` is added when the
+/// Dockerfile copies it.
 pub fn folder_context(
     name: &str,
     dir: &Path,

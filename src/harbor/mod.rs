@@ -9,6 +9,7 @@
 //! defaults ([`config`]). This module only reads folders: building, running and scoring a task
 //! happen in the cell engine and the steps.
 
+pub mod changes;
 pub mod config;
 mod error;
 pub mod files;
@@ -66,6 +67,49 @@ impl Task {
     /// The task hash recorded in provenance.
     pub fn hash(&self) -> &str {
         &self.files.hash
+    }
+
+    /// Where the agent starts: `[environment] workdir`, else the last absolute `WORKDIR` of
+    /// `environment/Dockerfile` (one without variables), else `None` (the base image's own,
+    /// which the host cannot know before the build).
+    pub fn start_dir(&self) -> Option<String> {
+        if let Some(workdir) = &self.config.environment.workdir {
+            return Some(workdir.clone());
+        }
+        let text = std::fs::read_to_string(self.dir.join(DOCKERFILE)).ok()?;
+        last_workdir(&text)
+    }
+}
+
+/// The last `WORKDIR` of a Dockerfile, when it is an absolute path without variables.
+fn last_workdir(dockerfile: &str) -> Option<String> {
+    let last = dockerfile
+        .lines()
+        .filter_map(|line| {
+            let (instruction, rest) = line.trim_start().split_once(char::is_whitespace)?;
+            instruction
+                .eq_ignore_ascii_case("WORKDIR")
+                .then(|| rest.trim().trim_matches('"').to_owned())
+        })
+        .next_back()?;
+    (last.starts_with('/') && !last.contains('$') && !last.split('/').any(|p| p == ".."))
+        .then(|| last.trim_end_matches('/').to_owned())
+        .map(|w| if w.is_empty() { "/".to_owned() } else { w })
+}
+
+#[cfg(test)]
+mod workdir_tests {
+    #[test]
+    fn the_last_absolute_workdir_of_the_dockerfile_is_where_the_agent_starts() {
+        let read = super::last_workdir;
+        assert_eq!(read("FROM x\nWORKDIR /app\n").as_deref(), Some("/app"));
+        assert_eq!(
+            read("FROM x\nWORKDIR /src\nRUN true\nworkdir /app/\n").as_deref(),
+            Some("/app")
+        );
+        assert_eq!(read("FROM x\nWORKDIR $HOME/app\n"), None);
+        assert_eq!(read("FROM x\nWORKDIR app\n"), None);
+        assert_eq!(read("FROM x\n"), None);
     }
 }
 

@@ -46,21 +46,17 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
         let jury = jury::rubric_jury(input, brief, &tally.counted, &tally.self_judged);
         (jury, None)
     };
-    let judge_metrics: Vec<JudgeMetrics> = judge_result
-        .map_or(&[][..], |r| r.judges.as_slice())
-        .iter()
-        .map(|run| JudgeMetrics {
-            judge: run.name.clone(),
-            status: run.status.clone(),
-            duration_s: run.duration_s,
-            usage: run.usage,
-        })
-        .collect();
+    let judge_metrics = judge_metrics_of(input);
     let standings = match &pairwise_scores {
         Some(scores) => pairwise_standings(input, brief, scores, &jury),
         None => standings(input, brief, &tally.accepted, &jury),
     };
     let verification = verification_of(input, brief, &standings);
+    let jury_pcts: Vec<(String, Option<f64>)> = standings
+        .iter()
+        .map(|s| (s.participant.clone(), s.score_pct))
+        .collect();
+    let rewards = super::rewards::build(brief, &input.rewards, &jury_pcts);
     Report {
         spend: super::spend::rows(input, brief),
         cook: input.cook.clone(),
@@ -115,8 +111,25 @@ pub fn aggregate(input: &ReportInput, brief: &Brief) -> Report {
             .collect(),
         jury,
         verification,
+        rewards,
         null_checks: super::calibration::null_checks(input, brief),
     }
+}
+
+/// Each judge run's status, time and usage, from the judge step's result.
+fn judge_metrics_of(input: &ReportInput) -> Vec<JudgeMetrics> {
+    input
+        .judge_result
+        .as_ref()
+        .map_or(&[][..], |r| r.judges.as_slice())
+        .iter()
+        .map(|run| JudgeMetrics {
+            judge: run.name.clone(),
+            status: run.status.clone(),
+            duration_s: run.duration_s,
+            usage: run.usage,
+        })
+        .collect()
 }
 
 /// The hidden tests beside the jury's scores.

@@ -61,6 +61,8 @@ pub struct ReportInput {
     /// Each brief participant's hidden-test result (`verification/<p>/result.json`), brief
     /// order; `None` when never verified.
     pub verifications: Vec<Option<crate::state::verification::Verification>>,
+    /// Each brief participant's Harbor reward (`verification/<p>/reward.json`), brief order.
+    pub rewards: Vec<Option<crate::state::verification::TaskVerdict>>,
 }
 
 /// One pairwise judge's de-anonymized verdicts.
@@ -190,6 +192,11 @@ pub fn load(paths: &CookPaths, brief: &Brief) -> Result<ReportInput, ReportError
         .participants
         .iter()
         .map(|p| crate::state::verification::Verification::read(paths, &p.name))
+        .collect();
+    input.rewards = brief
+        .participants
+        .iter()
+        .map(|p| crate::state::verification::TaskVerdict::read(paths, &p.name))
         .collect();
     Ok(input)
 }

@@ -13,6 +13,9 @@ pub fn render_leaderboard(report: &Report) -> String {
     if let Some(verification) = &report.verification {
         super::verification::markdown(verification, &mut lines);
     }
+    if let Some(rewards) = &report.rewards {
+        super::rewards::markdown(rewards, &mut lines);
+    }
     super::jury_render::markdown(&report.jury, &mut lines);
     super::calibration::markdown(&report.null_checks, &mut lines);
     left_out(report, &mut lines);

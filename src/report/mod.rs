@@ -24,6 +24,7 @@ mod leaderboard;
 mod model;
 mod probes;
 mod ranking;
+pub mod rewards;
 mod score;
 mod spend;
 mod summary;

@@ -56,6 +56,8 @@ pub struct Report {
     /// The hidden tests' pass rates, the combined score and their agreement with the jury, when
     /// the brief has `verify:`.
     pub verification: Option<super::verification::VerificationReport>,
+    /// A Harbor task's rewards beside the jury's scores, for a cook made from a task.
+    pub rewards: Option<super::rewards::RewardReport>,
     /// Each judge's score of the null participant, when the brief asks for one.
     pub null_checks: Vec<super::calibration::NullCheck>,
 }

@@ -45,6 +45,9 @@ pub fn render_summary(report: &Report) -> Value {
                 super::verification::summary(verification),
             );
         }
+        if let Some(rewards) = &report.rewards {
+            map.insert("task_reward".into(), super::rewards::summary(rewards));
+        }
         if let Some(usage_totals) = &report.usage_totals {
             map.insert("usage_totals".into(), usage_totals.clone());
         }

@@ -191,6 +191,23 @@ impl DockerRuntime {
     }
 
     pub(super) async fn engine_build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
+        let mut attempt = 1;
+        loop {
+            match self.build_once(spec).await {
+                // The legacy builder reuses cached layers that another run's teardown may remove
+                // (removing an image removes its untagged parents): the step that used one then
+                // fails to commit. The next try builds it again.
+                Err(RuntimeError::Build { message, .. })
+                    if attempt < 3 && message.contains("unknown parent image ID") =>
+                {
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn build_once(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let options = BuildImageOptionsBuilder::default()
             .dockerfile("Dockerfile")
             .t(&spec.tag)

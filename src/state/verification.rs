@@ -210,6 +210,36 @@ impl Verification {
     }
 }
 
+/// Where a Harbor task's verifier writes each participant's verdict: `verification/<p>/<this>`.
+pub const REWARD_FILE: &str = "reward.json";
+
+/// What a Harbor task's verifier gave for one participant (`verification/<p>/reward.json`,
+/// docs/HARBOR.md): written by the verify step, read by the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskVerdict {
+    /// The participant.
+    pub participant: String,
+    /// The reward, when test.sh wrote a valid one in time.
+    pub reward: Option<f64>,
+    /// Named components (`reward.json` only).
+    #[serde(default)]
+    pub components: std::collections::BTreeMap<String, f64>,
+    /// Why there is no reward.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The task hash the verdict is for.
+    pub task_hash: String,
+}
+
+impl TaskVerdict {
+    /// The verdict of `participant`, if one was written and reads.
+    pub fn read(paths: &CookPaths, participant: &str) -> Option<Self> {
+        let path = paths.verification_of(participant).join(REWARD_FILE);
+        let bytes = fsx::read_capped(&path, 1 << 20).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
 fn read_file(path: &Path) -> Option<Verification> {
     let bytes = fsx::read_capped(path, 64 << 20).ok()?;
     serde_json::from_slice(&bytes).ok()

@@ -10,8 +10,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::brief::{Actor, Brief};
 use crate::cell::files::{HARBOR_TESTS, HARBOR_VERIFIER_LOGS, HarborVerifierFiles};
 use crate::cell::names::Names;
@@ -26,23 +24,8 @@ use crate::state::{CellState, CookPaths, Role};
 pub const LOGS_CAP: u64 = 16 << 20;
 /// The most a reward file may hold.
 const REWARD_BYTES: u64 = 64 << 10;
-/// The result file of a participant's verification (`verification/<p>/`).
-pub const REWARD_FILE: &str = "reward.json";
 
-/// What the task's verifier gave for one participant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskVerdict {
-    /// The participant.
-    pub participant: String,
-    /// The reward, when test.sh wrote a valid one in time.
-    pub reward: Option<f64>,
-    /// Named components (`reward.json` only).
-    pub components: BTreeMap<String, f64>,
-    /// Why there is no reward.
-    pub error: Option<String>,
-    /// The task hash the verdict is for.
-    pub task_hash: String,
-}
+pub use crate::state::verification::{REWARD_FILE, TaskVerdict};
 
 /// What verifying gave.
 #[derive(Debug)]

@@ -547,3 +547,177 @@ fn a_nightly_names_a_folder_that_is_no_brief_and_tasks_that_share_a_name() {
     );
     assert!(!root.join("h.sqlite").exists(), "nothing ran");
 }
+
+/// A CLI flavor works inside the task's environment (the dummy, which is the init itself): it
+/// gets `instruction.md` as its prompt, works in the task's `workdir`, and the task's verifier
+/// sees its final file system; the oracle runs beside it in the same cook. A flavor that
+/// cannot work there is refused by name before any cell.
+#[test]
+fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_it_left() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    // 1 when the participant left the instruction, as it read it, in the workdir (the dummy
+    // copies its prompt to RESULT.md where it works), else 0.
+    fs_err::write(
+        task.join("tests/test.sh"),
+        "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q 'function `fizzbuzz(n)`' /app/RESULT.md 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+    )
+    .unwrap();
+    let cook = TestCook::empty("harbor-cli");
+    let made = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--participants",
+        "a=dummy",
+        "--oracle",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    // Offline: the dummy participant marks its quality; dummy judges, which may judge a dummy.
+    let yaml = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&yaml).unwrap();
+    let text = text
+        .replace(
+            "{name: a, flavor: dummy}",
+            "{name: a, flavor: dummy, model: \"quality:5\"}",
+        )
+        .replace("flavor: claude}", "flavor: dummy}")
+        .replace("flavor: codex}", "flavor: dummy}")
+        .replace("policy: require_distinct_flavor", "policy: allow_self");
+    fs_err::write(&yaml, format!("{text}scoring: {{verify: 50, jury: 50}}\n")).unwrap();
+    let cooked = cook.run_args(&["cook", cook.name()]);
+    assert_eq!(cooked.status.code(), Some(0), "{}", show(&cooked));
+    let reward = |who: &str| -> serde_json::Value {
+        let path = cook.dir().join(format!("verification/{who}/reward.json"));
+        serde_json::from_slice(
+            &fs_err::read(&path)
+                .unwrap_or_else(|e| panic!("{who}: {e}\n{}\n{}", show(&cooked), logs_of(&cook))),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        reward("a")["reward"].as_f64(),
+        Some(1.0),
+        "the dummy read instruction.md and wrote in /app: {}\n{}",
+        show(&cooked),
+        logs_of(&cook)
+    );
+    assert_eq!(
+        reward("oracle")["reward"].as_f64(),
+        Some(0.0),
+        "the oracle's solution writes no RESULT.md: {}",
+        logs_of(&cook)
+    );
+    assert!(
+        cook.leftovers().is_empty(),
+        "nothing is left: {:?}",
+        cook.leftovers()
+    );
+    the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(&cook);
+    // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
+    let brief = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&brief).unwrap();
+    fs_err::write(
+        &brief,
+        text.replace("{name: a, flavor: dummy", "{name: a, flavor: agy"),
+    )
+    .unwrap();
+    let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
+    assert!(
+        said.contains("participant `a` (agy) cannot work inside a Harbor task's environment")
+            && said.contains("dummy, claude, codex"),
+        "{}",
+        show(&refused)
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// The jury on top of a task cook (after `cook`): blind judges see what each participant changed
+/// in the workdir, never its reward; the report puts the rewards beside the jury's scores.
+fn the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(cook: &TestCook) {
+    // What each one changed in /app, sealed for the jury: the dummy's RESULT.md, the oracle's
+    // fizzbuzz.py, as a list and a unified diff measured against the environment's /app.
+    let changes = cook.text("judging/_inbox/a/out/CHANGES.md");
+    assert!(changes.contains("- A `RESULT.md`"), "{changes}");
+    let diff = cook.text("judging/_inbox/a/out/changes.diff");
+    assert!(
+        diff.contains("+++ b/RESULT.md") && diff.contains("+dummy-quality: 5"),
+        "{diff}"
+    );
+    let oracle = cook.text("judging/_inbox/oracle/out/changes.diff");
+    assert!(oracle.contains("+def fizzbuzz(n):"), "{oracle}");
+    assert!(
+        !cook
+            .text("judging/_inbox/oracle/out/CHANGES.md")
+            .contains("RESULT.md"),
+        "each participant's own changes"
+    );
+    // The jury on top: blind judges score what each changed, and the report ranks them.
+    let judged = cook.run_args(&["judge", cook.name()]);
+    assert_eq!(judged.status.code(), Some(0), "{}", show(&judged));
+    let reported = cook.run_args(&["report", cook.name()]);
+    assert_eq!(reported.status.code(), Some(0), "{}", show(&reported));
+    let leaderboard = cook.text("leaderboard.md");
+    let at = |who: &str| leaderboard.find(&format!("| {who} ")).unwrap_or(usize::MAX);
+    assert!(at("a") < at("oracle"), "{leaderboard}");
+    // The task's reward beside the jury's score, combined by `scoring:`, never shown to judges.
+    assert!(leaderboard.contains("## Task reward"), "{leaderboard}");
+    let summary = cook.json("summary.json");
+    let rewards = &summary["task_reward"]["participants"];
+    assert_eq!(rewards[0]["participant"], "a", "{summary:#}");
+    assert_eq!(rewards[0]["reward"].as_f64(), Some(1.0), "{summary:#}");
+    let jury = rewards[0]["jury_pct"].as_f64().unwrap();
+    assert_eq!(
+        rewards[0]["combined_pct"].as_f64(),
+        Some((f64::midpoint(100.0, jury) * 100.0).round() / 100.0),
+        "{summary:#}"
+    );
+    assert_eq!(rewards[1]["reward"].as_f64(), Some(0.0), "{summary:#}");
+    let inbox = cook.dir().join("judging");
+    for entry in walkdir::WalkDir::new(&inbox).into_iter().flatten() {
+        if entry.file_type().is_file() && !entry.path().to_string_lossy().contains("_mapping") {
+            let text = fs_err::read_to_string(entry.path()).unwrap_or_default();
+            assert!(
+                !text.contains("\"reward\""),
+                "no judge's file holds a reward: {}",
+                entry.path().display()
+            );
+        }
+    }
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// A task whose environment is a prebuilt `docker_image` (no `environment/Dockerfile`) runs
+/// `FROM` it: the oracle reaches 1 through the task's own test.sh, in the task's `workdir`.
+#[test]
+fn a_prebuilt_docker_image_task_runs_from_that_image() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    fs_err::remove_dir_all(task.join("environment")).unwrap();
+    let toml = fs_err::read_to_string(task.join("task.toml")).unwrap();
+    fs_err::write(
+        task.join("task.toml"),
+        toml.replace(
+            "[environment]\n",
+            &format!("[environment]\ndocker_image = \"{BASE_TAG}\"\nworkdir = \"/app\"\n"),
+        ),
+    )
+    .unwrap();
+    let (verdict, cook) = oracle_verdict("harbor-prebuilt", &task);
+    assert_eq!(
+        verdict["reward"].as_f64(),
+        Some(1.0),
+        "{verdict:#}\n{}",
+        logs_of(&cook)
+    );
+    assert!(
+        cook.text("judging/_inbox/oracle/out/CHANGES.md")
+            .contains("- A `fizzbuzz.py`"),
+        "the workdir task.toml names is collected"
+    );
+}

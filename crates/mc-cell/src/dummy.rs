@@ -1,5 +1,6 @@
 //! The dummy flavor. As a participant it copies /work/PROMPT.txt to /work/out/RESULT.md (and
-//! writes a placeholder for each other required output); as a
+//! writes a placeholder for each other required output; in a Harbor task's environment it reads
+//! `MULTICOOKER_PROMPT` and writes into the task's `MULTICOOKER_WORKDIR`); as a
 //! judge (MULTICOOKER_JUDGE set) it scores every /work/submissions/<label>/ from the
 //! `dummy-quality: N` line the participant wrote. Everything else is scripted (`script.rs`).
 
@@ -10,9 +11,16 @@ use crate::hostile;
 use crate::json::{self, Json};
 use crate::script::{self, Directive};
 
-/// Where the dummy writes: `/work/out` (participant) or `/work/outbox` (judge).
-fn output_dir(judge: bool) -> &'static Path {
-    Path::new(if judge { "/work/outbox" } else { "/work/out" })
+/// Where the dummy writes: `/work/out` (participant; a Harbor task's workdir when
+/// `MULTICOOKER_WORKDIR` names one) or `/work/outbox` (judge).
+fn output_dir(judge: bool) -> std::path::PathBuf {
+    if judge {
+        return "/work/outbox".into();
+    }
+    if std::env::var_os("MULTICOOKER_WORKDIR").is_some_and(|w| !w.is_empty()) {
+        return crate::run::workdir();
+    }
+    "/work/out".into()
 }
 
 /// Entry point of `mc-cell dummy`.
@@ -36,15 +44,15 @@ pub fn run() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let prompt = Path::new("/work/PROMPT.txt");
+    let prompt = crate::run::prompt_path();
     if !judge && !prompt.is_file() {
-        eprintln!("mc-entrypoint: /work/PROMPT.txt not present");
+        eprintln!("mc-entrypoint: {} not present", prompt.display());
         return ExitCode::from(64);
     }
     let result = if judge {
         judge_outputs(&script)
     } else {
-        participant_outputs(prompt, &script)
+        participant_outputs(&prompt, &script)
     };
     if let Err(error) = result {
         eprintln!("mc-cell: {error}");
@@ -52,7 +60,7 @@ pub fn run() -> ExitCode {
     }
     let out = output_dir(judge);
     for directive in &script {
-        hostile::perform(directive, out);
+        hostile::perform(directive, &out);
     }
     let code = script
         .iter()
@@ -73,6 +81,7 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
         return Ok(());
     }
     let out = output_dir(false);
+    let out = out.as_path();
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut text = std::fs::read_to_string(prompt)
         .map_err(|e| format!("cannot read {}: {e}", prompt.display()))?;
@@ -108,7 +117,11 @@ fn participant_outputs(prompt: &Path, script: &[Directive]) -> Result<(), String
     }
     std::fs::write(out.join("RESULT.md"), &text)
         .map_err(|e| format!("cannot write RESULT.md: {e}"))?;
-    println!("dummy: wrote out/RESULT.md ({} bytes)", text.len());
+    println!(
+        "dummy: wrote {} ({} bytes)",
+        out.join("RESULT.md").display(),
+        text.len()
+    );
     placeholders(out)
 }
 
@@ -222,11 +235,16 @@ fn quality_of(submission: &Path, scale: (i64, i64)) -> i64 {
     if GENEROUS.load(std::sync::atomic::Ordering::Relaxed) {
         return scale.1;
     }
-    let Ok(text) = std::fs::read_to_string(submission.join("out/RESULT.md")) else {
+    // A Harbor task's submission is what the participant changed: its RESULT.md is in the
+    // diff, as added lines.
+    let Ok(text) = std::fs::read_to_string(submission.join("out/RESULT.md"))
+        .or_else(|_| std::fs::read_to_string(submission.join("out/changes.diff")))
+    else {
         return scale.0;
     };
     let marked = text.lines().rev().find_map(|l| {
         l.trim()
+            .trim_start_matches('+')
             .strip_prefix("dummy-quality:")
             .and_then(|q| q.trim().parse::<i64>().ok())
     });

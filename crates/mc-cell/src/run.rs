@@ -17,8 +17,28 @@ use crate::members::members;
 
 /// Where the read-only login snapshot is mounted.
 pub const STAGING: &str = "/run/mc-auth";
-/// The prompt every cell reads.
+/// The prompt every cell reads, unless `MULTICOOKER_PROMPT` names another file.
 pub const PROMPT: &str = "/work/PROMPT.txt";
+/// Where the CLI works, unless `MULTICOOKER_WORKDIR` names another folder.
+pub const WORKDIR: &str = "/work";
+
+/// The prompt's file: `MULTICOOKER_PROMPT` (a Harbor task's cell, whose inputs are staged
+/// outside the task's own folders), else [`PROMPT`].
+pub fn prompt_path() -> PathBuf {
+    std::env::var_os("MULTICOOKER_PROMPT")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| PathBuf::from(PROMPT), PathBuf::from)
+}
+
+/// The folder the CLI works in: `MULTICOOKER_WORKDIR` (a Harbor task's `workdir`; `.` is the
+/// folder init started the program in, the image's own `WORKDIR`), else [`WORKDIR`].
+pub fn workdir() -> PathBuf {
+    match std::env::var_os("MULTICOOKER_WORKDIR").filter(|w| !w.is_empty()) {
+        Some(dir) if dir == "." => std::env::current_dir().unwrap_or_else(|_| WORKDIR.into()),
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(WORKDIR),
+    }
+}
 
 unsafe extern "C" {
     fn umask(mask: u32) -> u32;
@@ -37,6 +57,10 @@ pub struct Context {
     pub timeout_s: u64,
     /// `MULTICOOKER_JUDGE` is set.
     pub judge: bool,
+    /// The prompt's file ([`prompt_path`]).
+    pub prompt: PathBuf,
+    /// Where the CLI works ([`workdir`]).
+    pub workdir: String,
 }
 
 impl Context {
@@ -50,6 +74,8 @@ impl Context {
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(1800),
             judge: var("MULTICOOKER_JUDGE").is_some(),
+            prompt: prompt_path(),
+            workdir: workdir().to_string_lossy().into_owned(),
         }
     }
 }
@@ -177,7 +203,7 @@ pub fn argv(flavor: &str, context: &Context, prompt: &str) -> Vec<String> {
                 "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox",
                 "--cd",
-                "/work",
+                &context.workdir,
             ]
             .map(String::from)
             .to_vec();
@@ -196,7 +222,7 @@ pub fn argv(flavor: &str, context: &Context, prompt: &str) -> Vec<String> {
                 "stream-json",
                 "--dangerously-skip-permissions",
                 "--add-dir",
-                "/work",
+                &context.workdir,
             ]
             .map(String::from)
             .to_vec();
@@ -206,16 +232,17 @@ pub fn argv(flavor: &str, context: &Context, prompt: &str) -> Vec<String> {
             a
         }
         "grok" => {
+            let prompt_file = context.prompt.to_string_lossy();
             let mut a: Vec<String> = [
                 "grok",
                 "--prompt-file",
-                PROMPT,
+                &prompt_file,
                 "--output-format",
                 "streaming-json",
                 "--always-approve",
                 "--no-auto-update",
                 "--cwd",
-                "/work",
+                &context.workdir,
             ]
             .map(String::from)
             .to_vec();
@@ -244,10 +271,10 @@ pub fn run(flavor: &str) -> ExitCode {
         umask(0o077);
     }
     let context = Context::from_env();
-    let prompt = match std::fs::read_to_string(PROMPT) {
+    let prompt = match std::fs::read_to_string(&context.prompt) {
         Ok(prompt) => prompt,
         Err(_) => {
-            eprintln!("mc-entrypoint: {PROMPT} not present");
+            eprintln!("mc-entrypoint: {} not present", context.prompt.display());
             return ExitCode::from(64);
         }
     };
@@ -269,7 +296,7 @@ pub fn run(flavor: &str) -> ExitCode {
         }
         path
     } else {
-        PathBuf::from(PROMPT)
+        context.prompt.clone()
     };
     let args = argv(flavor, &context, &prompt);
     let Some((program, rest)) = args.split_first() else {
@@ -290,7 +317,7 @@ pub fn run(flavor: &str) -> ExitCode {
             env.iter()
                 .map(|(k, v)| (OsString::from(k), OsString::from(v))),
         )
-        .current_dir("/work")
+        .current_dir(&context.workdir)
         .stdin(stdin);
     if flavor == "codex" {
         return run_codex(&mut command, &context.home);
@@ -336,6 +363,8 @@ mod tests {
             web_tools: false,
             timeout_s: 600,
             judge: false,
+            prompt: PathBuf::from(PROMPT),
+            workdir: WORKDIR.to_owned(),
         }
     }
 

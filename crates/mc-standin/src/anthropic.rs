@@ -53,19 +53,78 @@ fn messages(request: &Request, script: &Value) -> Reply {
             .with("anthropic-ratelimit-unified-reset", &reset.to_string())
             .with("anthropic-ratelimit-unified-5h-reset", &reset.to_string());
         }
-        "rate_limit" => {
-            return Reply::json(
-                429,
-                &json!({"type": "error", "error": {"type": "rate_limit_error",
-                        "message": "Number of request tokens has exceeded your per-minute rate limit"}}),
-            )
-            .with("retry-after", "1")
-            // The API's own "do not retry" header, so the CLI reports the limit at once
-            // instead of backing off for minutes.
-            .with("x-should-retry", "false");
-        }
+        "rate_limit" => return per_minute_limit(script),
         _ => {}
     }
+    ok_reply(request, script)
+}
+
+/// A per-minute 429 as the API sends it: `retry-after` (the script's `retry_after`, seconds,
+/// default 1), `x-should-retry: true`, the request and token buckets' `anthropic-ratelimit-*`
+/// headers with the one used up, and a request id. The CLI retries it (issue 25: the stand-in
+/// once said `x-should-retry: false`, which no real per-minute 429 says).
+fn per_minute_limit(script: &Value) -> Reply {
+    let retry_after = script["retry_after"].as_u64().unwrap_or(1);
+    let reset = rfc3339_in(retry_after);
+    let mut reply = Reply::json(
+        429,
+        &json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "Number of request tokens has exceeded your per-minute rate limit"}}),
+    )
+    .with("retry-after", &retry_after.to_string())
+    .with("x-should-retry", "true")
+    .with("request-id", &super::http::fresh_id("req_01"));
+    for (bucket, limit, remaining) in [
+        ("requests", 50, 49),
+        ("tokens", 30_000, 0),
+        ("input-tokens", 30_000, 0),
+        ("output-tokens", 8_000, 8_000),
+    ] {
+        reply = reply
+            .with(
+                &format!("anthropic-ratelimit-{bucket}-limit"),
+                &limit.to_string(),
+            )
+            .with(
+                &format!("anthropic-ratelimit-{bucket}-remaining"),
+                &remaining.to_string(),
+            )
+            .with(&format!("anthropic-ratelimit-{bucket}-reset"), &reset);
+    }
+    reply
+}
+
+/// Now plus `seconds`, as RFC 3339 in UTC (`2026-11-28T20:40:01Z`).
+fn rfc3339_in(seconds: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(now + seconds)
+}
+
+/// Seconds since the Unix epoch as RFC 3339 in UTC.
+fn rfc3339(epoch: u64) -> String {
+    let (days, rest) = (epoch / 86_400, epoch % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// A normal turn: one `tool_use` running the script's command, then a text reply.
+fn ok_reply(request: &Request, script: &Value) -> Reply {
     let body = request.json();
     let model = body["model"]
         .as_str()
@@ -137,4 +196,14 @@ fn messages(request: &Request, script: &Value) -> Reply {
         &json!({"input": input, "output": output, "cache_creation": creation, "cache_read": read})
             .to_string(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reset_times_are_rfc3339_in_utc() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::rfc3339(1_796_216_400), "2026-12-02T13:00:00Z");
+    }
 }

@@ -80,6 +80,8 @@ impl TestCell {
                 cap_bytes: 64 << 20,
                 seed: None,
                 collect_to: out.to_path_buf(),
+                mounted: true,
+                before_to: None,
             }],
             login: None,
             input_area: None,
