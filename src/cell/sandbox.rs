@@ -22,7 +22,7 @@ use crate::runtime::{
     CONTROL_AREA, CellSpec, Init, LABEL_ROOT, Labels, Ledger, Limits, NetworkSpec, RuntimeError,
     SharedRuntime, Tmpfs,
 };
-use crate::state::Role;
+use crate::state::{CellState, Role};
 
 /// Mount targets a cell is given (besides what the engine itself provides): its areas, each
 /// an in-memory file system of the engine's, and its scratch space.
@@ -133,14 +133,49 @@ pub async fn probe(
         })?
         .remove(0);
     ensure_base(&**runtime, &tools).await?;
+    // A probe whose node was lost (a swarm) says nothing of the sandbox: it runs again on a
+    // node that answers, as a participant's lost cell costs only that cell (issue 22).
+    let mut attempt = 1;
+    let work = loop {
+        let (work, outcome) = probe_once(runtime, settings, &tools.tag, &cancel).await?;
+        if outcome.state == CellState::NodeLost
+            && attempt < PROBE_ATTEMPTS
+            && !cancel.is_cancelled()
+        {
+            attempt += 1;
+            continue;
+        }
+        if outcome.started_at.is_none() {
+            return Err(RuntimeError::Build {
+                image: "sandbox probe".into(),
+                message: outcome.error.unwrap_or_else(|| "it did not start".into()),
+            });
+        }
+        break work;
+    };
+    let sandbox = read_json(&work.path().join("out/SANDBOX.json"));
+    let probes = std::fs::read_to_string(work.path().join("out/PROBES.txt")).unwrap_or_default();
+    Ok(evaluate(&sandbox, &probes, settings).with_unenforced(&runtime.unenforced()))
+}
+
+/// How often the probe runs when its node is lost under it.
+const PROBE_ATTEMPTS: u32 = 3;
+
+/// One run of the probe cell: its folder and outcome, its objects removed.
+async fn probe_once(
+    runtime: &SharedRuntime,
+    settings: &ProbeSettings,
+    image: &str,
+    cancel: &CancellationToken,
+) -> Result<(tempfile::TempDir, CellOutcome), RuntimeError> {
     let work = tempfile::Builder::new()
         .prefix("mc-sandbox-")
         .tempdir()
         .map_err(|e| probe_io(&e))?;
-    let plan = probe_plan(settings, &tools.tag, work.path());
+    let plan = probe_plan(settings, image, work.path());
     let ledger = Arc::new(Ledger::new(false));
     let options = RunOptions {
-        cancel,
+        cancel: cancel.clone(),
         max_parallel: 1,
         images: images_ready_now(),
         egress: None,
@@ -163,15 +198,7 @@ pub async fn probe(
     if let Some(failure) = leftovers.into_iter().next() {
         return Err(failure.error);
     }
-    if outcome.started_at.is_none() {
-        return Err(RuntimeError::Build {
-            image: "sandbox probe".into(),
-            message: outcome.error.unwrap_or_else(|| "it did not start".into()),
-        });
-    }
-    let sandbox = read_json(&work.path().join("out/SANDBOX.json"));
-    let probes = std::fs::read_to_string(work.path().join("out/PROBES.txt")).unwrap_or_default();
-    Ok(evaluate(&sandbox, &probes, settings).with_unenforced(&runtime.unenforced()))
+    Ok((work, outcome))
 }
 
 struct ProbeHooks;
