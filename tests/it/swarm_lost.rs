@@ -81,21 +81,17 @@ pub(crate) fn a_night_survives_a_lost_node(swarm: &Swarm, loss: Loss) {
     let config = night_config(&root, &tag);
     let config = config.to_str().unwrap();
     let night = "2026-11-26";
-    let mut child = cook
-        .command(&["nightly", config, "--night", night])
-        .envs(swarm.env())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut command = cook.command(&["nightly", config, "--night", night]);
+    command.envs(swarm.env());
+    let mut running = Night::spawn(command, &root);
     let (node, lost_cells) =
-        worker_running_participants(swarm, &mut child, Duration::from_secs(300));
+        worker_running_participants(swarm, &mut running, Duration::from_secs(300));
     let started = Instant::now();
     match loss {
         Loss::Kill => swarm.kill(node),
         Loss::Cut => swarm.cut(node),
     }
-    let output = child.wait_with_output().unwrap();
+    let output = running.finish();
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert_eq!(output.status.code(), Some(3), "partial: {}", show(&output));
@@ -187,48 +183,167 @@ fn night_config(root: &Path, tag: &str) -> std::path::PathBuf {
     config
 }
 
+/// Lines read from a pipe as they come, each with the time since the night started; the
+/// reader ends at the pipe's end.
+struct Lines {
+    lines: std::sync::Arc<std::sync::Mutex<Vec<(Duration, String)>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Lines {
+    fn read(pipe: impl std::io::Read + Send + 'static, start: Instant) -> Self {
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = lines.clone();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)).map_while(Result::ok)
+            {
+                into.lock().unwrap().push((start.elapsed(), line));
+            }
+        });
+        Self { lines, reader }
+    }
+
+    /// Everything, once the pipe has ended.
+    fn all(self) -> Vec<u8> {
+        let Self { lines, reader } = self;
+        reader.join().unwrap();
+        let lines = lines.lock().unwrap().clone();
+        lines
+            .into_iter()
+            .flat_map(|(_, line)| (line + "\n").into_bytes())
+            .collect()
+    }
+
+    /// What came so far (a process the night started may still hold the pipe).
+    fn so_far(&self) -> Vec<(Duration, String)> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// What came so far, each line with the second it came.
+    fn stamped(&self) -> String {
+        self.so_far()
+            .into_iter()
+            .map(|(at, line)| format!("[{:6.1}s] {line}\n", at.as_secs_f64()))
+            .collect()
+    }
+}
+
+/// A night running in the background, its output read as it comes (a pipe left unread would
+/// stall it once full).
+struct Night {
+    child: std::process::Child,
+    /// The night's folder (its log, its cooks).
+    root: std::path::PathBuf,
+    stdout: Lines,
+    stderr: Lines,
+}
+
+impl Night {
+    fn spawn(mut command: std::process::Command, root: &Path) -> Self {
+        let start = Instant::now();
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = Lines::read(child.stdout.take().unwrap(), start);
+        let stderr = Lines::read(child.stderr.take().unwrap(), start);
+        Self {
+            child,
+            root: root.to_path_buf(),
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Waits for the night to end: its status and output.
+    fn finish(mut self) -> std::process::Output {
+        let status = self.child.wait().unwrap();
+        std::process::Output {
+            status,
+            stdout: self.stdout.all(),
+            stderr: self.stderr.all(),
+        }
+    }
+
+    /// The night's log and its cooks' events, as written so far.
+    fn logs(&self) -> String {
+        let mut files = vec![self.root.join("h.log.jsonl")];
+        if let Ok(entries) = fs_err::read_dir(&self.root) {
+            let mut cooks: Vec<_> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path().join("events.jsonl"))
+                .filter(|p| p.is_file())
+                .collect();
+            cooks.sort();
+            files.extend(cooks);
+        }
+        files
+            .iter()
+            .map(|file| {
+                let text = fs_err::read_to_string(file).unwrap_or_else(|e| format!("({e})\n"));
+                format!("--- {}:\n{text}", file.display())
+            })
+            .collect()
+    }
+
+    /// Fails with `why`, what the swarm looks like, what the night printed (each line with
+    /// the second it came) and logged, once the night is killed.
+    fn fail(&mut self, swarm: &Swarm, why: &str) -> ! {
+        let state = swarm.describe();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The pipes' last lines, if nothing else holds them.
+        std::thread::sleep(Duration::from_millis(500));
+        panic!(
+            "{why}\n--- the night's stdout:\n{}--- its stderr:\n{}{}--- the swarm then:\n{state}",
+            self.stdout.stamped(),
+            self.stderr.stamped(),
+            self.logs()
+        );
+    }
+}
+
 /// Waits until all three participants run, and returns a worker (not the manager) that runs
 /// some, with how many. If the night ends or the deadline passes first, fails with what the
-/// night printed.
+/// night printed and what the swarm looks like.
 fn worker_running_participants(
     swarm: &Swarm,
-    child: &mut std::process::Child,
+    night: &mut Night,
     deadline: Duration,
 ) -> (&'static str, usize) {
     let start = Instant::now();
-    let fail = |child: &mut std::process::Child, why: String| -> ! {
-        let _ = child.kill();
-        let mut out = String::new();
-        let mut err = String::new();
-        if let Some(mut s) = child.stdout.take() {
-            let _ = std::io::Read::read_to_string(&mut s, &mut out);
-        }
-        if let Some(mut s) = child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut s, &mut err);
-        }
-        let _ = child.wait();
-        panic!("{why}\n--- the night's stdout:\n{out}\n--- its stderr:\n{err}");
-    };
     loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            fail(
-                child,
-                format!("the night ended ({status}) before its participants all ran"),
+        if let Ok(Some(status)) = night.child.try_wait() {
+            night.fail(
+                swarm,
+                &format!("the night ended ({status}) before its participants all ran"),
             );
         }
-        let counts: Vec<(&str, usize)> = NODES
+        let counts: Vec<(&str, Result<usize, String>)> = NODES
             .iter()
             .map(|n| (*n, swarm.running_with_role(n, "participant")))
             .collect();
-        let total: usize = counts.iter().map(|(_, c)| c).sum();
+        let total: usize = counts.iter().filter_map(|(_, c)| c.as_ref().ok()).sum();
         if total == 3 {
-            if let Some((node, count)) = counts.iter().find(|(n, c)| *n != NODES[0] && *c > 0) {
+            if let Some((node, Ok(count))) = counts
+                .iter()
+                .find(|(n, c)| *n != NODES[0] && c.as_ref().is_ok_and(|c| *c > 0))
+            {
                 return (node, *count);
             }
-            panic!("three participants, all on the manager: {counts:?}");
+            night.fail(
+                swarm,
+                &format!("three participants, all on the manager: {counts:?}"),
+            );
         }
         if start.elapsed() >= deadline {
-            fail(child, format!("the participants never all ran: {counts:?}"));
+            night.fail(
+                swarm,
+                &format!(
+                    "the participants never all ran within {deadline:?} (running on each node, or why its engine could not say): {counts:?}"
+                ),
+            );
         }
         std::thread::sleep(Duration::from_millis(250));
     }

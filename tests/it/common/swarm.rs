@@ -291,8 +291,9 @@ impl Swarm {
         });
     }
 
-    /// How many running containers of a cook's `role` a node's engine has.
-    pub(crate) fn running_with_role(&self, node: &str, role: &str) -> usize {
+    /// How many running containers of a cook's `role` a node's engine has, or why its engine
+    /// could not say.
+    pub(crate) fn running_with_role(&self, node: &str, role: &str) -> Result<usize, String> {
         let mut filters = std::collections::HashMap::new();
         filters.insert(
             "label".to_owned(),
@@ -301,7 +302,39 @@ impl Swarm {
         let options = bollard::query_parameters::ListContainersOptionsBuilder::default()
             .filters(&filters)
             .build();
-        block_on(self.engine(node).list_containers(Some(options))).map_or(0, |c| c.len())
+        block_on(self.engine(node).list_containers(Some(options)))
+            .map(|c| c.len())
+            .map_err(|e| e.to_string())
+    }
+
+    /// What the swarm looks like now, for a failure's message: each node as the manager sees
+    /// it, every service's tasks (node, desired and current state, error), each node's cook
+    /// containers, and each node engine's last warnings and errors. Every call is bounded: a
+    /// stuck engine is itself named.
+    pub(crate) fn describe(&self) -> String {
+        let mut out = block_on(self.manager_view());
+        out.push_str(&block_on(self.containers_view()));
+        for node in NODES {
+            let log =
+                fs_err::read_to_string(self.dir.join(node).join("dockerd.log")).unwrap_or_default();
+            // Warnings and errors, without those every start of an engine in a namespace
+            // prints (no IPVS, no bridge VLAN).
+            let lines: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("level=error") || l.contains("level=warning"))
+                .filter(|l| {
+                    !l.contains("kernel parameter net.ipv4.vs") && !l.contains("default vlan")
+                })
+                .collect();
+            out.push_str(&format!(
+                "--- `{node}`'s last warnings and errors (dockerd.log)\n"
+            ));
+            for line in &lines[lines.len().saturating_sub(25)..] {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
     }
 
     /// The node whose engine runs a container whose name starts with `prefix`.
@@ -316,6 +349,105 @@ impl Swarm {
             .flat_map(|c| c.names.clone().unwrap_or_default())
             .any(|n| n.trim_start_matches('/').starts_with(prefix))
         })
+    }
+
+    /// The nodes and every service's tasks, as the manager sees them.
+    async fn manager_view(&self) -> String {
+        let mut out = String::new();
+        let manager = self.engine(NODES[0]);
+        let mut hostnames = BTreeMap::new();
+        out.push_str("--- nodes (manager's view)\n");
+        match bounded(manager.list_nodes(None::<bollard::query_parameters::ListNodesOptions>)).await
+        {
+            Ok(Ok(nodes)) => {
+                for n in nodes {
+                    let host = n
+                        .description
+                        .as_ref()
+                        .and_then(|d| d.hostname.clone())
+                        .unwrap_or_default();
+                    let status = n.status.unwrap_or_default();
+                    let availability = n.spec.and_then(|s| s.availability);
+                    out.push_str(&format!(
+                        "{host}: {:?} {:?} {}\n",
+                        status.state,
+                        availability,
+                        status.message.unwrap_or_default()
+                    ));
+                    hostnames.insert(n.id.unwrap_or_default(), host);
+                }
+            }
+            other => out.push_str(&format!("(the manager did not say: {other:?})\n")),
+        }
+        let mut services = BTreeMap::new();
+        match bounded(manager.list_services(None::<bollard::query_parameters::ListServicesOptions>))
+            .await
+        {
+            Ok(Ok(listed)) => {
+                for s in listed {
+                    let name = s.spec.and_then(|s| s.name).unwrap_or_default();
+                    services.insert(s.id.unwrap_or_default(), name);
+                }
+            }
+            other => out.push_str(&format!("(the manager did not list services: {other:?})\n")),
+        }
+        out.push_str("--- services' tasks (manager's view)\n");
+        match bounded(manager.list_tasks(None::<bollard::query_parameters::ListTasksOptions>)).await
+        {
+            Ok(Ok(tasks)) => {
+                for t in tasks {
+                    let service = t.service_id.unwrap_or_default();
+                    let service = services.get(&service).unwrap_or(&service);
+                    let node = t
+                        .node_id
+                        .as_ref()
+                        .and_then(|id| hostnames.get(id).cloned())
+                        .unwrap_or_default();
+                    let status = t.status.unwrap_or_default();
+                    out.push_str(&format!(
+                        "{service} on `{node}`: desired {:?}, {:?} since {} {} {}\n",
+                        t.desired_state,
+                        status.state,
+                        status.timestamp.unwrap_or_default(),
+                        status.message.unwrap_or_default(),
+                        status.err.unwrap_or_default()
+                    ));
+                }
+            }
+            other => out.push_str(&format!("(the manager did not say: {other:?})\n")),
+        }
+        out
+    }
+
+    /// Each node's cook containers, as its own engine lists them.
+    async fn containers_view(&self) -> String {
+        let mut out = String::new();
+        for node in NODES {
+            out.push_str(&format!("--- `{node}`'s cook containers\n"));
+            let mut filters = std::collections::HashMap::new();
+            filters.insert(
+                "label".to_owned(),
+                vec![multicooker::runtime::LABEL_COOK.to_owned()],
+            );
+            let options = bollard::query_parameters::ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build();
+            match bounded(self.engine(node).list_containers(Some(options))).await {
+                Ok(Ok(containers)) => {
+                    for c in containers {
+                        out.push_str(&format!(
+                            "{:?} {} {}\n",
+                            c.names.unwrap_or_default(),
+                            c.state.map(|s| s.to_string()).unwrap_or_default(),
+                            c.status.unwrap_or_default()
+                        ));
+                    }
+                }
+                other => out.push_str(&format!("(its engine did not say: {other:?})\n")),
+            }
+        }
+        out
     }
 }
 
@@ -337,4 +469,9 @@ fn script(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("bash runs")
+}
+
+/// An engine call bounded for a failure's report (a stuck engine is named, not waited for).
+fn bounded<F: std::future::Future>(future: F) -> tokio::time::Timeout<F> {
+    tokio::time::timeout(Duration::from_secs(10), future)
 }
