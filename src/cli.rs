@@ -45,7 +45,9 @@ Set inside cells, for a custom flavor's program: MULTICOOKER_ROLE, MULTICOOKER_F
   MULTICOOKER_PARTICIPANT, MULTICOOKER_JUDGE, MULTICOOKER_REVIEWER, MULTICOOKER_MODEL,
   MULTICOOKER_TIMEOUT_S, MULTICOOKER_WEB_TOOLS, MULTICOOKER_REQUIRED_OUTPUTS; a verifier
   also gets MULTICOOKER_OUTPUT, MULTICOOKER_VERIFY, MULTICOOKER_RESULTS and MULTICOOKER_LAUNCH
-  (the command that runs the code under test with less power than the runner)
+  (the command that runs the code under test with less power than the runner); a participant
+  in a Harbor task's environment gets MULTICOOKER_PROMPT (its prompt file) and
+  MULTICOOKER_WORKDIR (the task's workdir, `.` for the image's own)
 
 Typical session:
   multicooker new hello --from examples/hello-task
