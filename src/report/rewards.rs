@@ -139,20 +139,10 @@ pub(super) fn markdown(report: &RewardReport, lines: &mut Vec<String>) {
         ));
     }
     lines.push(String::new());
-    lines.push(match &report.agreement {
-        Some((rho, tau)) => format!(
-            "Jury and reward agree: Spearman ρ = {}, Kendall τ-b = {} over {} participants{}.",
-            fixed(rho.coefficient, 2),
-            fixed(tau.coefficient, 2),
-            rho.n,
-            if rho.n < 5 {
-                " (too few to read much into)"
-            } else {
-                ""
-            }
-        ),
-        None => "Jury and reward agree: not measurable (fewer than two participants with both, or no spread).".to_owned(),
-    });
+    lines.push(super::verification::agreement_line(
+        "reward",
+        report.agreement.as_ref(),
+    ));
 }
 
 /// `task_reward` in summary.json.
@@ -175,12 +165,7 @@ pub(super) fn summary(report: &RewardReport) -> Value {
         "task_hash": report.task_hash,
         "weights": report.weights.map(|w| json!({"verify": w.verify, "jury": w.jury})),
         "participants": rows,
-        "agreement": report.agreement.map(|(rho, tau)| json!({
-            "spearman": round2(rho.coefficient),
-            "spearman_p": rho.p_value.map(round2),
-            "kendall_tau_b": round2(tau.coefficient),
-            "n": rho.n,
-        })),
+        "agreement": super::verification::agreement_json(report.agreement.as_ref()),
     })
 }
 

@@ -181,9 +181,17 @@ pub(super) fn markdown(report: &VerificationReport, lines: &mut Vec<String>) {
         ));
     }
     lines.push(String::new());
-    lines.push(match &report.agreement {
+    lines.push(agreement_line("tests", report.agreement.as_ref()));
+}
+
+/// The line saying how far the jury's ordering and `other`'s agree (leaderboard.md).
+pub(super) fn agreement_line(
+    other: &str,
+    agreement: Option<&(mc_stats::RankCorrelation, mc_stats::RankCorrelation)>,
+) -> String {
+    match agreement {
         Some((rho, tau)) => format!(
-            "Jury and tests agree: Spearman ρ = {}, Kendall τ-b = {} over {} participants{}.",
+            "Jury and {other} agree: Spearman ρ = {}, Kendall τ-b = {} over {} participants{}.",
             fixed(rho.coefficient, 2),
             fixed(tau.coefficient, 2),
             rho.n,
@@ -193,8 +201,24 @@ pub(super) fn markdown(report: &VerificationReport, lines: &mut Vec<String>) {
                 ""
             }
         ),
-        None => "Jury and tests agree: not measurable (fewer than two participants with both, or no spread).".to_owned(),
-    });
+        None => format!(
+            "Jury and {other} agree: not measurable (fewer than two participants with both, or no spread)."
+        ),
+    }
+}
+
+/// The agreement in summary.json.
+pub(super) fn agreement_json(
+    agreement: Option<&(mc_stats::RankCorrelation, mc_stats::RankCorrelation)>,
+) -> Value {
+    agreement.map_or(Value::Null, |(rho, tau)| {
+        json!({
+            "spearman": round2(rho.coefficient),
+            "spearman_p": rho.p_value.map(round2),
+            "kendall_tau_b": round2(tau.coefficient),
+            "n": rho.n,
+        })
+    })
 }
 
 /// `verification` in summary.json.
@@ -223,12 +247,7 @@ pub(super) fn summary(report: &VerificationReport) -> Value {
         "interval": "wilson",
         "weights": report.weights.map(|w| json!({"verify": w.verify, "jury": w.jury})),
         "participants": rows,
-        "agreement": report.agreement.map(|(rho, tau)| json!({
-            "spearman": round2(rho.coefficient),
-            "spearman_p": rho.p_value.map(round2),
-            "kendall_tau_b": round2(tau.coefficient),
-            "n": rho.n,
-        })),
+        "agreement": agreement_json(report.agreement.as_ref()),
     })
 }
 
