@@ -3,7 +3,7 @@
 //!
 //! Layers, from the top (ARCHITECTURE.md has the map and the import rule): `cli`, `settings`,
 //! `commands` (glue) and `output` (the only code that prints); `nightly` (many cooks, one
-//! history); the pipeline's steps `cook`, `verify`, `judge` and `report`, and `review` (`consult`'s
+//! history); `pipeline` (the steps composed once, for commands and nights); the pipeline's steps `cook`, `verify`, `judge` and `report`, and `review` (`consult`'s
 //! reviewers), siblings that never import each other; `cell`, the cell engine
 //! every step shares; `harbor` (task folders read as written), `brief`, `state`, `flavor`,
 //! `creds`, `progress` and `artifacts`, what a cook is; `runtime`, the engine seam; and the leaves
@@ -26,6 +26,7 @@ pub mod harbor;
 pub mod judge;
 pub mod nightly;
 pub mod output;
+pub mod pipeline;
 pub mod progress;
 pub mod redact;
 pub mod report;

@@ -1,15 +1,14 @@
-//! `multicooker cook <task>`.
-
-use std::sync::Arc;
+//! `multicooker cook <task>`: the pipeline's cook step (with the hidden tests after it, or a
+//! Harbor task's environment and verifier), printed.
 
 use serde_json::json;
 
-use super::{cell_session, connect, open_cook, report_leftovers, select};
+use super::{Engine, cell_session, open_cook, select};
 use crate::cli::CookArgs;
-use crate::cook;
 use crate::error::ExitCode;
-use crate::settings::run_settings;
-use crate::state::{CellState, CookState, Role};
+use crate::output::Printer;
+use crate::pipeline::{self, CellsCooked, Cooked, Round};
+use crate::state::{CellState, CookPaths};
 
 pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let (session, cancel) = cell_session(&args.task.global)?;
@@ -24,41 +23,31 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
         &args.participants,
         &paths.brief_yaml(),
     )?;
-    let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(
-        &session,
-        brief,
-        &engine,
-        args.max_parallel,
-        selected.len(),
-        cancel,
-    )?;
-    if let Some(harbor) = &brief.harbor {
-        let cook = (&paths, brief, harbor);
-        return super::harbor::cook(&session, &runtime, cook, &selected, &settings.cells).await;
+    let engine = Engine::connect(&session, args.max_parallel).await?;
+    if brief.harbor.is_none() {
+        session.printer.info(&format!(
+            "cooking `{}`: {} participant(s), timeout {}s",
+            paths.name(),
+            selected.len(),
+            brief.timeout_s
+        ));
     }
-    settings.sandbox_check = !args.skip_sandbox_check;
-    session.printer.info(&format!(
-        "cooking `{}`: {} participant(s), timeout {}s",
-        paths.name(),
-        selected.len(),
-        brief.timeout_s
-    ));
-    let overview = super::overview(&paths, brief, Role::Participant, &selected);
-    let progress = Arc::new(session.printer.progress("cook", overview));
-    let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
-    report_leftovers(&session, &outcome.leftovers);
-    let verified = super::verify::after_cook(
-        &session,
-        &runtime,
-        (&paths, brief, outcome.state),
-        &selected,
-        &settings.cells,
-    )
-    .await?;
+    let round = Round {
+        sandbox_check: !args.skip_sandbox_check,
+        ..Round::default()
+    };
+    let run = engine.run((&paths, brief), &cancel);
+    match pipeline::cook(&run, &selected, round).await? {
+        Cooked::Task(task) => Ok(super::harbor::print_task(session.printer, &paths, &task)),
+        Cooked::Cells(cooked) => Ok(print_cook(session.printer, &paths, &cooked)),
+    }
+}
 
-    let printer = session.printer;
-    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results, "verifications": verified.as_ref().map(|v| &v.results)}));
+/// The cook's JSON and rows, then what to do next; the exit code.
+fn print_cook(printer: Printer, paths: &CookPaths, cooked: &CellsCooked) -> ExitCode {
+    let (outcome, verified) = (&cooked.outcome, cooked.verified.as_ref());
+    super::verify::print_after_cook(printer, paths, verified);
+    printer.json(&json!({"cook": paths.name(), "state": outcome.state, "participants": outcome.results, "verifications": verified.map(|v| &v.results)}));
     for result in &outcome.results {
         let exit = result
             .exit_code
@@ -70,26 +59,25 @@ pub(super) async fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
             result.duration_s
         ));
     }
-    let any_ok = outcome.results.iter().any(|r| r.status == CellState::Ok);
-    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
+    if cooked.cancelled() {
         printer.info(&format!(
             "cancelled; partial outputs are kept in `{}`",
             paths.dir().join("work").display()
         ));
-        return Ok(ExitCode::Cancelled);
+        return ExitCode::Cancelled;
     }
     printer.info(&format!("sealed outputs in `{}`", paths.inbox().display()));
-    if super::verify::could_not_run(printer, verified.as_ref()) {
-        return Ok(ExitCode::NothingUsable);
+    if super::verify::could_not_run(printer, verified) {
+        return ExitCode::NothingUsable;
     }
-    if any_ok {
+    if outcome.results.iter().any(|r| r.status == CellState::Ok) {
         printer.info(&format!("next: multicooker judge {}", paths.name()));
-        Ok(ExitCode::Success)
+        ExitCode::Success
     } else {
         printer.info(&format!(
             "no participant ended ok; see the logs under `{}`",
             paths.dir().join("logs").display()
         ));
-        Ok(ExitCode::NothingUsable)
+        ExitCode::NothingUsable
     }
 }

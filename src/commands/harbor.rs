@@ -1,203 +1,77 @@
-//! `cook` on a cook made from a Harbor task (docs/HARBOR.md): the participants work inside the
-//! task's environment, then the task's own verifier decides each one's reward.
-
-use std::sync::Arc;
+//! The printing of `cook` on a cook made from a Harbor task (docs/HARBOR.md), and
+//! `doctor <task folder>`: the pipeline's task path (`pipeline::task`) on the oracle alone.
 
 use serde_json::json;
 
-use super::report_leftovers;
-use crate::brief::{Actor, Brief, HarborRef};
-use crate::cell::{CellSettings, Venue};
+use super::Engine;
 use crate::cook::harbor::ORACLE_FLAVOR;
-use crate::error::{ExitCode, UserError};
-use crate::progress::Progress;
-use crate::runtime::SharedRuntime;
+use crate::error::ExitCode;
+use crate::output::Printer;
+use crate::pipeline::{self, TaskCooked};
 use crate::settings::Session;
-use crate::state::{CookPaths, Role};
+use crate::state::CookPaths;
+use crate::verify::harbor::TaskVerdict;
 
-/// Runs `selected` participants of a Harbor cook, then the task's verifier on each.
-pub(super) async fn cook(
-    session: &Session,
-    runtime: &SharedRuntime,
-    (paths, brief, harbor): (&CookPaths, &Brief, &HarborRef),
-    selected: &[String],
-    cells: &CellSettings,
-) -> anyhow::Result<ExitCode> {
-    let task = crate::harbor::in_cook(paths.dir(), &harbor.task, &harbor.hash)?;
-    let actors: Vec<&Actor> = brief
-        .participants
-        .iter()
-        .filter(|p| selected.contains(&p.name))
-        .collect();
-    runnable(paths, &task, &actors)?;
-    session.printer.info(&format!(
-        "cooking `{}` in the environment of the Harbor task `{}` (task hash {}): {} participant(s)",
-        paths.name(),
-        task.name,
-        task.hash(),
-        actors.len()
-    ));
-    let overview = super::overview(paths, brief, Role::Participant, selected);
-    let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("cook", overview));
-    let venue = Venue {
-        runtime,
-        paths,
-        brief,
-        settings: cells,
-        progress: &progress,
+/// One JSON document and one row per participant (its cell's end and its reward), where the
+/// rewards are; the exit code.
+pub(super) fn print_task(printer: Printer, paths: &CookPaths, cooked: &TaskCooked) -> ExitCode {
+    let verdict_of = |participant: &str| {
+        cooked
+            .verification
+            .verdicts
+            .iter()
+            .find(|v| v.participant == participant)
     };
-    let (runs, verification) = trial(session, venue, &task, &harbor.task, &actors).await?;
-    let printer = session.printer;
-    print_runs(printer, (paths, harbor), &runs.runs, &verification.verdicts);
-    if cells.cancel.is_cancelled() {
-        return Ok(ExitCode::Cancelled);
-    }
-    printer.info(&format!(
-        "rewards in `{}/<participant>/{}`",
-        paths.verification().display(),
-        crate::verify::harbor::REWARD_FILE
-    ));
-    if verification.verdicts.iter().any(|v| v.reward.is_none()) {
-        return Ok(ExitCode::NothingUsable);
-    }
-    Ok(ExitCode::Success)
-}
-
-/// What this build can run of a task: a verifier as root, the oracle
-/// (with a solution), and the flavors that can work inside the environment.
-fn runnable(
-    paths: &CookPaths,
-    task: &crate::harbor::Task,
-    actors: &[&Actor],
-) -> anyhow::Result<()> {
-    if let Some(user) = crate::verify::harbor::non_root_verifier(task) {
-        // /tests and /logs/verifier are staged for root (the cell user's group); another user
-        // could not read the tests or write the reward, and would get an error, not a run.
-        return Err(UserError::new(
-            format!(
-                "`{}`: `[verifier] user = \"{user}\"` is not run yet (test.sh runs as root only)",
-                task.dir.join(crate::harbor::TASK_TOML).display()
-            ),
-            "run test.sh as root (leave `[verifier] user` out, or set it to \"root\"); test.sh may still start the code under test as another user with `runuser`",
-        )
-        .into());
-    }
-    let can_work = |flavor: &str| {
-        flavor == ORACLE_FLAVOR
-            || flavor == crate::flavor::task_layer::INIT_FLAVOR
-            || crate::flavor::task_layer::task_layer(flavor).is_some()
-    };
-    if let Some(actor) = actors.iter().find(|a| !can_work(&a.flavor)) {
-        return Err(UserError::new(
-            format!(
-                "participant `{}` ({}) cannot work inside a Harbor task's environment yet: the flavors that can are {} and the oracle (flavor `{ORACLE_FLAVOR}`)",
-                actor.name,
-                actor.flavor,
-                crate::flavor::task_layer::task_flavors().join(", ")
-            ),
-            format!(
-                "give `{}` one of those flavors in `{}`, or leave it out of this run (`multicooker cook {} --participants <names>`)",
-                actor.name,
-                paths.brief_yaml().display(),
-                paths.name()
-            ),
-        )
-        .into());
-    }
-    let oracle = actors.iter().any(|a| a.flavor == ORACLE_FLAVOR);
-    if oracle && !task.has_solution() {
-        return Err(UserError::new(
-            format!(
-                "`{}` has no `{}`, so the oracle has nothing to run",
-                task.dir.display(),
-                crate::harbor::SOLVE_SH
-            ),
-            "add the task's reference solution, or remove the oracle from brief.yaml",
-        )
-        .into());
-    }
-    Ok(())
-}
-
-/// One JSON document and one row per participant: its cell's end and its reward.
-fn print_runs(
-    printer: crate::output::Printer,
-    (paths, harbor): (&CookPaths, &HarborRef),
-    runs: &[crate::cook::harbor::TaskRun],
-    verdicts: &[crate::verify::harbor::TaskVerdict],
-) {
-    let rows: Vec<serde_json::Value> = runs
+    let rows: Vec<serde_json::Value> = cooked
+        .runs
+        .runs
         .iter()
         .map(|run| {
-            let verdict = verdicts.iter().find(|v| v.participant == run.participant);
             json!({
                 "name": run.participant,
                 "status": run.outcome.state.as_str(),
                 "exit_code": run.outcome.exit_code,
                 "duration_s": run.outcome.duration_s,
                 "error": run.outcome.error,
-                "verification": verdict,
+                "verification": verdict_of(&run.participant),
             })
         })
         .collect();
-    printer.json(&json!({"cook": paths.name(), "harbor_task": harbor, "participants": rows}));
-    for run in runs {
-        let verdict = verdicts.iter().find(|v| v.participant == run.participant);
-        let reward = match verdict {
-            Some(v) => v.reward.map_or_else(
-                || format!("no reward: {}", v.error.as_deref().unwrap_or("unknown")),
-                |r| format!("reward {r}"),
-            ),
-            None => "not verified".to_owned(),
-        };
+    printer
+        .json(&json!({"cook": paths.name(), "harbor_task": cooked.harbor, "participants": rows}));
+    for run in &cooked.runs.runs {
         printer.result_row(&format!(
-            "{:<20} {:<16} {:.1}s  {reward}",
+            "{:<20} {:<16} {:.1}s  {}",
             run.participant,
             run.outcome.state.as_str(),
-            run.outcome.duration_s
+            run.outcome.duration_s,
+            reward_text(verdict_of(&run.participant))
         ));
+    }
+    if cooked.cancelled {
+        return ExitCode::Cancelled;
+    }
+    printer.info(&format!(
+        "rewards in `{}/<participant>/{}`",
+        paths.verification().display(),
+        crate::verify::harbor::REWARD_FILE
+    ));
+    if cooked.unrewarded() {
+        ExitCode::NothingUsable
+    } else {
+        ExitCode::Success
     }
 }
 
-/// The participants in the task's environment, then the task's verifier on each one's final
-/// file system.
-async fn trial(
-    session: &Session,
-    venue: Venue<'_>,
-    task: &crate::harbor::Task,
-    folder: &str,
-    actors: &[&Actor],
-) -> anyhow::Result<(
-    crate::cook::harbor::TaskRuns,
-    crate::verify::harbor::TaskVerification,
-)> {
-    let runs = crate::cook::harbor::run_task(venue, task, folder, actors).await?;
-    report_leftovers(session, &runs.leftovers);
-    if let Err(message) = &runs.build {
-        let fix = match &task.config.environment.docker_image {
-            Some(image) => format!(
-                "`{}` names the prebuilt image `{image}` (`environment.docker_image`): it must exist on this engine or be reachable from it",
-                task.dir.join(crate::harbor::TASK_TOML).display()
-            ),
-            None => format!(
-                "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
-                task.dir.join(crate::harbor::DOCKERFILE).display()
-            ),
-        };
-        return Err(UserError::new(
-            format!("the task's environment did not build: {message}"),
-            fix,
-        )
-        .into());
+/// `reward 0.5`, or why there is none.
+fn reward_text(verdict: Option<&TaskVerdict>) -> String {
+    match verdict {
+        Some(v) => v.reward.map_or_else(
+            || format!("no reward: {}", v.error.as_deref().unwrap_or("unknown")),
+            |r| format!("reward {r}"),
+        ),
+        None => "not verified".to_owned(),
     }
-    let finals: Vec<(String, Option<String>)> = runs
-        .runs
-        .iter()
-        .map(|r| (r.participant.clone(), r.image.clone()))
-        .collect();
-    let verification = crate::verify::harbor::verify_task(venue, task, folder, &finals).await?;
-    report_leftovers(session, &verification.leftovers);
-    Ok((runs, verification))
 }
 
 /// `doctor <task folder>`: whether the task's reference solution reaches reward 1 through the
@@ -213,29 +87,28 @@ pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::
     let oracle = format!("  - {{name: oracle, flavor: {ORACLE_FLAVOR}}}\n");
     let task = crate::brief::harbor::write_cook(dir, paths.dir(), &name, &oracle)?;
     let brief = crate::brief::load(&paths.brief_yaml())?.brief;
-    runnable(
-        &paths,
-        &task,
-        &brief.participants.iter().collect::<Vec<_>>(),
-    )?;
-    let (runtime, engine) = super::connect(session).await?;
+    let actors: Vec<&crate::brief::Actor> = brief.participants.iter().collect();
+    pipeline::task::runnable(&paths, &task, &actors)?;
+    let engine = Engine::connect(session, None).await?;
     let cancel = crate::settings::cancel_on_signals(session.printer);
-    let settings = crate::settings::run_settings(session, &brief, &engine, None, 1, cancel)?;
-    let overview = super::overview(&paths, &brief, Role::Participant, &["oracle".to_owned()]);
-    let progress: Arc<dyn Progress> = Arc::new(session.printer.progress("doctor", overview));
-    let venue = Venue {
-        runtime: &runtime,
-        paths: &paths,
-        brief: &brief,
-        settings: &settings.cells,
-        progress: &progress,
+    let run = engine.run((&paths, &brief), &cancel);
+    let harbor = crate::brief::HarborRef {
+        task: crate::harbor::COOK_TASK_DIR.to_owned(),
+        hash: task.hash().to_owned(),
     };
-    let actors: Vec<&Actor> = brief.participants.iter().collect();
-    let folder = crate::harbor::COOK_TASK_DIR;
-    let (runs, verification) = trial(session, venue, &task, folder, &actors).await?;
-    let verdict = verification.verdicts.first();
-    let printer = session.printer;
-    printer.json(&json!({"task": task.name, "task_hash": task.hash(), "oracle": runs.runs.first().map(|r| r.outcome.state.as_str()), "verification": verdict}));
+    let oracle = ["oracle".to_owned()];
+    let cooked = pipeline::task::cook(&run, &harbor, &oracle, ("doctor", false)).await?;
+    Ok(print_doctor(session.printer, (dir, &task), &cooked))
+}
+
+/// Whether the oracle reached 1, and what to do when it did not.
+fn print_doctor(
+    printer: Printer,
+    (dir, task): (&std::path::Path, &crate::harbor::Task),
+    cooked: &TaskCooked,
+) -> ExitCode {
+    let verdict = cooked.verification.verdicts.first();
+    printer.json(&json!({"task": task.name, "task_hash": task.hash(), "oracle": cooked.runs.runs.first().map(|r| r.outcome.state.as_str()), "verification": verdict}));
     match verdict.and_then(|v| v.reward) {
         Some(reward) if (reward - 1.0).abs() < f64::EPSILON => {
             printer.data(&format!(
@@ -243,7 +116,7 @@ pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::
                 task.name,
                 task.hash()
             ));
-            Ok(ExitCode::Success)
+            ExitCode::Success
         }
         reward => {
             let why = reward.map_or_else(
@@ -262,7 +135,7 @@ pub(super) async fn doctor(session: &Session, dir: &std::path::Path) -> anyhow::
                 task.name,
                 dir.display()
             ));
-            Ok(ExitCode::NothingUsable)
+            ExitCode::NothingUsable
         }
     }
 }

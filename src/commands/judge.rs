@@ -1,18 +1,14 @@
 //! `multicooker judge <task>`.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
-use super::{cell_session, connect, open_cook, report_leftovers, select};
-use crate::brief::{Actor, Brief};
+use super::{Engine, cell_session, open_cook, select};
+use crate::brief::Brief;
 use crate::cli::JudgeArgs;
-use crate::cook::RunSettings;
 use crate::error::{ExitCode, UserError};
 use crate::judge;
-use crate::progress::Progress;
-use crate::runtime::SharedRuntime;
-use crate::settings::{Session, run_settings};
+use crate::output::Printer;
+use crate::pipeline::{self, Judging};
 use crate::state::{CookPaths, CookState};
 
 pub(super) async fn run(args: &JudgeArgs) -> anyhow::Result<ExitCode> {
@@ -32,20 +28,48 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
     let _lock =
         crate::state::RunLock::acquire(paths.dir(), if again { "rejudge" } else { "judge" })?;
     let brief = &loaded.brief;
+    let sealed = ready(&paths, brief)?;
+    let names = brief.judges.iter().map(|j| j.name.as_str());
+    let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
+    let judges: Vec<_> = brief
+        .judges
+        .iter()
+        .filter(|j| selected.contains(&j.name))
+        .cloned()
+        .collect();
+    let engine = Engine::connect(&session, args.max_parallel).await?;
+    let seed = args.seed.unwrap_or_else(judge::labels::random_seed);
+    session.printer.info(&format!(
+        "judging `{}`: {} judge(s) over {sealed} sealed output(s), policy {}",
+        paths.name(),
+        judges.len(),
+        brief.judging.policy
+    ));
+    let judging = Judging {
+        seed,
+        resume: judge::Resume::Fresh,
+        again,
+    };
+    let run = engine.run((&paths, brief), &cancel);
+    let outcome = pipeline::judge(&run, &judges, judging).await?;
+    Ok(print_judged(session.printer, &paths, &outcome))
+}
+
+/// What judging needs: judges, `BRIEF.md` and `JUDGE_BRIEF.md`, and some sealed output (how
+/// many).
+fn ready(paths: &CookPaths, brief: &Brief) -> Result<usize, UserError> {
     if brief.judges.is_empty() {
         return Err(UserError::new(
             format!("`{}` lists no judges", paths.brief_yaml().display()),
             "add a `judges:` list, e.g. `judges: [{name: judge, flavor: dummy}]`",
-        )
-        .into());
+        ));
     }
     for required in [paths.brief_md(), paths.judge_brief_md()] {
         if !required.is_file() {
             return Err(UserError::new(
                 format!("`{}` is missing", required.display()),
                 "judges need BRIEF.md (the task) and JUDGE_BRIEF.md (how to score)",
-            )
-            .into());
+            ));
         }
     }
     let sealed = brief
@@ -57,48 +81,13 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         return Err(UserError::new(
             format!("no sealed outputs in `{}`", paths.inbox().display()),
             format!("run `multicooker cook {}` first", paths.name()),
-        )
-        .into());
+        ));
     }
-    let names = brief.judges.iter().map(|j| j.name.as_str());
-    let selected = select("judge", &names, &args.judges, &paths.brief_yaml())?;
-    let judges: Vec<_> = brief
-        .judges
-        .iter()
-        .filter(|j| selected.contains(&j.name))
-        .cloned()
-        .collect();
-    let (runtime, engine) = connect(&session).await?;
-    let settings = run_settings(
-        &session,
-        brief,
-        &engine,
-        args.max_parallel,
-        judges.len(),
-        cancel,
-    )?;
-    let seed = args.seed.unwrap_or_else(judge::labels::random_seed);
-    session.printer.info(&format!(
-        "judging `{}`: {} judge(s) over {sealed} sealed output(s), policy {}",
-        paths.name(),
-        judges.len(),
-        brief.judging.policy
-    ));
-    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
-    let overview = super::overview(&paths, brief, crate::state::Role::Judge, &names);
-    let progress = Arc::new(session.printer.progress("judge", overview));
-    let outcome = judge_keeping(
-        &session,
-        (&runtime, &paths, brief),
-        &judges,
-        seed,
-        (&settings, progress),
-        again,
-    )
-    .await?;
-    report_leftovers(&session, &outcome.leftovers);
+    Ok(sealed)
+}
 
-    let printer = session.printer;
+/// The judges' JSON and rows, and what to do next; the exit code.
+fn print_judged(printer: Printer, paths: &CookPaths, outcome: &judge::JudgeOutcome) -> ExitCode {
     printer.json(&json!({"cook": paths.name(), "state": outcome.state, "judges": outcome.results}));
     for result in &outcome.results {
         let detail = result.count.map_or_else(
@@ -111,44 +100,13 @@ async fn judge_or_rejudge(args: &JudgeArgs, again: bool) -> anyhow::Result<ExitC
         ));
     }
     if outcome.state == CookState::Cancelled {
-        return Ok(ExitCode::Cancelled);
+        return ExitCode::Cancelled;
     }
     if outcome.results.iter().any(|r| r.ok) {
         printer.info(&format!("next: multicooker report {}", paths.name()));
-        Ok(ExitCode::Success)
+        ExitCode::Success
     } else {
         printer.info("no judge produced usable scores");
-        Ok(ExitCode::NothingUsable)
+        ExitCode::NothingUsable
     }
-}
-
-/// Runs the judges; for `rejudge`, moves every earlier judging aside first and puts it back when
-/// the new judging fails before its judges have run (issue 25).
-async fn judge_keeping(
-    session: &Session,
-    (runtime, paths, brief): (&SharedRuntime, &CookPaths, &Brief),
-    judges: &[Actor],
-    seed: u64,
-    (settings, progress): (&RunSettings, Arc<dyn Progress>),
-    again: bool,
-) -> anyhow::Result<judge::JudgeOutcome> {
-    let mut moved = judge::inbox::Moved::default();
-    if again {
-        let stamp = crate::state::now_iso().replace(':', "-");
-        if let Some(kept) = judge::inbox::archive_judging(paths, &stamp, &mut moved)? {
-            session
-                .printer
-                .info(&format!("earlier judging kept in `{}`", kept.display()));
-        }
-    }
-    let venue = crate::cell::Venue {
-        runtime,
-        paths,
-        brief,
-        settings: &settings.cells,
-        progress: &progress,
-    };
-    judge::judge(venue, judges, seed, judge::Resume::Fresh)
-        .await
-        .map_err(|cause| moved.restore(cause).into())
 }

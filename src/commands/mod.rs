@@ -189,16 +189,19 @@ fn overview(
 
 /// Reports objects teardown could not remove.
 fn report_leftovers(session: &Session, leftovers: &[crate::runtime::TeardownFailure]) {
+    print_leftovers(session.printer, leftovers);
+}
+
+/// Reports objects teardown could not remove.
+fn print_leftovers(printer: crate::output::Printer, leftovers: &[crate::runtime::TeardownFailure]) {
     for failure in leftovers {
-        session.printer.warn(&format!(
+        printer.warn(&format!(
             "could not remove {}: {}",
             failure.object, failure.error
         ));
     }
     if !leftovers.is_empty() {
-        session
-            .printer
-            .info("hint: remove them with `multicooker clean --all`");
+        printer.info("hint: remove them with `multicooker clean --all`");
     }
 }
 
@@ -220,5 +223,94 @@ fn print_results(printer: crate::output::Printer, results: &[crate::cook::Partic
             result.status.as_str(),
             result.duration_s
         ));
+    }
+}
+
+/// Settings resolved from the command's session and engine, for the pipeline's steps.
+struct Resolver<'a> {
+    session: &'a Session,
+    engine: EngineInfo,
+    /// `--max-parallel`, if given.
+    max_parallel: Option<usize>,
+}
+
+impl crate::pipeline::Resolve for Resolver<'_> {
+    fn settings(
+        &self,
+        brief: &brief::Brief,
+        cells: usize,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> anyhow::Result<crate::cook::RunSettings> {
+        settings::run_settings(
+            self.session,
+            brief,
+            &self.engine,
+            self.max_parallel,
+            cells,
+            cancel,
+        )
+    }
+}
+
+/// The printer shows the pipeline's progress, notes and leftovers.
+impl crate::pipeline::Show for crate::output::Printer {
+    fn progress(
+        &self,
+        phase: &'static str,
+        role: crate::state::Role,
+        (paths, brief): (&CookPaths, &brief::Brief),
+        names: &[String],
+    ) -> Arc<dyn crate::progress::Progress> {
+        Arc::new(crate::output::Printer::progress(
+            self,
+            phase,
+            overview(paths, brief, role, names),
+        ))
+    }
+
+    fn info(&self, line: &str) {
+        crate::output::Printer::info(self, line);
+    }
+
+    fn leftovers(&self, leftovers: &[crate::runtime::TeardownFailure]) {
+        print_leftovers(*self, leftovers);
+    }
+}
+
+/// A command's engine and settings resolver, from which it makes pipeline runs.
+struct Engine<'a> {
+    runtime: SharedRuntime,
+    resolver: Resolver<'a>,
+}
+
+impl<'a> Engine<'a> {
+    /// Connects, and resolves settings with `--max-parallel` `max_parallel`.
+    async fn connect(session: &'a Session, max_parallel: Option<usize>) -> anyhow::Result<Self> {
+        let (runtime, engine) = connect(session).await?;
+        Ok(Self {
+            runtime,
+            resolver: Resolver {
+                session,
+                engine,
+                max_parallel,
+            },
+        })
+    }
+
+    /// A pipeline run on `(paths, brief)`, cancelled by `cancel`.
+    fn run<'r>(
+        &'r self,
+        (paths, brief): (&'r CookPaths, &'r brief::Brief),
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> crate::pipeline::Run<'r> {
+        crate::pipeline::Run {
+            runtime: &self.runtime,
+            paths,
+            brief,
+            resolve: &self.resolver,
+            show: &self.resolver.session.printer,
+            cancel: cancel.clone(),
+            night: None,
+        }
     }
 }

@@ -8,19 +8,18 @@
 //! so the next one runs the same round again, starting from the snapshot it took, not from
 //! whatever the dead run left in `out/`. Other participants' cells stay in status.json.
 
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use serde_json::json;
-
-use super::{cell_session, connect, open_cook, report_leftovers, select};
+use super::{Engine, cell_session, open_cook, select};
 use crate::cli::RefineArgs;
-use crate::cook::{self, Refine};
+use crate::cook::Refine;
 use crate::error::{ExitCode, UserError};
 use crate::fsx::{self, CopyOptions};
-use crate::settings::run_settings;
-use crate::state::{CellState, CookPaths, CookState, now_iso};
+use crate::output::Printer;
+use crate::pipeline::{self, CellsCooked, Round};
+use crate::state::{CellState, CookPaths, now_iso};
 
 /// The latest round with a result: N of the highest `REFINE_<N>_RESULT.json`, else 1 when
 /// `RUN_RESULT.json` exists.
@@ -123,26 +122,70 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     };
-    let shared = if let Some(path) = &args.feedback {
-        fs_err::read_to_string(path).map_err(|e| {
+    let shared = shared_feedback(session.printer, &paths, args.feedback.as_deref())?;
+    let _lock = crate::state::RunLock::acquire(paths.dir(), "refine")?;
+    let round = previous + 1;
+    snapshot(&paths, &selected, previous)?;
+    let prompts = prompts(&paths, brief, &selected, round, &shared)?;
+    fsx::write_json_atomic(
+        &paths.dir().join(format!("REFINE_{round}.json")),
+        &json!({"started_at": now_iso(), "round_num": round, "prev_round": previous, "participants": selected, "timeout_s": brief.timeout_s, "snapshot": format!("rounds/{previous}")}),
+    )?;
+    session.printer.info(&format!(
+        "refining `{}`: round {round} for {} (round {previous} kept in rounds/{previous}/)",
+        paths.name(),
+        selected.join(", ")
+    ));
+    let engine = Engine::connect(&session, args.max_parallel).await?;
+    let run = engine.run((&paths, brief), &cancel);
+    let steps = Round {
+        phase: "refine",
+        refine: Some(Refine { round, prompts }),
+        ..Round::default()
+    };
+    let cooked = pipeline::cook::cells(&run, &selected, steps).await?;
+    Ok(print_refined(
+        session.printer,
+        &paths,
+        (previous, round),
+        &cooked,
+    ))
+}
+
+/// The shared feedback: `--feedback`'s file, else the cook's FEEDBACK.md (none, with a
+/// warning, when it is missing).
+fn shared_feedback(
+    printer: Printer,
+    paths: &CookPaths,
+    feedback: Option<&Path>,
+) -> anyhow::Result<String> {
+    if let Some(path) = feedback {
+        return Ok(fs_err::read_to_string(path).map_err(|e| {
             UserError::new(
                 format!("cannot read the feedback file `{}`: {e}", path.display()),
                 "pass an existing file to --feedback",
             )
-        })?
-    } else {
-        let path = paths.dir().join("FEEDBACK.md");
-        std::fs::read_to_string(&path).unwrap_or_else(|_| {
-            session.printer.warn(&format!(
-                "`{}` is missing: refining with no shared feedback",
-                path.display()
-            ));
-            String::new()
-        })
-    };
-    let _lock = crate::state::RunLock::acquire(paths.dir(), "refine")?;
-    let round = previous + 1;
-    snapshot(&paths, &selected, previous)?;
+        })?);
+    }
+    let path = paths.dir().join("FEEDBACK.md");
+    Ok(std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        printer.warn(&format!(
+            "`{}` is missing: refining with no shared feedback",
+            path.display()
+        ));
+        String::new()
+    }))
+}
+
+/// Each selected participant's prompt for `round`, with its personal feedback
+/// (`FEEDBACK_<participant>.md`, else `FEEDBACK_<flavor>.md`).
+fn prompts(
+    paths: &CookPaths,
+    brief: &crate::brief::Brief,
+    selected: &[String],
+    round: u32,
+    shared: &str,
+) -> std::io::Result<BTreeMap<String, String>> {
     let brief_md = fs_err::read_to_string(paths.brief_md())?;
     let mut prompts = BTreeMap::new();
     for participant in brief
@@ -157,50 +200,36 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
             });
         prompts.insert(
             participant.name.clone(),
-            refine_prompt(round, &shared, personal.as_deref(), &brief_md),
+            refine_prompt(round, shared, personal.as_deref(), &brief_md),
         );
     }
-    fsx::write_json_atomic(
-        &paths.dir().join(format!("REFINE_{round}.json")),
-        &json!({"started_at": now_iso(), "round_num": round, "prev_round": previous, "participants": selected, "timeout_s": brief.timeout_s, "snapshot": format!("rounds/{previous}")}),
-    )?;
-    session.printer.info(&format!(
-        "refining `{}`: round {round} for {} (round {previous} kept in rounds/{previous}/)",
-        paths.name(),
-        selected.join(", ")
-    ));
-    let (runtime, engine) = connect(&session).await?;
-    let cells = selected.len();
-    let mut settings = run_settings(&session, brief, &engine, args.max_parallel, cells, cancel)?;
-    settings.refine = Some(Refine { round, prompts });
-    let overview = super::overview(&paths, brief, crate::state::Role::Participant, &selected);
-    let progress = Arc::new(session.printer.progress("refine", overview));
-    let outcome = cook::cook(&runtime, &paths, brief, &selected, &settings, progress).await?;
-    report_leftovers(&session, &outcome.leftovers);
-    let verified = super::verify::after_cook(
-        &session,
-        &runtime,
-        (&paths, brief, outcome.state),
-        &selected,
-        &settings.cells,
-    )
-    .await?;
-    let printer = session.printer;
+    Ok(prompts)
+}
+
+/// The round's JSON and rows, and what to do next; the exit code.
+fn print_refined(
+    printer: Printer,
+    paths: &CookPaths,
+    (previous, round): (u32, u32),
+    cooked: &CellsCooked,
+) -> ExitCode {
+    let (outcome, verified) = (&cooked.outcome, cooked.verified.as_ref());
+    super::verify::print_after_cook(printer, paths, verified);
     printer.json(&json!({"cook": paths.name(), "round": round, "state": outcome.state, "participants": outcome.results}));
     super::print_results(printer, &outcome.results);
-    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
-        return Ok(ExitCode::Cancelled);
+    if cooked.cancelled() {
+        return ExitCode::Cancelled;
     }
-    if super::verify::could_not_run(printer, verified.as_ref()) {
-        return Ok(ExitCode::NothingUsable);
+    if super::verify::could_not_run(printer, verified) {
+        return ExitCode::NothingUsable;
     }
     if outcome.results.iter().any(|r| r.status == CellState::Ok) {
         printer.info(&format!(
             "next: multicooker judge {name}; multicooker diff {name} --from {previous} --to {round}",
             name = paths.name()
         ));
-        Ok(ExitCode::Success)
+        ExitCode::Success
     } else {
-        Ok(ExitCode::NothingUsable)
+        ExitCode::NothingUsable
     }
 }

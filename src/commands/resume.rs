@@ -7,15 +7,14 @@
 //! never reached. `--force` adds every other non-ok cell. A cell that ended ok is never run
 //! again; its output, seal and result stay as they are, and the results are merged.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
-use super::{cell_session, connect, open_cook, report_leftovers};
+use super::{Engine, cell_session, open_cook};
 use crate::cli::ResumeArgs;
-use crate::cook;
+use crate::cook::Refine;
 use crate::error::ExitCode;
-use crate::settings::run_settings;
+use crate::output::Printer;
+use crate::pipeline::{self, CellsCooked, Judging, Round};
 use crate::state::{CellState, CookPaths, CookState, read_status};
 
 /// Why each participant is (or is not) run again.
@@ -88,8 +87,7 @@ fn unfinished_judges(
 async fn resume_judging(
     session: &crate::settings::Session,
     cancel: tokio_util::sync::CancellationToken,
-    paths: &CookPaths,
-    brief: &crate::brief::Brief,
+    (paths, brief): (&CookPaths, &crate::brief::Brief),
     judges: &[crate::brief::Actor],
 ) -> anyhow::Result<ExitCode> {
     let names: Vec<&str> = judges.iter().map(|j| j.name.as_str()).collect();
@@ -98,23 +96,14 @@ async fn resume_judging(
         paths.name(),
         names.join(", ")
     ));
-    let (runtime, engine) = connect(session).await?;
-    let settings = run_settings(session, brief, &engine, None, judges.len(), cancel)?;
-    let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
-    let overview = super::overview(paths, brief, crate::state::Role::Judge, &names);
-    let progress: Arc<dyn crate::progress::Progress> =
-        Arc::new(session.printer.progress("judge", overview));
-    let seed = crate::judge::labels::random_seed();
-    let venue = crate::cell::Venue {
-        runtime: &runtime,
-        paths,
-        brief,
-        settings: &settings.cells,
-        progress: &progress,
+    let engine = Engine::connect(session, None).await?;
+    let judging = Judging {
+        seed: crate::judge::labels::random_seed(),
+        resume: crate::judge::Resume::KeepFinished,
+        again: false,
     };
-    let outcome =
-        crate::judge::judge(venue, judges, seed, crate::judge::Resume::KeepFinished).await?;
-    report_leftovers(session, &outcome.leftovers);
+    let run = engine.run((paths, brief), &cancel);
+    let outcome = pipeline::judge(&run, judges, judging).await?;
     session
         .printer
         .json(&json!({"cook": paths.name(), "judges": outcome.results}));
@@ -141,32 +130,10 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     if targets.is_empty()
         && let Some(judges) = unfinished_judges(&paths, brief)
     {
-        return resume_judging(&session, cancel, &paths, brief, &judges).await;
+        return resume_judging(&session, cancel, (&paths, brief), &judges).await;
     }
     if targets.is_empty() {
-        session
-            .printer
-            .json(&json!({"cook": paths.name(), "resumed": [], "state": null}));
-        let others: Vec<String> = read_status(&paths)
-            .map(|s| {
-                s.cells
-                    .iter()
-                    .filter(|(_, c)| {
-                        c.state != CellState::Ok && c.role == crate::state::Role::Participant
-                    })
-                    .map(|(n, c)| format!("{n} ({})", c.state.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let hint = if others.is_empty() {
-            String::new()
-        } else {
-            format!("; not retryable without --force: {}", others.join(", "))
-        };
-        session.printer.info(&format!(
-            "nothing to resume in `{}`: every participant ended ok or for good{hint}",
-            paths.name()
-        ));
+        nothing_to_resume(session.printer, &paths);
         return Ok(ExitCode::Success);
     }
     let names: Vec<String> = targets.iter().map(|(n, _)| n.clone()).collect();
@@ -179,51 +146,73 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let (runtime, engine) = connect(&session).await?;
-    let mut settings = run_settings(
-        &session,
-        brief,
-        &engine,
-        args.max_parallel,
-        names.len(),
-        cancel,
-    )?;
-    settings.merge = true;
-    // In a refine round the cells run that round again, from their round's prompt.
-    let round = read_status(&paths).map_or(1, |s| s.round);
-    if round > 1 {
-        let prompts = names
-            .iter()
-            .map(|n| Ok((n.clone(), fs_err::read_to_string(paths.prompt(n))?)))
-            .collect::<std::io::Result<_>>()?;
-        settings.refine = Some(cook::Refine { round, prompts });
+    let engine = Engine::connect(&session, args.max_parallel).await?;
+    let round = Round {
+        phase: "resume",
+        merge: true,
+        refine: refine_round(&paths, &names)?,
+        ..Round::default()
+    };
+    let run = engine.run((&paths, brief), &cancel);
+    let cooked = pipeline::cook::cells(&run, &names, round).await?;
+    Ok(print_resumed(session.printer, &paths, &cooked))
+}
+
+/// Nothing to run again: says so, and which cells `--force` would add.
+fn nothing_to_resume(printer: Printer, paths: &CookPaths) {
+    printer.json(&json!({"cook": paths.name(), "resumed": [], "state": null}));
+    let others: Vec<String> = read_status(paths)
+        .map(|s| {
+            s.cells
+                .iter()
+                .filter(|(_, c)| {
+                    c.state != CellState::Ok && c.role == crate::state::Role::Participant
+                })
+                .map(|(n, c)| format!("{n} ({})", c.state.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let hint = if others.is_empty() {
+        String::new()
+    } else {
+        format!("; not retryable without --force: {}", others.join(", "))
+    };
+    printer.info(&format!(
+        "nothing to resume in `{}`: every participant ended ok or for good{hint}",
+        paths.name()
+    ));
+}
+
+/// In a refine round the cells run that round again, from their round's prompts.
+fn refine_round(paths: &CookPaths, names: &[String]) -> std::io::Result<Option<Refine>> {
+    let round = read_status(paths).map_or(1, |s| s.round);
+    if round <= 1 {
+        return Ok(None);
     }
-    let overview = super::overview(&paths, brief, crate::state::Role::Participant, &names);
-    let progress = Arc::new(session.printer.progress("resume", overview));
-    let outcome = cook::cook(&runtime, &paths, brief, &names, &settings, progress).await?;
-    report_leftovers(&session, &outcome.leftovers);
-    let verified = super::verify::after_cook(
-        &session,
-        &runtime,
-        (&paths, brief, outcome.state),
-        &names,
-        &settings.cells,
-    )
-    .await?;
-    let printer = session.printer;
+    let prompts = names
+        .iter()
+        .map(|n| Ok((n.clone(), fs_err::read_to_string(paths.prompt(n))?)))
+        .collect::<std::io::Result<_>>()?;
+    Ok(Some(Refine { round, prompts }))
+}
+
+/// The resumed cells' JSON and rows, and what to do next; the exit code.
+fn print_resumed(printer: Printer, paths: &CookPaths, cooked: &CellsCooked) -> ExitCode {
+    let (outcome, verified) = (&cooked.outcome, cooked.verified.as_ref());
+    super::verify::print_after_cook(printer, paths, verified);
     printer
         .json(&json!({"cook": paths.name(), "state": outcome.state, "resumed": outcome.results}));
     super::print_results(printer, &outcome.results);
-    if outcome.state == CookState::Cancelled || verified.as_ref().is_some_and(|v| v.cancelled) {
-        return Ok(ExitCode::Cancelled);
+    if cooked.cancelled() {
+        return ExitCode::Cancelled;
     }
-    if super::verify::could_not_run(printer, verified.as_ref()) {
-        return Ok(ExitCode::NothingUsable);
+    if super::verify::could_not_run(printer, verified) {
+        return ExitCode::NothingUsable;
     }
     if outcome.results.iter().any(|r| r.status == CellState::Ok) {
         printer.info(&format!("next: multicooker judge {}", paths.name()));
-        Ok(ExitCode::Success)
+        ExitCode::Success
     } else {
-        Ok(ExitCode::NothingUsable)
+        ExitCode::NothingUsable
     }
 }

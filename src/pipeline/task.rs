@@ -1,0 +1,212 @@
+//! A cook made from a Harbor task (docs/HARBOR.md): the participants work inside the task's
+//! environment (`cook::harbor`), then the task's own verifier decides each one's reward on the
+//! file system it left (`verify::harbor`). `cook` of such a cook, a night over tasks and
+//! `doctor <task>` (the oracle alone) all come here.
+
+use super::Run;
+use crate::brief::{Actor, HarborRef};
+use crate::cook::harbor::{ORACLE_FLAVOR, TaskRuns};
+use crate::error::UserError;
+use crate::harbor::Task;
+use crate::state::{CookPaths, Role};
+use crate::verify::harbor::TaskVerification;
+
+/// What cooking a Harbor task gave.
+#[derive(Debug)]
+pub struct TaskCooked {
+    /// Where the task is in the cook, and its hash.
+    pub harbor: HarborRef,
+    /// The task, as kept in the cook.
+    pub task: Task,
+    /// Each participant's run in the task's environment.
+    pub runs: TaskRuns,
+    /// The task verifier's verdict on each.
+    pub verification: TaskVerification,
+    /// Ctrl-C cut it short.
+    pub cancelled: bool,
+}
+
+impl TaskCooked {
+    /// Whether some participant got no reward (its verifier failed or did not run).
+    #[must_use]
+    pub fn unrewarded(&self) -> bool {
+        self.verification
+            .verdicts
+            .iter()
+            .any(|v| v.reward.is_none())
+    }
+}
+
+/// Runs `selected` participants of the Harbor cook `harbor`, then the task's verifier on each.
+///
+/// # Errors
+/// The task was edited in the cook, a participant or a verifier this build cannot run, the
+/// task's environment did not build, or the engine failed.
+pub async fn cook(
+    run: &Run<'_>,
+    harbor: &HarborRef,
+    selected: &[String],
+    (phase, merge): (&'static str, bool),
+) -> anyhow::Result<TaskCooked> {
+    let paths = run.paths;
+    let task = crate::harbor::in_cook(paths.dir(), &harbor.task, &harbor.hash)?;
+    let actors: Vec<&Actor> = run
+        .brief
+        .participants
+        .iter()
+        .filter(|p| selected.contains(&p.name))
+        .collect();
+    runnable(paths, &task, &actors)?;
+    run.show.info(&format!(
+        "cooking `{}` in the environment of the Harbor task `{}` (task hash {}): {} participant(s)",
+        paths.name(),
+        task.name,
+        task.hash(),
+        actors.len()
+    ));
+    let settings = run.settings(selected.len())?;
+    let progress = run.progress(phase, Role::Participant, selected);
+    let venue = run.venue(&settings.cells, &progress);
+    let runs = crate::cook::harbor::run_task(venue, &task, &harbor.task, &actors).await?;
+    run.show.leftovers(&runs.leftovers);
+    if let Err(message) = &runs.build {
+        return Err(unbuilt(&task, message).into());
+    }
+    let finals: Vec<(String, Option<String>)> = runs
+        .runs
+        .iter()
+        .map(|r| (r.participant.clone(), r.image.clone()))
+        .collect();
+    record(run, harbor, &runs, merge)?;
+    let verification =
+        crate::verify::harbor::verify_task(venue, &task, &harbor.task, &finals).await?;
+    run.show.leftovers(&verification.leftovers);
+    Ok(TaskCooked {
+        harbor: harbor.clone(),
+        task,
+        runs,
+        verification,
+        cancelled: settings.cells.cancel.is_cancelled(),
+    })
+}
+
+/// `RUN_RESULT.json`: how each participant's cell ended and the task that ran, by its hash, as
+/// a cook of cells records it (a night folds it; `merge` keeps the entries of participants
+/// not run this time).
+fn record(
+    run: &Run<'_>,
+    harbor: &HarborRef,
+    runs: &TaskRuns,
+    merge: bool,
+) -> Result<(), crate::state::StateError> {
+    use crate::state::results::{self, Entry, RoundResult};
+    let path = run.paths.run_result();
+    let flavor = |name: &str| {
+        let actor = run.brief.participants.iter().find(|p| p.name == name);
+        actor.map(|a| a.flavor.clone())
+    };
+    let current: Vec<Entry> = runs
+        .runs
+        .iter()
+        .map(|r| {
+            let o = &r.outcome;
+            Entry::of(&serde_json::json!({
+                "name": r.participant, "flavor": flavor(&r.participant), "status": o.state,
+                "exit_code": o.exit_code, "duration_s": o.duration_s, "started_at": o.started_at,
+                "finished_at": o.finished_at, "timed_out": o.timed_out, "oom_killed": o.oom_killed,
+                "error": o.error,
+            }))
+        })
+        .collect();
+    let mut file = RoundResult {
+        finished_at: Some(crate::state::now_iso()),
+        round: 1,
+        participants: current,
+        ..RoundResult::default()
+    };
+    file.extra
+        .insert("harbor_task".into(), serde_json::json!(harbor));
+    if merge {
+        let order: Vec<&str> = run
+            .brief
+            .participants
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        let prior: RoundResult = results::read(&path).unwrap_or_default();
+        file.participants = results::merge_entries(file.participants, prior.participants, &order);
+    }
+    results::write(&path, &file).map_err(crate::state::StateError::io("write", path))
+}
+
+/// The task's environment did not build: where to look, by how the task names it.
+fn unbuilt(task: &Task, message: &str) -> UserError {
+    let fix = match &task.config.environment.docker_image {
+        Some(image) => format!(
+            "`{}` names the prebuilt image `{image}` (`environment.docker_image`): it must exist on this engine or be reachable from it",
+            task.dir.join(crate::harbor::TASK_TOML).display()
+        ),
+        None => format!(
+            "fix `{}` (its `FROM` image must exist on this engine or be reachable)",
+            task.dir.join(crate::harbor::DOCKERFILE).display()
+        ),
+    };
+    UserError::new(
+        format!("the task's environment did not build: {message}"),
+        fix,
+    )
+}
+
+/// What this build can run of a task: a verifier as root, the oracle (with a solution), and
+/// the flavors that can work inside the environment.
+///
+/// # Errors
+/// The first of those that does not hold, with its fix.
+pub fn runnable(paths: &CookPaths, task: &Task, actors: &[&Actor]) -> Result<(), UserError> {
+    if let Some(user) = crate::verify::harbor::non_root_verifier(task) {
+        // /tests and /logs/verifier are staged for root (the cell user's group); another user
+        // could not read the tests or write the reward, and would get an error, not a run.
+        return Err(UserError::new(
+            format!(
+                "`{}`: `[verifier] user = \"{user}\"` is not run yet (test.sh runs as root only)",
+                task.dir.join(crate::harbor::TASK_TOML).display()
+            ),
+            "run test.sh as root (leave `[verifier] user` out, or set it to \"root\"); test.sh may still start the code under test as another user with `runuser`",
+        ));
+    }
+    if let Some(actor) = actors.iter().find(|a| !can_work(&a.flavor)) {
+        return Err(UserError::new(
+            format!(
+                "participant `{}` ({}) cannot work inside a Harbor task's environment yet: the flavors that can are {} and the oracle (flavor `{ORACLE_FLAVOR}`)",
+                actor.name,
+                actor.flavor,
+                crate::flavor::task_layer::task_flavors().join(", ")
+            ),
+            format!(
+                "give `{}` one of those flavors in `{}`, or leave it out of this run (`multicooker cook {} --participants <names>`)",
+                actor.name,
+                paths.brief_yaml().display(),
+                paths.name()
+            ),
+        ));
+    }
+    let oracle = actors.iter().any(|a| a.flavor == ORACLE_FLAVOR);
+    if oracle && !task.has_solution() {
+        return Err(UserError::new(
+            format!(
+                "`{}` has no `{}`, so the oracle has nothing to run",
+                task.dir.display(),
+                crate::harbor::SOLVE_SH
+            ),
+            "add the task's reference solution, or remove the oracle from brief.yaml",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether participants of `flavor` can work inside a task's environment.
+fn can_work(flavor: &str) -> bool {
+    flavor == ORACLE_FLAVOR
+        || flavor == crate::flavor::task_layer::INIT_FLAVOR
+        || crate::flavor::task_layer::task_layer(flavor).is_some()
+}
