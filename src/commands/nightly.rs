@@ -1,7 +1,8 @@
 //! `multicooker nightly <config.yaml>` and `multicooker history <config.yaml>`.
 //!
-//! A night runs every brief × repeat as a cook (in-process: the same code as `cook`, `judge`
-//! and `report`), then folds them into the history store. Safe from cron: one night of a config
+//! A night runs every brief × repeat as a cook (in-process: the same pipeline steps as `cook`,
+//! `verify`, `judge` and `report`, so a Harbor task cooks in its environment and gets its
+//! verifier's rewards), then folds them into the history store. Safe from cron: one night of a config
 //! at a time (a lock beside the store), a JSON-lines log, exit codes that mean something, and
 //! resumable: running the same night again reuses the cooks that finished and re-runs only the
 //! cells that did not end ok.
@@ -13,15 +14,15 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{cell_session, connect, report_leftovers};
+use super::{Engine, cell_session};
 use crate::cell::budget::Pool;
 use crate::cli::{HistoryArgs, NightlyArgs};
 use crate::error::ExitCode;
 use crate::nightly::config::{self, Nightly};
-use crate::nightly::store::Store;
+use crate::nightly::store::{NightRecord, Store};
 use crate::nightly::{self as night_fold, NightCook};
 use crate::output::Printer;
-use crate::settings::run_settings;
+use crate::pipeline::{self, Cooked, Judging, Round};
 use crate::state::{CookPaths, LockError, RunLock, now_iso};
 
 /// The JSON-lines log beside the history store (and stdout with `--log-json`).
@@ -60,7 +61,6 @@ fn seed_for(nightly: &Nightly, night: &str) -> u64 {
     })
 }
 
-#[expect(clippy::too_many_lines, reason = "the night's steps in order")]
 pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
     let (mut session, cancel) = cell_session(&args.global)?;
     let home = session
@@ -75,23 +75,9 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         .night
         .clone()
         .unwrap_or_else(|| jiff::Zoned::now().date().to_string());
-    let lock_path = nightly.history.with_extension("lock");
-    if let Some(parent) = lock_path.parent() {
-        fs_err::create_dir_all(parent)?;
-    }
-    let _lock =
-        match RunLock::acquire_file(&lock_path, &format!("nightly {}", nightly.name), "nightly") {
-            Ok(lock) => lock,
-            Err(error @ LockError::Busy { .. }) => {
-                session.printer.failure(
-                    &anyhow::Error::new(error),
-                    Some("two nights of one config never overlap; this one was not started"),
-                    ExitCode::Busy.code(),
-                );
-                return Ok(ExitCode::Busy);
-            }
-            Err(error) => return Err(error.into()),
-        };
+    let Some(_lock) = night_lock(session.printer, &nightly)? else {
+        return Ok(ExitCode::Busy);
+    };
     let log = Log {
         path: nightly.history.with_extension("log.jsonl"),
         night: night.clone(),
@@ -109,61 +95,19 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         nightly.participants.len(),
         nightly.judges.len()
     ));
-    let (runtime, engine) = connect(&session).await?;
-    let pool = night_pool(&nightly, &night);
-    let mut cooks = Vec::new();
-    'briefs: for (index, template) in nightly.briefs.iter().enumerate() {
-        for repeat in 1..=nightly.repeats {
-            if cancel.is_cancelled() {
-                break 'briefs;
-            }
-            let name = night_fold::cook_name(&nightly, &night, template, repeat);
-            let dir = nightly.cooks_root.join(&name);
-            if let Some(why) = pool.as_ref().filter(|p| p.is_reached()).map(|p| p.why()) {
-                // No new cell once the night's budget is reached: a cook not finished earlier
-                // (this night run before) is not started.
-                let finished = dir.join("summary.json").is_file();
-                if !finished {
-                    log.event("cook.skipped", &json!({"cook": name, "reason": why}));
-                }
-                cooks.push(NightCook {
-                    dir,
-                    brief: index,
-                    repeat,
-                    error: (!finished).then(|| format!("not started: {why}")),
-                });
-                continue;
-            }
-            let error = match run_cook(
-                &runtime,
-                &engine,
-                (&nightly, template, &dir, &name),
-                seed,
-                &cancel,
-                &session,
-                (&log, pool.as_ref()),
-            )
-            .await
-            {
-                Ok(()) => None,
-                Err(error) => {
-                    let text = format!("{error:#}");
-                    log.event("cook.failed", &json!({"cook": name, "error": text}));
-                    session
-                        .printer
-                        .warn(&format!("cook `{name}` failed: {text}"));
-                    Some(text)
-                }
-            };
-            cooks.push(NightCook {
-                dir,
-                brief: index,
-                repeat,
-                error,
-            });
-        }
-    }
-    let mut record = night_fold::fold(
+    let engine = Engine::connect(&session, None).await?;
+    let tonight = Tonight {
+        nightly: &nightly,
+        night: &night,
+        session: &session,
+        engine: &engine,
+        seed,
+        cancel: &cancel,
+        log: &log,
+        pool: night_pool(&nightly, &night),
+    };
+    let cooks = tonight.cook_all().await;
+    let record = night_fold::fold(
         &nightly,
         &night,
         &started_at,
@@ -171,165 +115,263 @@ pub(super) async fn run(args: &NightlyArgs) -> anyhow::Result<ExitCode> {
         &cooks,
         &BTreeMap::new(),
     );
-    if let Some(pool) = pool.as_ref().filter(|p| p.is_reached()) {
-        // A night cut short by its budget is partial at best.
-        log.event(
-            "budget.exhausted",
-            &json!({"reason": pool.why(), "on_exhausted": nightly.budget.map(|b| b.on_exhausted)}),
-        );
-        if record.status == "ok" {
-            record.status = "partial".into();
-        }
-        record.failures.insert(0, pool.why());
-    }
-    let mut store = Store::open(&nightly.history)?;
-    let id = store.put(&record)?;
-    log.event("stored", &json!({"store": nightly.history, "id": id, "status": record.status, "comparable": record.comparable}));
-    print_night(session.printer, &record);
-    if let Some(url) = &nightly.webhook {
-        notify(url, &record, &log);
-    }
-    let status = if cancel.is_cancelled() {
-        "cancelled"
-    } else {
-        record.status.as_str()
-    };
-    log.event("night.finished", &json!({"status": status}));
-    session.printer.json(&serde_json::to_value(&record)?);
-    Ok(match status {
-        "cancelled" => ExitCode::Cancelled,
-        "ok" => ExitCode::Success,
-        "partial" => ExitCode::Partial,
-        _ => ExitCode::NothingUsable,
-    })
+    tonight.finish(record)
 }
 
-/// One cook of the night: created from its template if new; a finished one is reused; one
-/// with unfinished cells has only those run again; then judged and reported.
-#[expect(clippy::too_many_lines, reason = "the cook's phases in order")]
-async fn run_cook(
-    runtime: &crate::runtime::SharedRuntime,
-    engine: &crate::runtime::EngineInfo,
-    (nightly, template, dir, name): (&Nightly, &Path, &Path, &str),
-    seed: u64,
-    cancel: &tokio_util::sync::CancellationToken,
-    session: &crate::settings::Session,
-    (log, pool): (&Log, Option<&Arc<Pool>>),
-) -> anyhow::Result<()> {
-    // Every cell of the night counts against the night's budget too.
-    let with_night = |mut settings: crate::cook::RunSettings| {
-        settings.cells.budgets.pools.extend(pool.cloned());
-        settings
-    };
-    if dir.join("brief.yaml").is_file() {
-        night_fold::write_brief_yaml(nightly, template, dir, name)?;
-    } else {
-        night_fold::write_cook(nightly, template, dir, name)?;
+/// The night's lock beside its store: `None` (said on stderr) when another night of this
+/// config is running.
+fn night_lock(printer: Printer, nightly: &Nightly) -> anyhow::Result<Option<RunLock>> {
+    let lock_path = nightly.history.with_extension("lock");
+    if let Some(parent) = lock_path.parent() {
+        fs_err::create_dir_all(parent)?;
     }
-    let paths = session.cook_paths(dir.to_path_buf());
-    let brief = crate::brief::load(&paths.brief_yaml())?.brief;
-    super::status::lint_gate(&paths, &brief)?;
-    let _lock = RunLock::acquire(dir, "nightly")?;
-    let ran_before = paths.run_result().is_file();
-    let targets: Vec<String> = if ran_before {
-        super::resume::targets(&paths, &brief, false)
+    match RunLock::acquire_file(&lock_path, &format!("nightly {}", nightly.name), "nightly") {
+        Ok(lock) => Ok(Some(lock)),
+        Err(error @ LockError::Busy { .. }) => {
+            printer.failure(
+                &anyhow::Error::new(error),
+                Some("two nights of one config never overlap; this one was not started"),
+                ExitCode::Busy.code(),
+            );
+            Ok(None)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// One night in progress: what every cook of it shares.
+struct Tonight<'a> {
+    nightly: &'a Nightly,
+    night: &'a str,
+    session: &'a crate::settings::Session,
+    engine: &'a Engine<'a>,
+    seed: u64,
+    cancel: &'a tokio_util::sync::CancellationToken,
+    log: &'a Log,
+    pool: Option<Arc<Pool>>,
+}
+
+impl Tonight<'_> {
+    /// Every brief × repeat, in order, until Ctrl-C; a cook that fails is recorded and the
+    /// night goes on.
+    async fn cook_all(&self) -> Vec<NightCook> {
+        let mut cooks = Vec::new();
+        for (index, template) in self.nightly.briefs.iter().enumerate() {
+            for repeat in 1..=self.nightly.repeats {
+                if self.cancel.is_cancelled() {
+                    return cooks;
+                }
+                let name = night_fold::cook_name(self.nightly, self.night, template, repeat);
+                let dir = self.nightly.cooks_root.join(&name);
+                let reached = self.pool.as_ref().filter(|p| p.is_reached());
+                let error = match reached.map(|p| p.why()) {
+                    Some(why) => self.not_started(&dir, &name, &why),
+                    None => self.cook_one(template, &dir, &name).await,
+                };
+                cooks.push(NightCook {
+                    dir,
+                    brief: index,
+                    repeat,
+                    error,
+                });
+            }
+        }
+        cooks
+    }
+
+    /// Once the night's budget is reached no new cell starts: a cook not finished earlier
+    /// (this night run before) is not started, and its error says why.
+    fn not_started(&self, dir: &Path, name: &str, why: &str) -> Option<String> {
+        if dir.join("summary.json").is_file() {
+            return None;
+        }
+        self.log
+            .event("cook.skipped", &json!({"cook": name, "reason": why}));
+        Some(format!("not started: {why}"))
+    }
+
+    /// Runs one cook; its error, logged and warned about, if it failed.
+    async fn cook_one(&self, template: &Path, dir: &Path, name: &str) -> Option<String> {
+        let error = self.run_cook(template, dir, name).await.err()?;
+        let text = format!("{error:#}");
+        self.log
+            .event("cook.failed", &json!({"cook": name, "error": text}));
+        self.session
+            .printer
+            .warn(&format!("cook `{name}` failed: {text}"));
+        Some(text)
+    }
+
+    /// One cook of the night: created from its template if new; a finished one is reused; one
+    /// with unfinished cells has only those run again; then the pipeline's steps, as the
+    /// commands run them: cook (a Harbor task in its environment, with its verifier), the
+    /// hidden tests, the judges, the report.
+    async fn run_cook(&self, template: &Path, dir: &Path, name: &str) -> anyhow::Result<()> {
+        if dir.join("brief.yaml").is_file() {
+            night_fold::write_brief_yaml(self.nightly, template, dir, name)?;
+        } else {
+            night_fold::write_cook(self.nightly, template, dir, name)?;
+        }
+        let paths = self.session.cook_paths(dir.to_path_buf());
+        let brief = crate::brief::load(&paths.brief_yaml())?.brief;
+        super::status::lint_gate(&paths, &brief)?;
+        let _lock = RunLock::acquire(dir, "nightly")?;
+        let ran_before = paths.run_result().is_file();
+        let targets = unfinished(&paths, &brief, ran_before);
+        if targets.is_empty() && paths.summary().is_file() && paths.judge_result().is_file() {
+            self.log.event("cook.reused", &json!({"cook": name}));
+            return Ok(());
+        }
+        self.log.event(
+            "cook.started",
+            &json!({"cook": name, "participants": targets, "resumed": ran_before}),
+        );
+        let mut run = self.engine.run((&paths, &brief), self.cancel);
+        run.night.clone_from(&self.pool);
+        if !targets.is_empty() {
+            self.cook_step(&run, &targets, ran_before).await?;
+        }
+        // Before the judges: they may be shown the tests' summary (`verify.jury`).
+        if brief.verify.is_some() && !self.cancel.is_cancelled() {
+            self.verify_step(&run).await?;
+        }
+        if self.cancel.is_cancelled() {
+            return Ok(());
+        }
+        self.judge_and_report(&run).await
+    }
+
+    /// The cook step over `targets`; the hidden tests are a step of their own after it.
+    async fn cook_step(
+        &self,
+        run: &pipeline::Run<'_>,
+        targets: &[String],
+        merge: bool,
+    ) -> anyhow::Result<()> {
+        let round = Round {
+            merge,
+            verify: false,
+            ..Round::default()
+        };
+        let cells: Vec<Value> = match pipeline::cook(run, targets, round).await? {
+            Cooked::Cells(cooked) => cooked
+                .outcome
+                .results
+                .iter()
+                .map(|r| json!({"participant": r.name, "status": r.status.as_str()}))
+                .collect(),
+            Cooked::Task(task) => task
+                .runs
+                .runs
+                .iter()
+                .map(|r| {
+                    let verdict = task.verification.verdicts.iter().find(|v| v.participant == r.participant);
+                    json!({"participant": r.participant, "status": r.outcome.state.as_str(), "reward": verdict.and_then(|v| v.reward), "task_hash": task.task.hash()})
+                })
+                .collect(),
+        };
+        let name = run.paths.name();
+        self.log
+            .event("cook.finished", &json!({"cook": name, "cells": cells}));
+        Ok(())
+    }
+
+    /// Verifies every sealed output of the cook that has no scored result yet.
+    async fn verify_step(&self, run: &pipeline::Run<'_>) -> anyhow::Result<()> {
+        let everyone: Vec<String> = run
+            .brief
+            .participants
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let verified = pipeline::verify(run, &everyone, crate::verify::Rerun::Pending).await?;
+        let outcomes: Vec<Value> = verified
+            .results
+            .iter()
+            .map(
+                |r| json!({"participant": r.participant, "outcome": r.outcome, "totals": r.totals}),
+            )
+            .collect();
+        self.log.event(
+            "verify.finished",
+            &json!({"cook": run.paths.name(), "verifications": outcomes}),
+        );
+        Ok(())
+    }
+
+    /// Every judge of the cook afresh with the night's seed, then the report.
+    async fn judge_and_report(&self, run: &pipeline::Run<'_>) -> anyhow::Result<()> {
+        let name = run.paths.name();
+        let judging = Judging {
+            seed: self.seed,
+            resume: crate::judge::Resume::Fresh,
+            again: false,
+        };
+        let judged = pipeline::judge(run, &run.brief.judges, judging).await?;
+        let verdicts: Vec<Value> = judged
+            .results
+            .iter()
+            .map(|r| json!({"judge": r.name, "status": r.status}))
+            .collect();
+        self.log
+            .event("judge.finished", &json!({"cook": name, "judges": verdicts}));
+        let reported = pipeline::report(run.paths, run.brief)?;
+        self.log.event(
+            "report.finished",
+            &json!({"cook": name, "scored": !reported.written.no_scores}),
+        );
+        Ok(())
+    }
+
+    /// Stores the night's record (partial when its budget cut it short), prints it, calls
+    /// the webhook; the exit code.
+    fn finish(&self, mut record: NightRecord) -> anyhow::Result<ExitCode> {
+        let (nightly, log) = (self.nightly, self.log);
+        if let Some(pool) = self.pool.as_ref().filter(|p| p.is_reached()) {
+            // A night cut short by its budget is partial at best.
+            log.event(
+                "budget.exhausted",
+                &json!({"reason": pool.why(), "on_exhausted": nightly.budget.map(|b| b.on_exhausted)}),
+            );
+            if record.status == "ok" {
+                record.status = "partial".into();
+            }
+            record.failures.insert(0, pool.why());
+        }
+        let mut store = Store::open(&nightly.history)?;
+        let id = store.put(&record)?;
+        log.event("stored", &json!({"store": nightly.history, "id": id, "status": record.status, "comparable": record.comparable}));
+        print_night(self.session.printer, &record);
+        if let Some(url) = &nightly.webhook {
+            notify(url, &record, log);
+        }
+        let status = if self.cancel.is_cancelled() {
+            "cancelled"
+        } else {
+            record.status.as_str()
+        };
+        log.event("night.finished", &json!({"status": status}));
+        self.session.printer.json(&serde_json::to_value(&record)?);
+        Ok(match status {
+            "cancelled" => ExitCode::Cancelled,
+            "ok" => ExitCode::Success,
+            "partial" => ExitCode::Partial,
+            _ => ExitCode::NothingUsable,
+        })
+    }
+}
+
+/// The participants a night's cook runs: every one for a new cook, else those a `resume`
+/// would run again.
+fn unfinished(paths: &CookPaths, brief: &crate::brief::Brief, ran_before: bool) -> Vec<String> {
+    if ran_before {
+        super::resume::targets(paths, brief, false)
             .into_iter()
             .map(|(n, _)| n)
             .collect()
     } else {
         brief.participants.iter().map(|p| p.name.clone()).collect()
-    };
-    if targets.is_empty() && paths.summary().is_file() && paths.judge_result().is_file() {
-        log.event("cook.reused", &json!({"cook": name}));
-        return Ok(());
     }
-    log.event(
-        "cook.started",
-        &json!({"cook": name, "participants": targets, "resumed": ran_before}),
-    );
-    if !targets.is_empty() {
-        let mut settings = with_night(run_settings(
-            session,
-            &brief,
-            engine,
-            None,
-            targets.len(),
-            cancel.clone(),
-        )?);
-        settings.merge = ran_before;
-        let overview = super::overview(&paths, &brief, crate::state::Role::Participant, &targets);
-        let progress = Arc::new(session.printer.progress("cook", overview));
-        let outcome =
-            crate::cook::cook(runtime, &paths, &brief, &targets, &settings, progress).await?;
-        report_leftovers(session, &outcome.leftovers);
-        let statuses: Vec<Value> = outcome
-            .results
-            .iter()
-            .map(|r| json!({"participant": r.name, "status": r.status.as_str()}))
-            .collect();
-        log.event("cook.finished", &json!({"cook": name, "cells": statuses}));
-        if cancel.is_cancelled() {
-            return Ok(());
-        }
-    }
-    // Before the judges: they may be shown the tests' summary (`verify.jury`).
-    if brief.verify.is_some() {
-        let settings = run_settings(
-            session,
-            &brief,
-            engine,
-            None,
-            brief.participants.len(),
-            cancel.clone(),
-        )?;
-        verify_night_cook(
-            runtime,
-            (&paths, &brief, name),
-            &settings.cells,
-            session,
-            log,
-        )
-        .await?;
-        if cancel.is_cancelled() {
-            return Ok(());
-        }
-    }
-    let settings = with_night(run_settings(
-        session,
-        &brief,
-        engine,
-        None,
-        brief.judges.len(),
-        cancel.clone(),
-    )?);
-    let names: Vec<String> = brief.judges.iter().map(|j| j.name.clone()).collect();
-    let overview = super::overview(&paths, &brief, crate::state::Role::Judge, &names);
-    let progress: Arc<dyn crate::progress::Progress> =
-        Arc::new(session.printer.progress("judge", overview));
-    let venue = crate::cell::Venue {
-        runtime,
-        paths: &paths,
-        brief: &brief,
-        settings: &settings.cells,
-        progress: &progress,
-    };
-    let judged =
-        crate::judge::judge(venue, &brief.judges, seed, crate::judge::Resume::Fresh).await?;
-    report_leftovers(session, &judged.leftovers);
-    let verdicts: Vec<Value> = judged
-        .results
-        .iter()
-        .map(|r| json!({"judge": r.name, "status": r.status}))
-        .collect();
-    log.event("judge.finished", &json!({"cook": name, "judges": verdicts}));
-    let input = crate::report::load(&paths, &brief)?;
-    let report = crate::report::aggregate(&input, &brief);
-    let written = crate::report::write(&paths, &report)?;
-    log.event(
-        "report.finished",
-        &json!({"cook": name, "scored": !written.no_scores}),
-    );
-    Ok(())
 }
 
 /// The night's budget as a pool, having counted what the night's cooks already spent (a night
@@ -354,40 +396,6 @@ fn night_pool(nightly: &Nightly, night: &str) -> Option<Arc<Pool>> {
         budget.on_exhausted == crate::nightly::budget::OnExhausted::Cancel,
         spent,
     ))
-}
-
-/// Verifies every sealed output of a night's cook that has no scored result yet.
-async fn verify_night_cook(
-    runtime: &crate::runtime::SharedRuntime,
-    (paths, brief, name): (&CookPaths, &crate::brief::Brief, &str),
-    settings: &crate::cell::CellSettings,
-    session: &crate::settings::Session,
-    log: &Log,
-) -> anyhow::Result<()> {
-    let everyone: Vec<String> = brief.participants.iter().map(|p| p.name.clone()).collect();
-    let progress: Arc<dyn crate::progress::Progress> = Arc::new(session.printer.progress(
-        "verify",
-        super::overview(paths, brief, crate::state::Role::Verifier, &everyone),
-    ));
-    let venue = crate::cell::Venue {
-        runtime,
-        paths,
-        brief,
-        settings,
-        progress: &progress,
-    };
-    let verified = crate::verify::verify(venue, &everyone, crate::verify::Rerun::Pending).await?;
-    report_leftovers(session, &verified.leftovers);
-    let outcomes: Vec<Value> = verified
-        .results
-        .iter()
-        .map(|r| json!({"participant": r.participant, "outcome": r.outcome, "totals": r.totals}))
-        .collect();
-    log.event(
-        "verify.finished",
-        &json!({"cook": name, "verifications": outcomes}),
-    );
-    Ok(())
 }
 
 fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {

@@ -453,9 +453,12 @@ fn logs_of(cook: &TestCook) -> String {
 /// Issue 26, datasets at night: a nightly whose `briefs:` entry is a folder of Harbor tasks
 /// cooks each task as a brief (its own cook folder, the task byte for byte in `task/`, its
 /// instruction as BRIEF.md), judges it, and records each task's hash in the night's
-/// provenance, so that a task edited between nights makes them not comparable.
+/// provenance, so that a task edited between nights makes them not comparable. Each task is
+/// cooked as `cook` cooks it (the same pipeline step): the participants work in the task's
+/// environment and the task's verifier gives each a reward, which the report carries.
 #[test]
 fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
+    harbor_base();
     let cook = TestCook::empty("harbor-night");
     let root = cook.root().to_path_buf();
     let config = root.join("nightly.yaml");
@@ -487,6 +490,7 @@ fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
             fs_err::read(task(name).join("instruction.md")).unwrap(),
             "{name}"
         );
+        night_task_rewards(&dir, name, &output);
     }
     let store = multicooker::nightly::store::Store::open(&root.join("h.sqlite")).unwrap();
     let nights = store.nights("hn", None).unwrap();
@@ -508,6 +512,51 @@ fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
         .collect();
     assert_eq!(recorded, expected, "each task's hash is on record");
     assert_eq!(nights[0].status, "ok");
+}
+
+/// A night's task cook was cooked in the task's environment and verified by the task's own
+/// verifier: each participant has the reward test.sh wrote (`verification/<p>/reward.json`,
+/// made from the task's hash), the sealed record of what it changed in the workdir, and
+/// summary.json carries each reward as `report` does after `cook`.
+fn night_task_rewards(dir: &Path, name: &str, output: &std::process::Output) {
+    let summary: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(dir.join("summary.json")).unwrap()).unwrap();
+    let rows = summary["task_reward"]["participants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: no task_reward in summary.json: {summary:#}"));
+    let mut seen: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["participant"].as_str())
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, ["a", "b"], "{name}: {summary:#}");
+    for row in rows {
+        let who = row["participant"].as_str().unwrap();
+        let path = dir.join(format!("verification/{who}/reward.json"));
+        let verdict: serde_json::Value = serde_json::from_slice(
+            &fs_err::read(&path).unwrap_or_else(|e| panic!("{name}/{who}: {e}\n{}", show(output))),
+        )
+        .unwrap();
+        let reward = verdict["reward"].as_f64().unwrap_or_else(|| {
+            panic!("{name}/{who}: the task's verifier gave no reward: {verdict:#}")
+        });
+        assert!((0.0..=1.0).contains(&reward), "{name}/{who}: {verdict:#}");
+        let hash = multicooker::harbor::load(&task(name))
+            .unwrap()
+            .hash()
+            .to_owned();
+        assert_eq!(verdict["task_hash"], hash.as_str(), "{name}/{who}");
+        assert_eq!(
+            row["reward"].as_f64(),
+            Some(reward),
+            "{name}/{who}: {summary:#}"
+        );
+        assert!(
+            dir.join(format!("judging/_inbox/{who}/out/CHANGES.md"))
+                .is_file(),
+            "{name}/{who}: what it changed in the task's workdir is sealed for the jury"
+        );
+    }
 }
 
 /// A `briefs:` entry that is neither a template nor a Harbor task (or dataset) is named with
