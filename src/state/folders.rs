@@ -129,7 +129,7 @@ mod tests {
         fs_err::write(cook.join("summary.json"), "{}").unwrap();
         fs_err::write(cook.join("notes.txt"), "x").unwrap();
         let listed: Vec<PathBuf> = cook_dirs(root.path()).collect();
-        assert_eq!(listed, [cook.clone()]);
+        assert_eq!(listed, std::slice::from_ref(&cook));
         remove_cook(&cook, true).unwrap();
         assert!(cook.join("brief.yaml").is_file() && cook.join("summary.json").is_file());
         assert!(!cook.join("work").exists() && !cook.join("notes.txt").exists());

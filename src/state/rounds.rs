@@ -114,7 +114,8 @@ mod tests {
             ("d".to_owned(), entry(4, "v")),
         ]
         .into();
-        let seen: Vec<(&str, &str, Option<u64>, Option<u64>)> = changes(&before, &after)
+        let found = changes(&before, &after);
+        let seen: Vec<(&str, &str, Option<u64>, Option<u64>)> = found
             .iter()
             .map(|c| (c.kind, c.path.as_str(), c.bytes_before, c.bytes_after))
             .collect();
