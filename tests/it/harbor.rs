@@ -512,6 +512,13 @@ fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
         .collect();
     assert_eq!(recorded, expected, "each task's hash is on record");
     assert_eq!(nights[0].status, "ok");
+    // The rewards the tasks' verifiers gave reach the night's record, pooled over the tasks.
+    let pooled: Vec<(&str, u64, usize)> = nights[0]
+        .task_rewards
+        .iter()
+        .map(|r| (r.participant.as_str(), r.trials, r.tasks))
+        .collect();
+    assert_eq!(pooled, [("a", 3, 3), ("b", 3, 3)], "{}", show(&output));
 }
 
 /// A night's task cook was cooked in the task's environment and verified by the task's own
