@@ -13,30 +13,7 @@ use crate::settings;
 
 pub(super) async fn run(args: &BuildBaseArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
-    let flavors: Vec<String> = if args.flavors.is_empty() {
-        KNOWN_FLAVORS
-            .iter()
-            .filter(|f| crate::flavor::has_image(f))
-            .map(|f| (*f).to_owned())
-            .collect()
-    } else {
-        args.flavors.clone()
-    };
-    if let Some(unknown) = flavors.iter().find(|f| !crate::flavor::has_image(f)) {
-        return Err(UserError::new(
-            format!("no packaged image for flavor `{unknown}`"),
-            format!(
-                "packaged flavors: {}; a cook's own flavors are built by `cook`",
-                KNOWN_FLAVORS
-                    .iter()
-                    .filter(|f| crate::flavor::has_image(f))
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-        .into());
-    }
+    let flavors = flavors_to_build(args)?;
     let specs = images::base_specs(&flavors, None, &session.image_settings()?)?;
     let (runtime, _) = connect(&session).await?;
     let mut results = Vec::new();
@@ -73,4 +50,29 @@ pub(super) async fn run(args: &BuildBaseArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::Precondition
     })
+}
+
+/// The flavors asked for, or every packaged one; a flavor without a packaged image is refused.
+fn flavors_to_build(args: &BuildBaseArgs) -> Result<Vec<String>, UserError> {
+    let packaged = || {
+        KNOWN_FLAVORS
+            .iter()
+            .filter(|f| crate::flavor::has_image(f))
+            .copied()
+    };
+    let flavors: Vec<String> = if args.flavors.is_empty() {
+        packaged().map(str::to_owned).collect()
+    } else {
+        args.flavors.clone()
+    };
+    if let Some(unknown) = flavors.iter().find(|f| !crate::flavor::has_image(f)) {
+        return Err(UserError::new(
+            format!("no packaged image for flavor `{unknown}`"),
+            format!(
+                "packaged flavors: {}; a cook's own flavors are built by `cook`",
+                packaged().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(flavors)
 }

@@ -1,7 +1,7 @@
 //! `multicooker clean <task> | --all`: removes engine objects by label (cells first, then
 //! networks, volumes, images). `--all` sweeps every cook of this root (`--root`), including
-//! objects a killed run left behind, and login snapshots a killed run left in `.auth/`.
-//! Results in the cook folder are never touched.
+//! objects a killed run left behind, and login snapshots a killed run left in `.auth/`
+//! (`state::folders`). Results in the cook folder are never touched.
 
 use std::path::PathBuf;
 
@@ -10,44 +10,16 @@ use serde_json::json;
 use super::connect;
 use crate::cli::CleanArgs;
 use crate::error::{ExitCode, UserError};
-use crate::runtime::{LABEL_ROOT, ObjectKind, ObjectRef, Selector};
-use crate::settings;
+use crate::output::Printer;
+use crate::runtime::{LABEL_ROOT, ObjectKind, ObjectRef, Runtime, Selector};
+use crate::settings::{self, Session};
+use crate::state::folders::{cook_dirs, remove_login_snapshots};
 use crate::state::{StateError, check_task_name};
 
 pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let printer = session.printer;
-    let mut cook_dirs: Vec<PathBuf> = Vec::new();
-    let selector = match (&args.task, args.all) {
-        (_, true) => {
-            cook_dirs.extend(
-                std::fs::read_dir(&session.root)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.join("brief.yaml").is_file()),
-            );
-            Selector::any_cook().with(LABEL_ROOT, &session.root_id())
-        }
-        (Some(task), false) => {
-            match session.find_cook(task) {
-                Ok(paths) => {
-                    cook_dirs.push(paths.dir().to_path_buf());
-                    Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id())
-                }
-                Err(StateError::NoCook { .. }) => {
-                    check_task_name(task)?;
-                    printer.info(&format!("no cook folder `{task}` under `{}`; removing engine objects labelled with it", session.root.display()));
-                    Selector::cook(task).with(LABEL_ROOT, &session.root_id())
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        (None, false) => {
-            return Err(UserError::new("nothing to clean", "pass a task, or --all").into());
-        }
-    };
+    let (selector, cook_dirs) = what_to_clean(&session, args)?;
     let (runtime, _) = connect(&session).await?;
     let mut objects = runtime.list(&selector).await?;
     if args.base_images {
@@ -61,24 +33,7 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
         ObjectKind::Volume => 2,
         ObjectKind::Image => 3,
     });
-    let mut removed: Vec<&ObjectRef> = Vec::new();
-    let mut failed = Vec::new();
-    for object in &objects {
-        if args.dry_run {
-            printer.data(&format!("would remove {object}"));
-            continue;
-        }
-        match runtime.remove(object).await {
-            Ok(()) => {
-                printer.detail(&format!("removed {object}"));
-                removed.push(object);
-            }
-            Err(error) => {
-                printer.warn(&format!("could not remove {object}: {error}"));
-                failed.push(object.to_string());
-            }
-        }
-    }
+    let (removed, mut failed) = remove_objects(&*runtime, &objects, args.dry_run, printer).await;
     let snapshots = remove_login_snapshots(&cook_dirs, args.dry_run, &mut failed);
     for snapshot in &snapshots {
         if args.dry_run {
@@ -94,8 +49,7 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     printer.json(&json!({"dry_run": args.dry_run, "objects": names, "login_snapshots": snapshots, "failed": failed}));
     if !args.dry_run {
         printer.data(&format!(
-            "removed {} engine object(s) and {} login snapshot(s); results were not touched",
-            removed.len(),
+            "removed {removed} engine object(s) and {} login snapshot(s); results were not touched",
             snapshots.len()
         ));
     }
@@ -106,52 +60,59 @@ pub(super) async fn run(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Login snapshots a killed run left in `<cook>/.auth/` (a finished cell's is already gone).
-fn remove_login_snapshots(
-    cook_dirs: &[PathBuf],
-    dry_run: bool,
-    failed: &mut Vec<String>,
-) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for dir in cook_dirs {
-        let auth = dir.join(".auth");
-        let Ok(entries) = std::fs::read_dir(&auth) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if !dry_run && let Err(error) = crate::fsx::remove_tree(&path) {
-                failed.push(format!("{}: {error}", path.display()));
-                continue;
+/// The labels of the objects to remove, and the cook folders whose login snapshots go too.
+fn what_to_clean(session: &Session, args: &CleanArgs) -> anyhow::Result<(Selector, Vec<PathBuf>)> {
+    match (&args.task, args.all) {
+        (_, true) => Ok((
+            Selector::any_cook().with(LABEL_ROOT, &session.root_id()),
+            cook_dirs(&session.root).collect(),
+        )),
+        (Some(task), false) => {
+            match session.find_cook(task) {
+                Ok(paths) => Ok((
+                    Selector::cook(paths.name()).with(LABEL_ROOT, &paths.root_id()),
+                    vec![paths.dir().to_path_buf()],
+                )),
+                Err(StateError::NoCook { .. }) => {
+                    check_task_name(task)?;
+                    session.printer.info(&format!("no cook folder `{task}` under `{}`; removing engine objects labelled with it", session.root.display()));
+                    Ok((
+                        Selector::cook(task).with(LABEL_ROOT, &session.root_id()),
+                        Vec::new(),
+                    ))
+                }
+                Err(e) => Err(e.into()),
             }
-            found.push(path);
         }
-        if !dry_run {
-            let _ = std::fs::remove_dir(&auth);
-        }
+        (None, false) => Err(UserError::new("nothing to clean", "pass a task, or --all").into()),
     }
-    found
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leftover_login_snapshots_are_removed_and_results_kept() {
-        let root = tempfile::tempdir().unwrap();
-        let cook = root.path().join("251122-a");
-        fs_err::create_dir_all(cook.join(".auth/p-x/claude")).unwrap();
-        fs_err::write(cook.join(".auth/p-x/claude/.credentials.json"), "{}").unwrap();
-        fs_err::write(cook.join("RUN_RESULT.json"), "{}").unwrap();
-        let mut failed = Vec::new();
-        let dry = remove_login_snapshots(std::slice::from_ref(&cook), true, &mut failed);
-        assert_eq!(dry, [cook.join(".auth/p-x")]);
-        assert!(cook.join(".auth/p-x/claude/.credentials.json").is_file());
-        let removed = remove_login_snapshots(std::slice::from_ref(&cook), false, &mut failed);
-        assert_eq!(removed, dry);
-        assert!(failed.is_empty());
-        assert!(!cook.join(".auth").exists());
-        assert!(cook.join("RUN_RESULT.json").is_file());
+/// Removes the objects in order (or, with `dry_run`, says it would); how many were removed,
+/// and the ones that could not be.
+async fn remove_objects(
+    runtime: &dyn Runtime,
+    objects: &[ObjectRef],
+    dry_run: bool,
+    printer: Printer,
+) -> (usize, Vec<String>) {
+    let mut removed = 0;
+    let mut failed = Vec::new();
+    for object in objects {
+        if dry_run {
+            printer.data(&format!("would remove {object}"));
+            continue;
+        }
+        match runtime.remove(object).await {
+            Ok(()) => {
+                printer.detail(&format!("removed {object}"));
+                removed += 1;
+            }
+            Err(error) => {
+                printer.warn(&format!("could not remove {object}: {error}"));
+                failed.push(object.to_string());
+            }
+        }
     }
+    (removed, failed)
 }

@@ -8,11 +8,12 @@ use crate::cell::names::Names;
 use crate::cell::plan::CellPlan;
 use crate::cell::stage;
 use crate::cli::TaskArgs;
+use crate::cook::RunSettings;
 use crate::creds::CellLogin;
 use crate::error::ExitCode;
-use crate::runtime::{Labels, NetworkSpec, compose};
+use crate::runtime::{Labels, NetworkSpec, Runtime, compose};
 use crate::settings::{self, run_settings};
-use crate::state::Role;
+use crate::state::{CookPaths, Role};
 
 pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
@@ -30,73 +31,10 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     )?;
     let names = Names::for_paths(&paths);
     let plans = plans(&*runtime, &paths, &names, brief, &settings)?;
-    let egress = EgressContext {
-        tools_image: crate::cell::images::base_specs(
-            &["dummy".to_owned()],
-            None,
-            &settings.cells.images,
-        )?
-        .remove(0)
-        .tag,
-        network: Some(
-            settings
-                .cells
-                .egress
-                .network
-                .clone()
-                .unwrap_or_else(|| format!("{}-egress", names.project())),
-        ),
-        direct: settings.cells.egress.canary_direct.clone(),
-    };
-    let egress_network = NetworkSpec {
-        name: egress.network.clone().unwrap_or_default(),
-        labels: Labels::new(paths.name(), "network")
-            .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
-        internal: false,
-        isolated: true,
-    };
+    let egress = egress_context(&paths, &names, &settings)?;
     let mut cells = Vec::new();
-    for mut plan in plans {
-        // Logins are snapshotted at run time; their area is there whenever the flavor has one.
-        if !crate::creds::members(&plan.flavor).is_empty() {
-            plan.files.login = Some(CellLogin { files: Vec::new() });
-        }
-        let role = if plan.role == Role::Judge {
-            "judge"
-        } else {
-            "participant"
-        };
-        let own = plan.network.clone();
-        if matches!(plan.egress, crate::cell::plan::Egress::Proxy { .. }) {
-            // The very spec the engine gets; the engine then connects it to the cell's network.
-            let proxy = proxy_spec(&plan, &egress);
-            let mut networks = vec![egress_network.clone()];
-            networks.extend(own.clone());
-            cells.push(compose::Service {
-                name: format!("proxy-{}", plan.actor),
-                program: program_of(&*runtime, &proxy, "dummy", &paths, &settings.cells.images)
-                    .await?,
-                spec: proxy,
-                networks,
-            });
-        }
-        let staging = stage::prepare(&plan.files, settings.cells.user, plan.spec.init.launch)?;
-        let mut spec = plan.spec.clone();
-        spec.areas = staging.areas;
-        spec.init.hold = !plan.files.writable.is_empty();
-        cells.push(compose::Service {
-            name: format!("{role}-{}", plan.actor),
-            program: program_of(
-                &*runtime,
-                &spec,
-                &plan.flavor,
-                &paths,
-                &settings.cells.images,
-            )
-            .await?,
-            spec,
-            networks: own.into_iter().collect(),
-        });
+    for plan in plans {
+        cells.extend(services(&*runtime, &paths, &settings, &egress, plan).await?);
     }
     let document = compose::document(names.project(), &cells);
     let yaml = format!(
@@ -115,6 +53,86 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         dir.join("compose.yaml").display()
     ));
     Ok(ExitCode::Success)
+}
+
+/// The egress a proxied cell gets (the tools image, the outside network, the canary's direct
+/// address) and the outside network's spec.
+fn egress_context(
+    paths: &CookPaths,
+    names: &Names,
+    settings: &RunSettings,
+) -> anyhow::Result<(EgressContext, NetworkSpec)> {
+    let egress = EgressContext {
+        tools_image: crate::cell::images::base_specs(
+            &["dummy".to_owned()],
+            None,
+            &settings.cells.images,
+        )?
+        .remove(0)
+        .tag,
+        network: Some(
+            settings
+                .cells
+                .egress
+                .network
+                .clone()
+                .unwrap_or_else(|| format!("{}-egress", names.project())),
+        ),
+        direct: settings.cells.egress.canary_direct.clone(),
+    };
+    let network = NetworkSpec {
+        name: egress.network.clone().unwrap_or_default(),
+        labels: Labels::new(paths.name(), "network")
+            .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
+        internal: false,
+        isolated: true,
+    };
+    Ok((egress, network))
+}
+
+/// One cell's services: its proxy (when it has one), then the cell itself.
+async fn services(
+    runtime: &dyn Runtime,
+    paths: &CookPaths,
+    settings: &RunSettings,
+    (egress, egress_network): &(EgressContext, NetworkSpec),
+    mut plan: CellPlan,
+) -> anyhow::Result<Vec<compose::Service>> {
+    let images = &settings.cells.images;
+    // Logins are snapshotted at run time; their area is there whenever the flavor has one.
+    if !crate::creds::members(&plan.flavor).is_empty() {
+        plan.files.login = Some(CellLogin { files: Vec::new() });
+    }
+    let role = if plan.role == Role::Judge {
+        "judge"
+    } else {
+        "participant"
+    };
+    let own = plan.network.clone();
+    let mut services = Vec::new();
+    if matches!(plan.egress, crate::cell::plan::Egress::Proxy { .. }) {
+        // The very spec the engine gets; the engine then connects it to the cell's network.
+        let proxy = proxy_spec(&plan, egress);
+        let mut networks = vec![egress_network.clone()];
+        networks.extend(own.clone());
+        services.push(compose::Service {
+            name: format!("proxy-{}", plan.actor),
+            program: program_of(runtime, &proxy, "dummy", paths, images).await?,
+            spec: proxy,
+            networks,
+        });
+    }
+    let staging = stage::prepare(&plan.files, settings.cells.user, plan.spec.init.launch)?;
+    let mut spec = plan.spec.clone();
+    spec.areas = staging.areas;
+    spec.init.hold = !plan.files.writable.is_empty();
+    services.push(compose::Service {
+        name: format!("{role}-{}", plan.actor),
+        program: program_of(runtime, &spec, &plan.flavor, paths, images).await?,
+        spec,
+        networks: own.into_iter().collect(),
+    });
+    Ok(services)
 }
 
 /// Every cell of the cook, each pointed at the image it would run, as `cook` and `judge` point

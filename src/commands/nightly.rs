@@ -439,6 +439,10 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
     if record.estimates.iter().any(|e| e.lo.is_some()) {
         printer.data(&format!("  {}", crate::report::NIGHT_CONDITIONING));
     }
+    let rewards = serde_json::to_value(&record.task_rewards).unwrap_or_default();
+    if let Some(line) = crate::nightly::rewards::text_line(&rewards) {
+        printer.data(&format!("  {line}"));
+    }
     let spend = crate::nightly::budget::spend_json(&record.spend);
     for line in crate::nightly::budget::spend_lines(&spend) {
         printer.data(&line);
@@ -486,6 +490,7 @@ pub(super) fn webhook_body(record: &crate::nightly::store::NightRecord) -> Value
         "method": record.method,
         "ranking": record.estimates.iter().map(|e| json!({"participant": e.participant, "estimate": e.estimate, "lo": e.lo, "hi": e.hi, "scored_cells": e.scored_cells, "cells": e.cells})).collect::<Vec<_>>(),
         "tied_groups": record.tied_groups,
+        "task_rewards": record.task_rewards,
     })
 }
 

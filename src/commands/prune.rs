@@ -1,4 +1,5 @@
-//! `multicooker prune --older-than DAYS`: removes cooks nobody has touched for that long.
+//! `multicooker prune --older-than DAYS`: removes cooks nobody has touched for that long
+//! (`state::folders` lists them, dates them and removes them).
 //!
 //! Fixes the reference's hazards (docs/BEHAVIOR.md §10.25): a cook some process is running on is
 //! never pruned, `--older-than` must be more than 0 (prune never means "everything"), and
@@ -13,37 +14,9 @@ use serde_json::json;
 use super::connect;
 use crate::cli::PruneArgs;
 use crate::error::{ExitCode, UserError};
-use crate::runtime::{LABEL_ROOT, ObjectKind, Selector};
-use crate::settings;
-
-/// What `--keep-results` keeps.
-const RESULTS: &[&str] = &[
-    "brief.yaml",
-    "BRIEF.md",
-    "JUDGE_BRIEF.md",
-    "RUN.json",
-    "RUN_RESULT.json",
-    "JUDGE_RESULT.json",
-    "status.json",
-    "events.jsonl",
-    "leaderboard.md",
-    "leaderboard.html",
-    "summary.json",
-    "artifacts.json",
-];
-
-/// The last time anything in the cook folder's top level changed.
-fn last_activity(cook: &Path) -> SystemTime {
-    let mut latest = std::fs::metadata(cook)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH);
-    for entry in std::fs::read_dir(cook).into_iter().flatten().flatten() {
-        if let Ok(modified) = entry.metadata().and_then(|m| m.modified()) {
-            latest = latest.max(modified);
-        }
-    }
-    latest
-}
+use crate::runtime::{LABEL_ROOT, ObjectKind, Selector, SharedRuntime};
+use crate::settings::{self, Session};
+use crate::state::folders::{cook_dirs, last_activity, remove_cook};
 
 pub(super) async fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
@@ -56,13 +29,7 @@ pub(super) async fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
     }
     let limit = Duration::from_secs_f64(args.older_than * 86_400.0);
     let now = SystemTime::now();
-    let mut cooks: Vec<PathBuf> = std::fs::read_dir(&session.root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("brief.yaml").is_file())
-        .collect();
+    let mut cooks: Vec<PathBuf> = cook_dirs(&session.root).collect();
     cooks.sort();
     let printer = session.printer;
     let mut pruned = Vec::new();
@@ -87,32 +54,14 @@ pub(super) async fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
         let days = age.as_secs_f64() / 86_400.0;
         if args.dry_run {
             printer.data(&format!("would prune {name} (idle {days:.1} days)"));
-            pruned.push(name);
-            continue;
-        }
-        if runtime.is_none() {
-            runtime = Some(connect(&session).await?.0);
-        }
-        let engine = runtime.as_ref().expect("connected above");
-        let selector = Selector::cook(&name).with(LABEL_ROOT, &session.root_id());
-        let mut objects = engine.list(&selector).await?;
-        objects.retain(|o| args.prune_images || o.kind != ObjectKind::Image);
-        objects.sort_by_key(|o| o.kind);
-        for object in &objects {
-            if let Err(error) = engine.remove(object).await {
-                printer.warn(&format!("could not remove {object}: {error}"));
+        } else {
+            if runtime.is_none() {
+                runtime = Some(connect(&session).await?.0);
+            }
+            if let Some(engine) = &runtime {
+                prune(&session, engine, (&cook, &name), days, args).await?;
             }
         }
-        remove_cook(&cook, args.keep_results)?;
-        printer.data(&format!(
-            "pruned {name} (idle {days:.1} days, {} engine object(s){})",
-            objects.len(),
-            if args.keep_results {
-                ", results kept"
-            } else {
-                ""
-            }
-        ));
         pruned.push(name);
     }
     printer.json(&json!({"dry_run": args.dry_run, "pruned": pruned, "kept_running": kept_running, "older_than_days": args.older_than}));
@@ -126,23 +75,35 @@ pub(super) async fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// Deletes a cook folder, or with `keep_results` everything but its results and briefs.
-fn remove_cook(cook: &Path, keep_results: bool) -> std::io::Result<()> {
-    if !keep_results {
-        return crate::fsx::remove_tree(cook);
-    }
-    for entry in fs_err::read_dir(cook)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if RESULTS.contains(&name.as_str()) {
-            continue;
+/// Removes one idle cook's engine objects (its images only with `--prune-images`), then its
+/// folder (or all but its results), and says so.
+async fn prune(
+    session: &Session,
+    engine: &SharedRuntime,
+    (cook, name): (&Path, &str),
+    days: f64,
+    args: &PruneArgs,
+) -> anyhow::Result<()> {
+    let selector = Selector::cook(name).with(LABEL_ROOT, &session.root_id());
+    let mut objects = engine.list(&selector).await?;
+    objects.retain(|o| args.prune_images || o.kind != ObjectKind::Image);
+    objects.sort_by_key(|o| o.kind);
+    for object in &objects {
+        if let Err(error) = engine.remove(object).await {
+            session
+                .printer
+                .warn(&format!("could not remove {object}: {error}"));
         }
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            crate::fsx::remove_tree(&path)?;
+    }
+    remove_cook(cook, args.keep_results)?;
+    session.printer.data(&format!(
+        "pruned {name} (idle {days:.1} days, {} engine object(s){})",
+        objects.len(),
+        if args.keep_results {
+            ", results kept"
         } else {
-            fs_err::remove_file(&path)?;
+            ""
         }
-    }
+    ));
     Ok(())
 }

@@ -66,6 +66,7 @@ pub fn history_json(name: &str, store: &std::path::Path, nights: &[NightRecord])
             "changes": previous.map(|p| changes(p, night)).unwrap_or_default(),
             "change_design": design,
             "pass_rates": night.pass_rates,
+            "task_rewards": night.task_rewards,
             "spend": super::budget::spend_json(&night.spend),
         }));
     }
@@ -406,6 +407,7 @@ pub fn history_text(document: &Value) -> Vec<String> {
         if !rates.is_empty() {
             lines.push(format!("    hidden tests: {}", rates.join(", ")));
         }
+        lines.extend(super::rewards::text_line(&night["task_rewards"]).map(|l| format!("    {l}")));
         for change in night["changes"].as_array().into_iter().flatten() {
             lines.push(change_line(change));
         }

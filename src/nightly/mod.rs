@@ -9,6 +9,7 @@ pub mod config;
 mod history;
 pub mod pass_rates;
 pub mod pool;
+pub mod rewards;
 pub mod store;
 
 pub use history::{changes, history_json, history_text};
@@ -241,9 +242,11 @@ pub fn fold(
     let mut comparisons = Vec::new();
     let mut run_results = Vec::new();
     let mut pass_counts = Vec::new();
+    let mut trials = Vec::new();
     for cook in cooks {
         let summary = read(&cook.dir.join("summary.json"));
         pass_counts.extend(pass_rates::cook_pass_counts(cook.brief, &summary, &names));
+        trials.extend(rewards::cook_trials(cook.brief, &summary, &names));
         let run = read(&cook.dir.join("RUN_RESULT.json"));
         cells.extend(cook_cells(nightly, cook, &summary, &run, &names));
         if pairwise {
@@ -300,6 +303,7 @@ pub fn fold(
         estimates: pooled.estimates,
         pass_rates: pass_rates::pool_pass_rates(&names, &pass_counts, nightly.briefs.len()),
         spend: spend_records(nightly, cooks),
+        task_rewards: rewards::pool_rewards(&names, &trials, nightly.briefs.len()),
     }
 }
 

@@ -71,6 +71,7 @@ fn night(name: &str, cells: Vec<CellRecord>) -> NightRecord {
         cells,
         pass_rates: Vec::new(),
         spend: Vec::new(),
+        task_rewards: Vec::new(),
     }
 }
 

@@ -114,12 +114,20 @@ fn latest_ranking(nights: &[Value], night: &Value, out: &mut String) {
     let tests = night["pass_rates"]
         .as_array()
         .is_some_and(|r| !r.is_empty());
+    let rewards = night["task_rewards"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty());
     let _ = write!(
         out,
-        "<h2>Latest night: {}</h2>\n<div class=\"scroll\"><table id=\"latest\"><thead><tr><th class=\"num\">Rank</th><th>Participant</th><th class=\"num\">Score %</th><th class=\"num\">95 % interval</th><th class=\"fold\">0 — 100</th><th>Group</th>{}<th class=\"num\">Cells scored</th></tr></thead><tbody>\n",
+        "<h2>Latest night: {}</h2>\n<div class=\"scroll\"><table id=\"latest\"><thead><tr><th class=\"num\">Rank</th><th>Participant</th><th class=\"num\">Score %</th><th class=\"num\">95 % interval</th><th class=\"fold\">0 — 100</th><th>Group</th>{}{}<th class=\"num\">Cells scored</th></tr></thead><tbody>\n",
         text(&night["night"]),
         if tests {
             "<th class=\"num\">Tests %</th>"
+        } else {
+            ""
+        },
+        if rewards {
+            "<th class=\"num\">Task reward %</th>"
         } else {
             ""
         }
@@ -145,30 +153,11 @@ fn latest_ranking(nights: &[Value], night: &Value, out: &mut String) {
         } else {
             ""
         };
-        let test_cell = if tests {
-            let rate = night["pass_rates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|r| r["participant"] == name);
-            format!(
-                "<td class=\"num\">{}</td>",
-                rate.map_or_else(
-                    || "–".to_owned(),
-                    |r| format!(
-                        "{} <small>({}–{})</small>",
-                        num(&r["estimate"], 1),
-                        num(&r["lo"], 0),
-                        num(&r["hi"], 0)
-                    )
-                )
-            )
-        } else {
-            String::new()
-        };
+        let test_cell = rate_cell(tests, &night["pass_rates"], name);
+        let reward_cell = rate_cell(rewards, &night["task_rewards"], name);
         let _ = writeln!(
             out,
-            "<tr data-participant=\"{pe}\"><td class=\"num\">{}</td><th scope=\"row\"><span class=\"swatch\" style=\"background:{colour}\"></span>{pe}{incomplete}</th><td class=\"num\"><b>{}</b></td><td class=\"num\">{interval}</td><td class=\"fold\">{}</td><td>{}</td>{test_cell}<td class=\"num\">{}/{}</td></tr>",
+            "<tr data-participant=\"{pe}\"><td class=\"num\">{}</td><th scope=\"row\"><span class=\"swatch\" style=\"background:{colour}\"></span>{pe}{incomplete}</th><td class=\"num\"><b>{}</b></td><td class=\"num\">{interval}</td><td class=\"fold\">{}</td><td>{}</td>{test_cell}{reward_cell}<td class=\"num\">{}/{}</td></tr>",
             if rank.is_empty() {
                 "–".to_owned()
             } else {
@@ -193,6 +182,36 @@ fn latest_ranking(nights: &[Value], night: &Value, out: &mut String) {
     if let Some(conditioning) = night["conditioning"].as_str() {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(conditioning));
     }
+}
+
+/// A pooled rate's cell (hidden tests' pass rate or the tasks' mean reward): the estimate with
+/// its interval, `–` without one; nothing when the night has no such column.
+fn rate_cell(shown: bool, rates: &Value, participant: &str) -> String {
+    if !shown {
+        return String::new();
+    }
+    let rate = rates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["participant"] == participant)
+        .filter(|r| r["estimate"].is_number());
+    let value = rate.map_or_else(
+        || "–".to_owned(),
+        |r| {
+            if r["lo"].is_number() && r["hi"].is_number() {
+                format!(
+                    "{} <small>({}–{})</small>",
+                    num(&r["estimate"], 1),
+                    num(&r["lo"], 0),
+                    num(&r["hi"], 0)
+                )
+            } else {
+                num(&r["estimate"], 1)
+            }
+        },
+    );
+    format!("<td class=\"num\">{value}</td>")
 }
 
 /// `A`, `B` … for the night's tied groups (groups of one say `alone`).

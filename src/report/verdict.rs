@@ -133,6 +133,23 @@ pub fn of_night(night: &Value) -> Option<String> {
     if !rates.is_empty() {
         text.push_str(&format!(" Hidden tests passed: {}.", rates.join(", ")));
     }
+    let rewards: Vec<String> = night["task_rewards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            Some(format!(
+                "{} {:.0} % ({}/{} full)",
+                r["participant"].as_str()?,
+                r["estimate"].as_f64()?,
+                r["passed"].as_u64()?,
+                r["trials"].as_u64()?
+            ))
+        })
+        .collect();
+    if !rewards.is_empty() {
+        text.push_str(&format!(" Mean task reward: {}.", rewards.join(", ")));
+    }
     Some(text)
 }
 
@@ -426,6 +443,22 @@ mod tests {
         assert_eq!(
             of_night(&night).unwrap(),
             "No clear leader: a (70.0 %) and b (60.0 %) could each be first; the paired tests do not separate them because with only 2 briefs the intervals are wide and the gaps between them are smaller. Hidden tests passed: a 3/6 (50 %)."
+        );
+    }
+
+    #[test]
+    fn a_night_of_tasks_gives_the_mean_reward_and_skips_one_without_any() {
+        let night = json!({"briefs": 3, "participants": [
+            {"participant": "a", "estimate": 70.0, "lo": 65.0, "hi": 75.0, "rank": 1, "rank_best": 1, "rank_worst": 1},
+            {"participant": "b", "estimate": 40.0, "lo": 35.0, "hi": 45.0, "rank": 2, "rank_best": 2, "rank_worst": 2},
+        ], "task_rewards": [
+            {"participant": "a", "estimate": 66.666, "passed": 2, "trials": 3},
+            {"participant": "b", "estimate": null, "passed": 0, "trials": 0, "missing": 3},
+        ]});
+        let verdict = of_night(&night).unwrap();
+        assert!(
+            verdict.ends_with(" Mean task reward: a 67 % (2/3 full)."),
+            "{verdict}"
         );
     }
 }

@@ -5,9 +5,11 @@
 //! This module never talks to the engine and never decides outcomes; it records them.
 
 mod events;
+pub mod folders;
 mod lock;
 mod paths;
 pub mod results;
+pub mod rounds;
 mod status;
 pub mod verification;
 

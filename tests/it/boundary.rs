@@ -392,13 +392,18 @@ fn the_sandbox_probe_tries_the_configured_address_only() {
 /// go with it, and nothing of a cook is left on any path.
 #[test]
 fn a_cells_areas_are_labelled_volumes_that_go_with_it() {
-    let cook = TestCook::new("volumes", &dummy_brief(&[("a", "sleep:3")], ""));
+    // Long enough that a loaded machine still lists the areas while the cell runs (CI once
+    // listed them after a 3 s cell had ended and was being removed: two of three were gone).
+    let cook = TestCook::new("volumes", &dummy_brief(&[("a", "sleep:20")], ""));
     let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
     let during = cook.leftovers();
+    let still_running = fs_err::read_to_string(cook.dir().join("status.json"))
+        .is_ok_and(|s| s.contains("\"running\""));
     assert!(
         during.iter().filter(|o| o.starts_with("volume")).count() >= 3,
-        "input, out and control areas, labelled with the cook: {during:?}"
+        "input, out and control areas, labelled with the cook (cell still running: \
+         {still_running}): {during:?}"
     );
     assert!(child.wait().unwrap().success());
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());

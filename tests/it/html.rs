@@ -275,6 +275,8 @@ fn history_fixture() -> serde_json::Value {
             "caveat": "only 3 briefs: each interval is ±4.3 standard errors (2 degree(s) of freedom), so it is wide and only large gaps separate; more briefs narrow it fast",
             "changes": [], "cells": cells,
             "pass_rates": [{"participant": "claude-opus", "estimate": 83.3, "lo": 43.6, "hi": 97.0, "passed": 5, "counted": 6}],
+            "task_rewards": [{"participant": "claude-opus", "estimate": 66.7, "lo": 20.1, "hi": 100.0, "passed": 2, "trials": 3, "missing": 0, "tasks": 3},
+                             {"participant": "codex-high", "estimate": null, "lo": null, "hi": null, "passed": 0, "trials": 0, "missing": 3, "tasks": 0}],
         }));
     }
     json!({"nightly": "night-config", "nights": nights})
@@ -296,6 +298,11 @@ fn the_history_page_is_a_dashboard_that_fits_both_screens() {
         "one chart, a line per participant"
     );
     assert_eq!(html.matches("<svg class=\"trend\"").count(), 1);
+    assert!(
+        html.contains("<th class=\"num\">Task reward %</th>")
+            && html.contains("<td class=\"num\">66.7 <small>(20–100)</small></td>"),
+        "the tasks' pooled reward has its column, a participant without one a dash"
+    );
     for part in [
         "id=\"legend\"",
         "class=\"band\"",

@@ -9,11 +9,13 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::Serialize;
 
 mod pass_rates;
+mod task_rewards;
 
 pub use pass_rates::PassRateRecord;
+pub use task_rewards::TaskRewardRecord;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Each migration takes the store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -99,6 +101,7 @@ ALTER TABLE arms ADD COLUMN nodes TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE estimates ADD COLUMN rank_best INTEGER;
 ALTER TABLE estimates ADD COLUMN rank_single INTEGER;
 ",
+    task_rewards::MIGRATION,
 ];
 
 /// Why the store cannot be used.
@@ -270,6 +273,8 @@ pub struct NightRecord {
     pub pass_rates: Vec<PassRateRecord>,
     /// Spend against budget: the night's row, then one per arm (schema 6).
     pub spend: Vec<crate::nightly::budget::SpendRecord>,
+    /// Harbor task rewards pooled across tasks (tasks only; schema 8).
+    pub task_rewards: Vec<TaskRewardRecord>,
 }
 
 /// An open store.
@@ -413,6 +418,7 @@ impl Store {
             .map_err(sqlite)?;
         }
         pass_rates::put(&tx, id, &night.pass_rates).map_err(sqlite)?;
+        task_rewards::put(&tx, id, &night.task_rewards).map_err(sqlite)?;
         crate::nightly::budget::put(&tx, id, &night.spend).map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
         Ok(id)
@@ -453,6 +459,7 @@ impl Store {
                     estimates: Vec::new(),
                     pass_rates: Vec::new(),
                     spend: Vec::new(),
+                    task_rewards: Vec::new(),
                 })
             })
             .map_err(|e| self.sqlite(e))?;
@@ -553,6 +560,7 @@ impl Store {
             .collect::<Result<_, _>>()
             .map_err(sqlite)?;
         night.pass_rates = pass_rates::read(&self.connection, night.id).map_err(sqlite)?;
+        night.task_rewards = task_rewards::read(&self.connection, night.id).map_err(sqlite)?;
         night.spend = crate::nightly::budget::read(&self.connection, night.id).map_err(sqlite)?;
         Ok(())
     }

@@ -91,6 +91,17 @@ fn night(name: &str) -> NightRecord {
                 exhausted: 1,
             },
         ],
+        task_rewards: vec![TaskRewardRecord {
+            participant: "a".into(),
+            estimate: Some(75.0),
+            lo: None,
+            hi: Some(98.5),
+            passed: 3,
+            trials: 4,
+            missing: 1,
+            tasks: 2,
+            method: "task_mean+t".into(),
+        }],
     }
 }
 
@@ -130,6 +141,11 @@ fn nights_round_trip_and_a_night_stored_again_replaces_itself() {
         nights[1].pass_rates,
         night("x").pass_rates,
         "pass rates round-trip"
+    );
+    assert_eq!(
+        nights[1].task_rewards,
+        night("x").task_rewards,
+        "task rewards round-trip, a missing interval end as NULL"
     );
     assert_eq!(store.nights("n", Some(1)).unwrap()[0].night, "2026-11-22");
 }
