@@ -10,11 +10,40 @@ use crate::brief::{self, KNOWN_FLAVORS};
 use crate::cli::AddParticipantArgs;
 use crate::error::{ExitCode, UserError};
 use crate::settings;
+use crate::state::CookPaths;
 
 pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
     let paths = session.find_cook(&args.task)?;
-    let spec = args.participant.trim();
+    let (name, flavor) = parse_spec(&paths, args.participant.trim())?;
+    let path = paths.brief_yaml();
+    let loaded = brief::load(&path)?;
+    if loaded.brief.participant(name).is_some() {
+        return Err(UserError::new(
+            format!("participant `{name}` is already in `{}`", path.display()),
+            "pick another name",
+        )
+        .into());
+    }
+    let edited = edited_brief(&paths, name, flavor)?;
+    crate::fsx::write_atomic(&path, edited.as_bytes())?;
+    fs_err::create_dir_all(paths.work(name))?;
+    session
+        .printer
+        .json(&json!({"cook": paths.name(), "added": {"name": name, "flavor": flavor}}));
+    session.printer.data(&format!(
+        "added participant: {name} (flavor: {flavor}) → {}",
+        path.display()
+    ));
+    session.printer.info(&format!(
+        "next: multicooker cook {} --participants {name}",
+        paths.name()
+    ));
+    Ok(ExitCode::Success)
+}
+
+/// `NAME` or `NAME=FLAVOR` as (name, flavor), the flavor known or one of the cook's own.
+fn parse_spec<'a>(paths: &CookPaths, spec: &'a str) -> Result<(&'a str, &'a str), UserError> {
     let (name, flavor) = match spec.split_once('=') {
         Some((n, f)) => (n.trim(), f.trim()),
         None => (spec, spec),
@@ -23,8 +52,7 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
         return Err(UserError::new(
             format!("bad participant spec `{spec}`"),
             "use NAME or NAME=FLAVOR",
-        )
-        .into());
+        ));
     }
     let custom = crate::flavor::cook_flavors(paths.dir());
     if !KNOWN_FLAVORS.contains(&flavor) && !custom.iter().any(|c| c == flavor) {
@@ -35,18 +63,15 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
                 KNOWN_FLAVORS.join(", "),
                 paths.dir().display()
             ),
-        )
-        .into());
+        ));
     }
+    Ok((name, flavor))
+}
+
+/// brief.yaml's text with the participant added, checked as a brief (and by lint) before
+/// anything is written.
+fn edited_brief(paths: &CookPaths, name: &str, flavor: &str) -> anyhow::Result<String> {
     let path = paths.brief_yaml();
-    let loaded = brief::load(&path)?;
-    if loaded.brief.participant(name).is_some() {
-        return Err(UserError::new(
-            format!("participant `{name}` is already in `{}`", path.display()),
-            "pick another name",
-        )
-        .into());
-    }
     let text = fs_err::read_to_string(&path)?;
     let line = format!("{{name: {name}, flavor: {flavor}}}");
     let Some(edited) = insert_participant(&text, &line) else {
@@ -70,30 +95,13 @@ pub(super) fn run(args: &AddParticipantArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    refuse_lint(&paths, &reparsed.brief, name)?;
-    crate::fsx::write_atomic(&path, edited.as_bytes())?;
-    fs_err::create_dir_all(paths.work(name))?;
-    session
-        .printer
-        .json(&json!({"cook": paths.name(), "added": {"name": name, "flavor": flavor}}));
-    session.printer.data(&format!(
-        "added participant: {name} (flavor: {flavor}) → {}",
-        path.display()
-    ));
-    session.printer.info(&format!(
-        "next: multicooker cook {} --participants {name}",
-        paths.name()
-    ));
-    Ok(ExitCode::Success)
+    refuse_lint(paths, &reparsed.brief, name)?;
+    Ok(edited)
 }
 
 /// Refuses a participant the cook's lint would refuse for its network (`network: none` for a
 /// flavor that needs its model API), before brief.yaml is touched.
-fn refuse_lint(
-    paths: &crate::state::CookPaths,
-    brief: &brief::Brief,
-    name: &str,
-) -> anyhow::Result<()> {
+fn refuse_lint(paths: &CookPaths, brief: &brief::Brief, name: &str) -> anyhow::Result<()> {
     let mut findings = Vec::new();
     brief::lint_network::lint_network(paths.dir(), brief, &mut findings);
     let subject = format!("participant `{name}` ");

@@ -94,45 +94,10 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
     let mut brief = loaded.brief.clone();
     super::status::lint_gate(&paths, &brief)?;
-    let (name, flavor) = args
-        .chef
-        .split_once('=')
-        .map_or((args.chef.trim(), args.chef.trim()), |(n, f)| {
-            (n.trim(), f.trim())
-        });
-    if name.is_empty()
-        || !KNOWN_FLAVORS.contains(&flavor)
-            && !crate::flavor::cook_flavors(paths.dir())
-                .iter()
-                .any(|f| f == flavor)
-    {
-        return Err(UserError::new(
-            format!("bad --chef `{}`", args.chef),
-            format!(
-                "use NAME=FLAVOR with a known flavor ({})",
-                KNOWN_FLAVORS.join(", ")
-            ),
-        )
-        .into());
-    }
+    let (name, flavor) = parse_chef(&paths, &args.chef)?;
     check_existing(&paths, &brief, name, flavor, args.force)?;
     let _lock = crate::state::RunLock::acquire(paths.dir(), "chef")?;
-    let sources: Vec<String> = brief
-        .participants
-        .iter()
-        .filter(|p| p.name != name && paths.sealed(&p.name).join("out").is_dir())
-        .map(|p| p.name.clone())
-        .collect();
-    if sources.is_empty() {
-        return Err(UserError::new(
-            format!(
-                "no sealed output in `{}` for the chef to work from",
-                paths.inbox().display()
-            ),
-            format!("run `multicooker cook {}` first", paths.name()),
-        )
-        .into());
-    }
+    let sources = sources(&paths, &brief, name)?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let labels = prepare_input(&paths, name, &sources, seed)?;
     register(&paths, &mut brief, name, flavor, args.no_register)?;
@@ -156,15 +121,8 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
     });
     let overview = super::overview(&paths, &brief, Role::Participant, &[name.to_owned()]);
     let progress = Arc::new(session.printer.progress("chef", overview));
-    let outcome = cook::cook(
-        &runtime,
-        &paths,
-        &brief,
-        &[name.to_owned()],
-        &settings,
-        progress,
-    )
-    .await?;
+    let names = [name.to_owned()];
+    let outcome = cook::cook(&runtime, &paths, &brief, &names, &settings, progress).await?;
     report_leftovers(&session, &outcome.leftovers);
     let mut result = meta;
     result["finished_at"] = json!(now_iso());
@@ -183,6 +141,52 @@ pub(super) async fn run(args: &ChefArgs) -> anyhow::Result<ExitCode> {
     } else {
         Ok(ExitCode::NothingUsable)
     }
+}
+
+/// `--chef NAME[=FLAVOR]` as (name, flavor), the flavor known or one of the cook's own.
+fn parse_chef<'a>(paths: &CookPaths, chef: &'a str) -> Result<(&'a str, &'a str), UserError> {
+    let (name, flavor) = chef
+        .split_once('=')
+        .map_or((chef.trim(), chef.trim()), |(n, f)| (n.trim(), f.trim()));
+    if name.is_empty()
+        || !KNOWN_FLAVORS.contains(&flavor)
+            && !crate::flavor::cook_flavors(paths.dir())
+                .iter()
+                .any(|f| f == flavor)
+    {
+        return Err(UserError::new(
+            format!("bad --chef `{chef}`"),
+            format!(
+                "use NAME=FLAVOR with a known flavor ({})",
+                KNOWN_FLAVORS.join(", ")
+            ),
+        ));
+    }
+    Ok((name, flavor))
+}
+
+/// The participants with sealed output the chef works from (never the chef itself).
+fn sources(
+    paths: &CookPaths,
+    brief: &crate::brief::Brief,
+    chef: &str,
+) -> Result<Vec<String>, UserError> {
+    let sources: Vec<String> = brief
+        .participants
+        .iter()
+        .filter(|p| p.name != chef && paths.sealed(&p.name).join("out").is_dir())
+        .map(|p| p.name.clone())
+        .collect();
+    if sources.is_empty() {
+        return Err(UserError::new(
+            format!(
+                "no sealed output in `{}` for the chef to work from",
+                paths.inbox().display()
+            ),
+            format!("run `multicooker cook {}` first", paths.name()),
+        ));
+    }
+    Ok(sources)
 }
 
 /// A chef may reuse its own name only, and runs again only with `--force`.

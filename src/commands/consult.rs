@@ -20,17 +20,7 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     let brief = &loaded.brief;
     let target = review::target(&paths, brief, args.target.as_deref(), args.refine)?;
     let reviewers = review::reviewers(&args.reviewers, brief)?;
-    for reviewer in &reviewers {
-        if brief
-            .participant(&target)
-            .is_some_and(|t| t.flavor == reviewer.flavor)
-        {
-            session.printer.warn(&format!(
-                "reviewer `{}` has the candidate's flavor `{}`",
-                reviewer.name, reviewer.flavor
-            ));
-        }
-    }
+    warn_same_flavor(session.printer, brief, &target, &reviewers);
     let lock = crate::state::RunLock::acquire(paths.dir(), "consult")?;
     let (runtime, engine) = connect(&session).await?;
     let settings = run_settings(&session, brief, &engine, None, reviewers.len(), cancel)?.cells;
@@ -57,12 +47,7 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
     }
     let recorded = review::record(&paths, &target, &run.outputs)?;
     session.printer.json(&recorded.result);
-    for review in &run.outputs {
-        session.printer.data(&format!(
-            "{:<20} {:<12} {:.1}s",
-            review.name, review.status, review.duration_s
-        ));
-    }
+    print_reviews(session.printer, &run.outputs);
     let Some(feedback) = recorded.feedback else {
         session
             .printer
@@ -87,6 +72,36 @@ pub(super) async fn run(args: &ConsultArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+/// A reviewer of the candidate's own flavor is allowed, and said.
+fn warn_same_flavor(
+    printer: crate::output::Printer,
+    brief: &crate::brief::Brief,
+    target: &str,
+    reviewers: &[Actor],
+) {
+    for reviewer in reviewers {
+        if brief
+            .participant(target)
+            .is_some_and(|t| t.flavor == reviewer.flavor)
+        {
+            printer.warn(&format!(
+                "reviewer `{}` has the candidate's flavor `{}`",
+                reviewer.name, reviewer.flavor
+            ));
+        }
+    }
+}
+
+/// One line per reviewer: its name, how its cell ended, how long it took.
+fn print_reviews(printer: crate::output::Printer, outputs: &[review::Review]) {
+    for review in outputs {
+        printer.data(&format!(
+            "{:<20} {:<12} {:.1}s",
+            review.name, review.status, review.duration_s
+        ));
+    }
 }
 
 /// The progress display's overall line for the reviewers' cells.

@@ -9,6 +9,7 @@ use crate::brief::{self, KNOWN_FLAVORS};
 use crate::cli::NewArgs;
 use crate::error::{ExitCode, UserError};
 use crate::fsx::{self, CopyOptions};
+use crate::output::Printer;
 use crate::settings;
 use crate::state::{CookPaths, check_task_name, has_date_prefix, undated};
 
@@ -49,6 +50,27 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let staged = CookPaths::new(staging.path().join(&name));
     fs_err::create_dir_all(staged.dir())?;
     let harbor = args.from.as_deref().filter(|s| crate::harbor::is_task(s));
+    write_brief(args, harbor, &staged, &name)?;
+    let loaded = lay_out(&staged)?;
+    // Appear all at once: a half-made cook is never visible.
+    fs_err::rename(staged.dir(), paths.dir())?;
+    print_created(session.printer, &paths, &name, &loaded);
+    session.printer.info(&next_steps(
+        &paths,
+        &name,
+        args.from.is_some(),
+        harbor.is_some(),
+    ));
+    Ok(ExitCode::Success)
+}
+
+/// The cook's brief: from a Harbor task, copied from an example folder, or the template.
+fn write_brief(
+    args: &NewArgs,
+    harbor: Option<&Path>,
+    staged: &CookPaths,
+    name: &str,
+) -> anyhow::Result<()> {
     let participants = args.participants.clone();
     match (&args.from, harbor) {
         (_, Some(task)) => {
@@ -64,7 +86,7 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
                     brief::ORACLE_FLAVOR
                 ));
             }
-            brief::harbor::write_cook(task, staged.dir(), &name, &lines)?;
+            brief::harbor::write_cook(task, staged.dir(), name, &lines)?;
         }
         (_, None) if args.oracle => {
             return Err(UserError::new(
@@ -85,9 +107,14 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => {
             let specs = participants.unwrap_or_else(default_participants);
-            write_template(&staged, &name, &parse_specs(&specs)?)?;
+            write_template(staged, name, &parse_specs(&specs)?)?;
         }
     }
+    Ok(())
+}
+
+/// Checks the staged brief, then adds `raw/`, each participant's `work/` and `.gitignore`.
+fn lay_out(staged: &CookPaths) -> anyhow::Result<brief::Loaded> {
     let loaded = brief::load(&staged.brief_yaml())
         .map_err(|e| anyhow::Error::new(e).context("the new cook's brief.yaml is invalid"))?;
     fs_err::create_dir_all(staged.raw())?;
@@ -100,10 +127,11 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     if !staged.gitignore().exists() {
         fs_err::write(staged.gitignore(), GITIGNORE)?;
     }
-    // Appear all at once: a half-made cook is never visible.
-    fs_err::rename(staged.dir(), paths.dir())?;
+    Ok(loaded)
+}
 
-    let printer = session.printer;
+/// What was made: the folder, its participants, its Harbor task, the brief's warnings.
+fn print_created(printer: Printer, paths: &CookPaths, name: &str, loaded: &brief::Loaded) {
     let participants: Vec<String> = loaded
         .brief
         .participants
@@ -123,13 +151,6 @@ pub(super) fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     for warning in &loaded.warnings {
         printer.warn(warning);
     }
-    printer.info(&next_steps(
-        &paths,
-        &name,
-        args.from.is_some(),
-        harbor.is_some(),
-    ));
-    Ok(ExitCode::Success)
 }
 
 /// What to do next. A cook copied from an example already has its task and material (issue

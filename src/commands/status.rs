@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::cli::{CancelArgs, TaskArgs};
 use crate::error::{ExitCode, UserError};
 use crate::settings;
-use crate::state::{CellState, CookState, Role, Status, holder, read_status};
+use crate::state::{CellState, CookPaths, CookState, Holder, Role, Status, holder, read_status};
 
 /// States in which some process must be running.
 fn in_progress(state: CookState) -> bool {
@@ -104,15 +104,7 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let paths = session.find_cook(&args.task)?;
     let running = holder(paths.dir());
     let Some(status) = read_status(&paths) else {
-        session.printer.json(&json!({"cook": paths.name(), "state": null, "running": running.as_ref().map(|h| json!({"command": h.command, "pid": h.pid, "since": h.since}))}));
-        session.printer.data(&format!(
-            "{}: not cooked yet (no status.json)",
-            paths.name()
-        ));
-        session
-            .printer
-            .info(&format!("next: multicooker cook {}", paths.name()));
-        return Ok(ExitCode::Success);
+        return Ok(not_cooked(&session, &paths, running.as_ref()));
     };
     let interrupted = running.is_none() && in_progress(status.state);
     // After a crash, only the engine knows whether the run's cells still run.
@@ -131,10 +123,9 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         document["still_running"] = json!(names);
         document["overdue"] = json!(overdue);
     }
-    document["running"] = running.as_ref().map_or(
-        serde_json::Value::Null,
-        |h| json!({"command": h.command, "pid": h.pid, "since": h.since}),
-    );
+    document["running"] = running
+        .as_ref()
+        .map_or(serde_json::Value::Null, holder_json);
     document["interrupted"] = json!(interrupted);
     session.printer.json(&document);
     let printer = session.printer;
@@ -151,26 +142,7 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
             "running: `multicooker {}` (pid {}) since {}",
             h.command, h.pid, h.since
         )),
-        (None, true) => printer.data(&match &alive {
-            Some(Ok(names)) if names.is_empty() => "interrupted: no multicooker process runs on this cook any more, and none of its cells still runs".to_owned(),
-            Some(Ok(names)) if !overdue.is_empty() => format!(
-                "interrupted: no multicooker process runs on this cook any more, and {} of its cell(s) outlived their deadline (their init did not end them): {}; stop them now with `multicooker clean {}` (the next command on this cook removes them too)",
-                overdue.len(),
-                overdue.join(", "),
-                paths.name()
-            ),
-            Some(Ok(names)) => format!(
-                "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (its timeout and a grace), or stop them now with `multicooker clean {}`",
-                names.len(),
-                names.join(", "),
-                paths.name()
-            ),
-            Some(Err(e)) => format!(
-                "interrupted: no multicooker process runs on this cook any more; whether its cells still run is unknown (the engine could not be asked: {e:#}); they end at their deadline, or `multicooker clean {}` stops them",
-                paths.name()
-            ),
-            None => String::new(),
-        }),
+        (None, true) => printer.data(&interrupted_line(alive.as_ref(), &overdue, paths.name())),
         (None, false) => {}
     }
     cells(&status, interrupted, printer);
@@ -179,6 +151,56 @@ pub(super) async fn status(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         next_step(&status, interrupted, paths.name())
     ));
     Ok(ExitCode::Success)
+}
+
+/// The process holding the cook's lock, as JSON.
+fn holder_json(h: &Holder) -> serde_json::Value {
+    json!({"command": h.command, "pid": h.pid, "since": h.since})
+}
+
+/// `status` of a cook with no status.json yet.
+fn not_cooked(
+    session: &settings::Session,
+    paths: &CookPaths,
+    running: Option<&Holder>,
+) -> ExitCode {
+    session
+        .printer
+        .json(&json!({"cook": paths.name(), "state": null, "running": running.map(holder_json)}));
+    session.printer.data(&format!(
+        "{}: not cooked yet (no status.json)",
+        paths.name()
+    ));
+    session
+        .printer
+        .info(&format!("next: multicooker cook {}", paths.name()));
+    ExitCode::Success
+}
+
+/// What an interrupted cook's cells are doing, as far as the engine can tell (`alive`: the
+/// names of its cells still running, or why the engine could not be asked).
+fn interrupted_line(
+    alive: Option<&anyhow::Result<Vec<String>>>,
+    overdue: &[String],
+    cook: &str,
+) -> String {
+    match alive {
+        Some(Ok(names)) if names.is_empty() => "interrupted: no multicooker process runs on this cook any more, and none of its cells still runs".to_owned(),
+        Some(Ok(_)) if !overdue.is_empty() => format!(
+            "interrupted: no multicooker process runs on this cook any more, and {} of its cell(s) outlived their deadline (their init did not end them): {}; stop them now with `multicooker clean {cook}` (the next command on this cook removes them too)",
+            overdue.len(),
+            overdue.join(", "),
+        ),
+        Some(Ok(names)) => format!(
+            "interrupted: no multicooker process runs on this cook any more, but {} of its cell(s) still run: {}; each ends at its deadline (its timeout and a grace), or stop them now with `multicooker clean {cook}`",
+            names.len(),
+            names.join(", "),
+        ),
+        Some(Err(e)) => format!(
+            "interrupted: no multicooker process runs on this cook any more; whether its cells still run is unknown (the engine could not be asked: {e:#}); they end at their deadline, or `multicooker clean {cook}` stops them",
+        ),
+        None => String::new(),
+    }
 }
 
 fn state_word(state: CookState) -> String {
@@ -265,16 +287,7 @@ pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::NothingUsable);
     };
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(running.pid)?);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| {
-        UserError::new(
-            format!(
-                "cannot stop `multicooker {}` (pid {}): {e}",
-                running.command, running.pid
-            ),
-            "run `multicooker cancel` as the user that started it",
-        )
-    })?;
+    signal_stop(&running)?;
     session.printer.info(&format!(
         "asked `multicooker {}` (pid {}) to stop; cells that have not started will not start",
         running.command, running.pid
@@ -285,24 +298,7 @@ pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
             .json(&json!({"cook": paths.name(), "cancelled": true, "state": null}));
         return Ok(ExitCode::Success);
     }
-    // Wait on the lock itself (the kernel wakes us when the holder exits): no polling.
-    let lock = crate::state::run_lock_path(paths.dir());
-    let released = tokio::task::spawn_blocking(move || {
-        std::fs::File::open(&lock).and_then(|f| f.lock_shared().map(|()| f))
-    });
-    if tokio::time::timeout(Duration::from_secs(args.wait_s), released)
-        .await
-        .is_err()
-    {
-        return Err(UserError::new(
-            format!(
-                "`multicooker {}` (pid {}) is still stopping after {}s",
-                running.command, running.pid, args.wait_s
-            ),
-            "wait, then check with `multicooker status`; `multicooker clean` removes what a killed run left",
-        )
-        .into());
-    }
+    wait_for_release(&paths, &running, args.wait_s).await?;
     let state = read_status(&paths).map_or_else(|| "?".to_owned(), |s| state_word(s.state));
     session
         .printer
@@ -312,6 +308,44 @@ pub(super) async fn cancel(args: &CancelArgs) -> anyhow::Result<ExitCode> {
         paths.name()
     ));
     Ok(ExitCode::Success)
+}
+
+/// Sends SIGTERM to the process holding the cook's lock (as Ctrl-C in its terminal would).
+fn signal_stop(running: &Holder) -> anyhow::Result<()> {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(running.pid)?);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| {
+        UserError::new(
+            format!(
+                "cannot stop `multicooker {}` (pid {}): {e}",
+                running.command, running.pid
+            ),
+            "run `multicooker cancel` as the user that started it",
+        )
+    })?;
+    Ok(())
+}
+
+/// Waits, at most `wait_s` seconds, until the stopping process releases the cook's lock.
+async fn wait_for_release(paths: &CookPaths, running: &Holder, wait_s: u64) -> anyhow::Result<()> {
+    // Wait on the lock itself (the kernel wakes us when the holder exits): no polling.
+    let lock = crate::state::run_lock_path(paths.dir());
+    let released = tokio::task::spawn_blocking(move || {
+        std::fs::File::open(&lock).and_then(|f| f.lock_shared().map(|()| f))
+    });
+    if tokio::time::timeout(Duration::from_secs(wait_s), released)
+        .await
+        .is_err()
+    {
+        return Err(UserError::new(
+            format!(
+                "`multicooker {}` (pid {}) is still stopping after {wait_s}s",
+                running.command, running.pid
+            ),
+            "wait, then check with `multicooker status`; `multicooker clean` removes what a killed run left",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

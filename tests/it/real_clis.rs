@@ -643,6 +643,13 @@ fn solves_a_harbor_task(flavor: &str) {
         !stand_in.requests().is_empty(),
         "the CLI talked to the stand-in"
     );
+    // The jury gets what the agent said when it stopped (the stand-in's last words), beside
+    // what it changed.
+    let said = cook.text("judging/_inbox/alice/out/FINAL_MESSAGE.md");
+    assert!(
+        said.contains("a claim, not evidence") && said.trim_end().ends_with("Done."),
+        "{said}"
+    );
     let hosts = allowed_hosts(&cook, "alice");
     for host in &hosts {
         assert!(
