@@ -217,7 +217,11 @@ pub async fn run_task(
         .collect();
     if let Some(workdir) = task.start_dir().filter(|d| d != "/") {
         for run in runs.iter().filter(|r| r.outcome.started_at.is_some()) {
-            seal_changes(paths, &workdir, run).map_err(|source| RunError::Prepare {
+            let flavor = actors
+                .iter()
+                .find(|a| a.name == run.participant)
+                .map_or("", |a| a.flavor.as_str());
+            seal_changes(paths, (&workdir, flavor), run).map_err(|source| RunError::Prepare {
                 path: paths.sealed(&run.participant),
                 source,
             })?;
@@ -234,13 +238,25 @@ pub async fn run_task(
 pub const CHANGES_MD: &str = "CHANGES.md";
 /// The file of a sealed Harbor output that holds the bounded unified diff.
 pub const CHANGES_DIFF: &str = "changes.diff";
+/// The file of a sealed Harbor output that holds what the agent said when it stopped (a CLI
+/// that said nothing, like the dummy or the oracle, has none).
+pub const FINAL_MESSAGE_MD: &str = "FINAL_MESSAGE.md";
+
+/// `FINAL_MESSAGE.md`: the message under a heading that says what it is and is not.
+fn final_message_md(said: &str) -> String {
+    format!(
+        "# The participant's final message\n\nWhat its CLI reported when the run ended, as it \
+         said it: a claim, not evidence. What it changed is in {CHANGES_MD} and {CHANGES_DIFF}.\n\n\
+         ---\n\n{said}\n"
+    )
+}
 
 /// What the jury sees of a participant of a task: `CHANGES.md` and `changes.diff` (what it
 /// changed in `workdir`, from the host's two collected copies) in its `out/`, sealed as any
 /// participant's output is.
 fn seal_changes(
     paths: &crate::state::CookPaths,
-    workdir: &str,
+    (workdir, flavor): (&str, &str),
     run: &TaskRun,
 ) -> std::io::Result<()> {
     let work = paths.work(&run.participant);
@@ -254,6 +270,18 @@ fn seal_changes(
         crate::harbor::changes::changes_md(&changes, workdir, CHANGES_DIFF),
     )?;
     fs_err::write(out.join(CHANGES_DIFF), &changes.diff)?;
+    // What the agent said when it stopped, from its CLI's (redacted) stdout log.
+    let log = paths
+        .logs(&run.participant)
+        .join(format!("{flavor}.stdout.log"));
+    let said = crate::fsx::read_capped(&log, 64 << 20)
+        .ok()
+        .and_then(|bytes| {
+            crate::flavor::final_message::final_message(flavor, &String::from_utf8_lossy(&bytes))
+        });
+    if let Some(said) = said {
+        fs_err::write(out.join(FINAL_MESSAGE_MD), final_message_md(&said))?;
+    }
     super::seal::seal(
         paths,
         &run.participant,

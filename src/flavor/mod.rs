@@ -6,6 +6,7 @@
 
 mod auth;
 pub mod build_args;
+pub mod final_message;
 #[cfg(test)]
 mod fixtures;
 mod limits;

@@ -704,6 +704,15 @@ fn the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(cook: &Test
         diff.contains("+++ b/RESULT.md") && diff.contains("+dummy-quality: 5"),
         "{diff}"
     );
+    for silent in ["a", "oracle"] {
+        assert!(
+            !cook
+                .dir()
+                .join(format!("judging/_inbox/{silent}/out/FINAL_MESSAGE.md"))
+                .exists(),
+            "the dummy and the oracle say nothing the jury could read as a claim"
+        );
+    }
     let oracle = cook.text("judging/_inbox/oracle/out/changes.diff");
     assert!(oracle.contains("+def fizzbuzz(n):"), "{oracle}");
     assert!(

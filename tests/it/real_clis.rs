@@ -125,8 +125,11 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
     } else {
         secrets[1].clone()
     };
+    // codex's participant talks over its preferred transport, the WebSocket, and its judge
+    // over the fallback (`POST` with SSE), so one cook proves both (claude ignores `transport`).
     stand_in.script(
         &json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND,
+        "transport": "websocket",
         "usage": {"input_tokens": 1234, "output_tokens": 56, "cached_input_tokens": 7,
                   "cache_read_input_tokens": 7}}),
     );
@@ -148,8 +151,11 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         stand_in.requests()
     );
     check_participant(flavor, token_field, &cook, clis, &stand_in);
+    let participant_requests = stand_in.requests().len();
     // The judge, the report, and `doctor --live` on the same cook.
-    stand_in.script(&json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND}));
+    stand_in.script(
+        &json!({"mode": "ok", "token": token, "command": JUDGE_COMMAND, "transport": "sse"}),
+    );
     let (output, _) = run_scanning(
         command(&cook, clis, &stand_in, home.path(), &["judge", cook.name()]),
         &cook.dir(),
@@ -173,6 +179,12 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
     let leaderboard = cook.text("leaderboard.md");
     assert!(leaderboard.contains("alice"), "{leaderboard}");
     assert_protocol(flavor, &stand_in.requests());
+    if flavor == "codex" {
+        let requests = stand_in.requests();
+        let (cook_phase, judge_phase) = requests.split_at(participant_requests);
+        assert_transport(cook_phase, "websocket");
+        assert_transport(judge_phase, "sse");
+    }
     stand_in.script(&json!({"mode": "ok", "token": token, "command": PARTICIPANT_COMMAND}));
     let args = ["doctor", cook.name(), "--live", "--json"];
     let output = run(&cook, clis, &stand_in, home.path(), &args);
@@ -190,6 +202,51 @@ fn participant_and_judge(flavor: &str, token_field: &str) {
         "left behind: {:?}",
         cook.leftovers()
     );
+}
+
+/// codex's Responses calls in `requests` all went over `transport`: `websocket` is an accepted
+/// upgrade (101) and request frames (`method: WEBSOCKET`, `type: response.create`) with no
+/// `POST` fallback; `sse` is a refused upgrade (404) and zstd `POST`s.
+fn assert_transport(requests: &[Value], transport: &str) {
+    const RESPONSES: &str = "/backend-api/codex/responses";
+    let upgrades: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["method"] == "GET" && r["path"] == RESPONSES)
+        .collect();
+    let frames = requests.iter().filter(|r| r["method"] == "WEBSOCKET");
+    let posts = requests
+        .iter()
+        .filter(|r| r["method"] == "POST" && r["path"] == RESPONSES)
+        .count();
+    let upgrade_status = if transport == "websocket" { 101 } else { 404 };
+    assert!(
+        !upgrades.is_empty()
+            && upgrades.iter().all(|r| r["status"] == upgrade_status
+                && r["headers"]["upgrade"]
+                    .as_str()
+                    .is_some_and(|u| u.eq_ignore_ascii_case("websocket"))),
+        "codex asked for a WebSocket first, answered {upgrade_status}: {upgrades:?}"
+    );
+    if transport == "websocket" {
+        let frames: Vec<&Value> = frames.collect();
+        // codex 0.163.0 opens with a prewarm (`generate: false`), then sends the turn, then the
+        // tool's output alone on top of `previous_response_id`.
+        let turns = frames
+            .iter()
+            .filter(|f| f["body"]["generate"] != false)
+            .count();
+        assert!(
+            turns >= 2
+                && frames
+                    .iter()
+                    .all(|f| f["body"]["type"] == "response.create"),
+            "the tool call and the final answer over the socket: {frames:?}"
+        );
+        assert_eq!(posts, 0, "no fallback to POST: {requests:?}");
+    } else {
+        assert_eq!(frames.count(), 0, "{requests:?}");
+        assert!(posts >= 2, "the turn over POST with SSE: {requests:?}");
+    }
 }
 
 /// The participant's record: its output, usage as sent, the proxy's hosts, version and image.
@@ -330,21 +387,33 @@ fn codex_participant_and_judge_through_the_real_cli() {
 
 /// One participant-only cook against a stand-in answering in `mode`; its participant's result.
 fn cook_with_mode(flavor: &str, mode: &str) -> (Value, String, Vec<u64>) {
+    cook_with(flavor, mode, None)
+}
+
+/// As `cook_with_mode`, with codex's token refresh (`auth.openai.com`) answered `refresh`.
+fn cook_with(flavor: &str, mode: &str, refresh: Option<u64>) -> (Value, String, Vec<u64>) {
     let clis = prepare();
     let mut yaml = brief(flavor);
     if mode == "rate_limit" {
         // claude backs off for about 3 minutes before it gives up: room for a loaded machine.
         yaml = yaml.replacen("timeout_s: 240", "timeout_s: 420", 1);
     }
-    let cook = TestCook::new(&format!("real-{flavor}-{mode}"), &yaml);
-    let stand_in = StandIn::start(&cook, clis, &format!("{flavor}-{mode}"));
+    let tag = match refresh {
+        Some(status) => format!("{flavor}-{mode}-{status}"),
+        None => format!("{flavor}-{mode}"),
+    };
+    let cook = TestCook::new(&format!("real-{tag}"), &yaml);
+    let stand_in = StandIn::start(&cook, clis, &tag);
     let (home, secrets) = logins();
     let token = if flavor == "claude" {
         CLAUDE_TOKEN.to_owned()
     } else {
         secrets[1].clone()
     };
-    stand_in.script(&json!({"mode": mode, "token": token, "command": PARTICIPANT_COMMAND}));
+    stand_in.script(
+        &json!({"mode": mode, "token": token, "command": PARTICIPANT_COMMAND,
+                            "refresh": refresh}),
+    );
     let output = run(&cook, clis, &stand_in, home.path(), &["cook", cook.name()]);
     let result = cook.json("RUN_RESULT.json")["participants"][0].clone();
     let logs = format!("{}\n{}", show(&output), cell_logs(&cook, "alice"));
@@ -383,7 +452,35 @@ fn limits_are_classified(flavor: &str) {
         refused >= 2,
         "{flavor} retried the per-minute 429 ({refused} answered 429): {result}"
     );
-    let (result, logs, _) = cook_with_mode(flavor, "unauthorized");
+    // codex refreshes its token after the 401 and reports the login failing in words that
+    // depend on what the token endpoint answers; each is named (issue 25).
+    let refreshes: &[Option<u64>] = if flavor == "codex" {
+        &[Some(401), Some(404), Some(400)]
+    } else {
+        &[None]
+    };
+    for refresh in refreshes {
+        let (result, logs, statuses) = cook_with(flavor, "unauthorized", *refresh);
+        if let Some(status) = refresh {
+            assert!(
+                statuses.contains(status),
+                "the refresh was answered {status}: {statuses:?}"
+            );
+        }
+        refused_login_is_named(&result, &logs);
+    }
+    // Last: claude's used-up 5-hour window reads `usage_exhausted` only once its limit is read
+    // from the structured fields (`api_error: usage_limit_reached`, issue 16's findings).
+    let (result, logs, _) = cook_with_mode(flavor, "usage_limit");
+    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
+    assert_eq!(
+        result["limit_kind"], "usage_exhausted",
+        "a used-up plan: {result}\n{logs}"
+    );
+}
+
+/// A refused login: a failed run, no limit, the failure named in the CLI's words.
+fn refused_login_is_named(result: &Value, logs: &str) {
     assert_eq!(
         result["status"], "non_zero_exit",
         "a refused login: {result}\n{logs}"
@@ -397,14 +494,6 @@ fn limits_are_classified(flavor: &str) {
             .as_str()
             .is_some_and(|s| !s.is_empty()),
         "a refused login is named as one, in the CLI's words: {result}\n{logs}"
-    );
-    // Last: claude's used-up 5-hour window reads `usage_exhausted` only once its limit is read
-    // from the structured fields (`api_error: usage_limit_reached`, issue 16's findings).
-    let (result, logs, _) = cook_with_mode(flavor, "usage_limit");
-    assert_eq!(result["status"], "rate_limited", "{result}\n{logs}");
-    assert_eq!(
-        result["limit_kind"], "usage_exhausted",
-        "a used-up plan: {result}\n{logs}"
     );
 }
 
@@ -553,6 +642,13 @@ fn solves_a_harbor_task(flavor: &str) {
     assert!(
         !stand_in.requests().is_empty(),
         "the CLI talked to the stand-in"
+    );
+    // The jury gets what the agent said when it stopped (the stand-in's last words), beside
+    // what it changed.
+    let said = cook.text("judging/_inbox/alice/out/FINAL_MESSAGE.md");
+    assert!(
+        said.contains("a claim, not evidence") && said.trim_end().ends_with("Done."),
+        "{said}"
     );
     let hosts = allowed_hosts(&cook, "alice");
     for host in &hosts {

@@ -1,5 +1,6 @@
 //! Just enough HTTP/1.1 for the CLIs: one request per connection (`Connection: close`), bodies by
-//! Content-Length or chunked, zstd request bodies decoded, replies written whole.
+//! Content-Length or chunked, zstd request bodies decoded, replies written whole; a `101` reply
+//! hands the connection to the WebSocket session (`websocket.rs`).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 
@@ -68,6 +69,15 @@ impl Reply {
         }
     }
 
+    /// Accepts a WebSocket upgrade: `handle` completes the handshake and serves the session.
+    pub(crate) fn switching() -> Self {
+        Self {
+            status: 101,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
     #[must_use]
     pub(crate) fn with(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
@@ -126,6 +136,9 @@ pub(crate) fn handle<S: Read + Write>(stream: &mut S, shared: &Shared) -> io::Re
             .find(|(n, _)| n == "x-standin-usage")
             .and_then(|(_, v)| serde_json::from_str::<Value>(v).ok()),
     }));
+    if reply.status == 101 {
+        return super::websocket::serve(stream, &request, shared);
+    }
     let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -142,6 +155,7 @@ pub(crate) fn handle<S: Read + Write>(stream: &mut S, shared: &Shared) -> io::Re
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        400 => "Bad Request",
         401 => "Unauthorized",
         404 => "Not Found",
         429 => "Too Many Requests",

@@ -6,11 +6,13 @@
 //! `mc-standin serve <ca dir> <record dir>` serves HTTPS on :443 for the vendor hostnames with a
 //! certificate from that CA, answers as `<record dir>/script.json` says (re-read on every
 //! request, so a test switches scenarios between runs), and appends every request (method,
-//! path, headers without secrets, decoded body) to `<record dir>/requests.jsonl`.
+//! path, headers without secrets, decoded body; each WebSocket frame codex sends as `method:
+//! "WEBSOCKET"`) to `<record dir>/requests.jsonl`.
 
 mod anthropic;
 mod http;
 mod openai;
+mod websocket;
 
 use std::io::{self, Write};
 use std::net::TcpListener;
@@ -146,10 +148,6 @@ fn serve(ca: &Path, record: PathBuf) -> io::Result<()> {
 fn route(request: &http::Request, shared: &Shared) -> http::Reply {
     let script = shared.script();
     let path = request.path.split('?').next().unwrap_or_default();
-    if request.header("upgrade").is_some() {
-        // No WebSocket: codex falls back to POST with SSE.
-        return http::Reply::json(404, &json!({"error": "websocket not supported"}));
-    }
     if request.host.ends_with("anthropic.com")
         || request.host.ends_with("claude.ai")
         || request.host.ends_with("claude.com")
