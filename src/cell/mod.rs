@@ -31,6 +31,7 @@ pub mod spend;
 pub mod spend_records;
 pub mod stage;
 pub mod stale;
+pub mod unused_bases;
 
 use tokio_util::sync::CancellationToken;
 

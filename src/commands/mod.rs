@@ -10,6 +10,8 @@ mod consult;
 mod cook;
 mod diff;
 mod doctor;
+#[cfg(test)]
+mod glue_tests;
 mod harbor;
 mod judge;
 mod login;

@@ -72,7 +72,6 @@ pub(super) async fn probe(
     checks: &mut Checks,
 ) {
     let flavors: Vec<String> = flavors.iter().filter(|f| *f != "dummy").cloned().collect();
-    let flavors = flavors.as_slice();
     if flavors.is_empty() {
         checks.add(
             "WARN",
@@ -80,38 +79,11 @@ pub(super) async fn probe(
         );
         return;
     }
-    let temp = match tempfile::Builder::new().prefix("mc-doctor-live-").tempdir() {
-        Ok(temp) => temp,
-        Err(error) => return checks.add("FAIL", format!("live: cannot make a folder: {error}")),
+    let probe = match prepare(session, engine, &flavors, task) {
+        Ok(probe) => probe,
+        Err(line) => return checks.add("FAIL", line),
     };
-    let dir = temp.path().join("000000-doctor-live");
-    if let Err(error) = write_cook(&dir, flavors, task) {
-        return checks.add(
-            "FAIL",
-            format!("live: cannot write the probe cook: {error}"),
-        );
-    }
-    let loaded = match brief::load(&dir.join("brief.yaml")) {
-        Ok(loaded) => loaded,
-        Err(error) => return checks.add("FAIL", format!("live: {error}")),
-    };
-    let paths = session.cook_paths(dir);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let settings = match crate::settings::run_settings(
-        session,
-        &loaded.brief,
-        engine,
-        None,
-        flavors.len(),
-        cancel,
-    ) {
-        Ok(mut settings) => {
-            settings.sandbox_check = false;
-            settings
-        }
-        Err(error) => return checks.add("FAIL", format!("live: {error:#}")),
-    };
-    let names: Vec<String> = loaded
+    let names: Vec<String> = probe
         .brief
         .participants
         .iter()
@@ -119,10 +91,10 @@ pub(super) async fn probe(
         .collect();
     let outcome = cook::cook(
         runtime,
-        &paths,
-        &loaded.brief,
+        &probe.paths,
+        &probe.brief,
         &names,
-        &settings,
+        &probe.settings,
         Arc::new(Silent),
     )
     .await;
@@ -136,9 +108,46 @@ pub(super) async fn probe(
         }
     };
     for result in &outcome.results {
-        let (level, line) = describe(result, &paths);
+        let (level, line) = describe(result, &probe.paths);
         checks.add(level, line);
     }
+}
+
+/// The throwaway cook, written and loaded, with its run settings; its folder goes with `_temp`.
+struct Probe {
+    _temp: tempfile::TempDir,
+    paths: CookPaths,
+    brief: brief::Brief,
+    settings: cook::RunSettings,
+}
+
+/// Writes and loads the throwaway cook; the failure line when that cannot be done.
+fn prepare(
+    session: &crate::settings::Session,
+    engine: &EngineInfo,
+    flavors: &[String],
+    task: Option<(&Path, &brief::Network)>,
+) -> Result<Probe, String> {
+    let temp = tempfile::Builder::new()
+        .prefix("mc-doctor-live-")
+        .tempdir()
+        .map_err(|error| format!("live: cannot make a folder: {error}"))?;
+    let dir = temp.path().join("000000-doctor-live");
+    write_cook(&dir, flavors, task)
+        .map_err(|error| format!("live: cannot write the probe cook: {error}"))?;
+    let loaded = brief::load(&dir.join("brief.yaml")).map_err(|error| format!("live: {error}"))?;
+    let paths = session.cook_paths(dir);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut settings =
+        crate::settings::run_settings(session, &loaded.brief, engine, None, flavors.len(), cancel)
+            .map_err(|error| format!("live: {error:#}"))?;
+    settings.sandbox_check = false;
+    Ok(Probe {
+        _temp: temp,
+        paths,
+        brief: loaded.brief,
+        settings,
+    })
 }
 
 /// One check line for a probed cell.
