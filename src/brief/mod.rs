@@ -6,6 +6,7 @@
 //! untouched.
 
 mod budget;
+pub mod edit;
 pub mod harbor;
 pub mod lint;
 pub mod lint_network;

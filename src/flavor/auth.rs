@@ -55,8 +55,23 @@ pub fn detect_login_failure(flavor: &str, output: &str) -> Option<String> {
     let text = text.as_ref();
     let found = patterns_for(flavor)
         .into_iter()
-        .find_map(|regex| regex.find(text))?;
+        .find_map(|regex| final_word(regex, text))?;
     Some(super::limits::evidence(text, found.start(), found.end()))
+}
+
+/// The match that is the CLI's final word: the last one in an error event (a JSON line; codex
+/// retries a refused refresh five times, `Reconnecting... n/5 (…)`, before its last `error` and
+/// `turn.failed`), else the first one in plain text (stdout comes before stderr's log lines).
+fn final_word<'t>(regex: &Regex, text: &'t str) -> Option<regex::Match<'t>> {
+    let on_json_line = |m: &regex::Match<'_>| {
+        let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        text[line_start..].trim_start().starts_with('{')
+    };
+    regex
+        .find_iter(text)
+        .filter(on_json_line)
+        .last()
+        .or_else(|| regex.find(text))
 }
 
 #[cfg(test)]
@@ -126,6 +141,41 @@ mod tests {
         // On stderr, as plain text.
         let plain = "ERROR: Failed to refresh token: 404 Not Found: page not found\n";
         assert!(detect_login_failure("codex", plain).is_some());
+    }
+
+    /// Issue 25, measured with the real codex 0.163.0: after a 404 or a 400 from the token
+    /// endpoint codex retries the refresh five times (`Reconnecting... n/5 (…)` error events)
+    /// before its final `error` and `turn.failed`, and logs each refusal on stderr. The evidence is
+    /// its final word, not the first retry nor the log line.
+    #[test]
+    fn codex_retried_refresh_is_named_by_its_final_error() {
+        let refused =
+            "Failed to refresh token: 400 Bad Request: Invalid request: refresh_token is malformed";
+        let mut stdout = String::from(
+            r#"{"type":"thread.started","thread_id":"01a22468-bb24-7b61-9d97-2ee1e84809d7"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 5/5 (unexpected status 404 Not Found: Unknown error, url: wss://chatgpt.com/backend-api/codex/responses)"}
+"#,
+        );
+        for attempt in 1..=5 {
+            stdout.push_str(
+                &serde_json::json!({"type": "error",
+                    "message": format!("Reconnecting... {attempt}/5 ({refused})")})
+                .to_string(),
+            );
+            stdout.push('\n');
+        }
+        stdout.push_str(&format!(
+            "{}\n{}\n",
+            serde_json::json!({"type": "error", "message": refused}),
+            serde_json::json!({"type": "turn.failed", "error": {"message": refused}})
+        ));
+        let stderr = "2026-11-28T23:09:57.991912Z ERROR codex_login::auth::manager: Failed to refresh token status=400 Bad Request detail=TokenErrorDetail { error_code: Some(\"invalid_request\"), error_message: Some(\"Invalid request: refresh_token is malformed\"), .. }\n";
+        let output = format!("{stdout}\n{stderr}\n");
+        assert_eq!(
+            detect_login_failure("codex", &output).as_deref(),
+            Some(refused)
+        );
     }
 
     /// Issue 25: evidence was a cut JSON fragment (`…","error":{"message":"OAuth tok…`). It is

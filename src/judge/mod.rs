@@ -5,6 +5,7 @@
 //!
 //! The mapping never enters a folder a cell mounts. This module never prints.
 
+pub mod chef_input;
 mod error;
 mod hooks;
 pub mod inbox;
