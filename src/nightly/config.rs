@@ -7,6 +7,7 @@
 //! participants:
 //!   - {name: claude, flavor: claude, model: opus}
 //!   - {name: codex, flavor: codex}
+//!   # - {name: oracle, flavor: oracle}   # a task's solution, when every brief is a Harbor task
 //! judges:
 //!   - {name: agy-judge, flavor: agy}
 //! repeats: 2
@@ -383,6 +384,8 @@ struct Flavors {
     /// Each custom flavor with the templates that define it.
     defined: std::collections::BTreeMap<String, Vec<PathBuf>>,
     templates: usize,
+    /// Every brief is a Harbor task, so the oracle may be a participant (docs/HARBOR.md §6).
+    tasks_only: bool,
 }
 
 impl Flavors {
@@ -408,11 +411,15 @@ impl Flavors {
             everywhere,
             defined,
             templates: briefs.len(),
+            tasks_only: briefs.iter().all(|b| crate::harbor::is_task(b)),
         }
     }
 
-    /// Why `flavor` cannot be used, if it cannot.
-    fn problem(&self, flavor: &str) -> Option<String> {
+    /// Why `flavor` cannot be used by an arm of `field`, if it cannot.
+    fn problem(&self, field: &str, flavor: &str) -> Option<String> {
+        if flavor == crate::brief::ORACLE_FLAVOR {
+            return self.oracle_problem(field);
+        }
         if KNOWN_FLAVORS.contains(&flavor) || self.everywhere.iter().any(|f| f == flavor) {
             return None;
         }
@@ -431,6 +438,23 @@ impl Flavors {
             "unknown flavor `{flavor}` (known: {}; a custom flavor is a template's `flavors/<name>/Dockerfile`)",
             known.join(", ")
         ))
+    }
+
+    /// The oracle runs a Harbor task's `solution/solve.sh`: a participant of nights whose
+    /// every brief is a task.
+    fn oracle_problem(&self, field: &str) -> Option<String> {
+        if field != "participants" {
+            return Some(format!(
+                "the oracle (flavor `{}`) is a participant, never one of the `{field}`",
+                crate::brief::ORACLE_FLAVOR
+            ));
+        }
+        (!self.tasks_only).then(|| {
+            format!(
+                "the oracle (flavor `{}`) runs a Harbor task's solution, so every `briefs:` entry must be a Harbor task or a dataset of them; run it in a night of its own",
+                crate::brief::ORACLE_FLAVOR
+            )
+        })
     }
 }
 
@@ -461,7 +485,7 @@ fn arms(
         if let Err((problem, hint)) = check_actor_name(name) {
             problems.push(format!("`{at}.name`: `{name}` {problem} ({hint})"));
         }
-        if let Some(problem) = flavors.problem(flavor) {
+        if let Some(problem) = flavors.problem(field, flavor) {
             problems.push(format!("`{at}.flavor`: {problem}"));
         }
         if arms.iter().any(|a| a.name == name) {
@@ -552,6 +576,41 @@ mod tests {
                 && error.contains("flavors/only-a/Dockerfile"),
             "{error}"
         );
+    }
+
+    /// Issue 26, the oracle: it runs at night as a participant of a night over Harbor tasks only.
+    #[test]
+    fn the_oracle_is_a_participant_of_nights_over_tasks_only() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let tasks = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harbor");
+        let file = dir.path().join("nightly.yaml");
+        let config = |briefs: &str, judge: &str| {
+            format!(
+                "name: n\nbriefs: [{briefs}]\nparticipants:\n  - {{name: a, flavor: dummy}}\n  - {{name: oracle, flavor: oracle}}\njudges:\n  - {{name: j, flavor: {judge}}}\n"
+            )
+        };
+        fs_err::write(&file, config(tasks, "dummy")).unwrap();
+        let nightly = load(&file, Path::new("/home/mc-test")).unwrap();
+        assert_eq!(nightly.participants[1].flavor, "oracle");
+        for (briefs, judge, expected) in [
+            (
+                format!("{tasks}, brief-a"),
+                "dummy",
+                "`participants[1].flavor`: the oracle (flavor `oracle`) runs a Harbor task's solution",
+            ),
+            (
+                tasks.to_owned(),
+                "oracle",
+                "`judges[0].flavor`: the oracle (flavor `oracle`) is a participant, never one of the `judges`",
+            ),
+        ] {
+            fs_err::write(&file, config(&briefs, judge)).unwrap();
+            let error = load(&file, Path::new("/home/mc-test"))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected), "`{expected}` in:\n{error}");
+        }
     }
 
     #[test]

@@ -455,7 +455,8 @@ fn logs_of(cook: &TestCook) -> String {
 /// instruction as BRIEF.md), judges it, and records each task's hash in the night's
 /// provenance, so that a task edited between nights makes them not comparable. Each task is
 /// cooked as `cook` cooks it (the same pipeline step): the participants work in the task's
-/// environment and the task's verifier gives each a reward, which the report carries.
+/// environment and the task's verifier gives each a reward, which the report carries; the
+/// oracle runs at night as a participant and reaches 1 on each task.
 #[test]
 fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
     harbor_base();
@@ -465,7 +466,7 @@ fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
     fs_err::write(
         &config,
         format!(
-            "name: hn\nbriefs: [{TASKS}]\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:4\"}}\n  - {{name: b, flavor: dummy, model: \"quality:2\"}}\njudges:\n  - {{name: j1, flavor: dummy}}\n  - {{name: j2, flavor: dummy}}\nrepeats: 1\nhistory: {root}/h.sqlite\ncooks_root: {root}\njudging: {{policy: allow_self}}\n",
+            "name: hn\nbriefs: [{TASKS}]\nparticipants:\n  - {{name: a, flavor: dummy, model: \"quality:4\"}}\n  - {{name: b, flavor: dummy, model: \"quality:2\"}}\n  - {{name: oracle, flavor: oracle}}\njudges:\n  - {{name: j1, flavor: dummy}}\n  - {{name: j2, flavor: dummy}}\nrepeats: 1\nhistory: {root}/h.sqlite\ncooks_root: {root}\njudging: {{policy: allow_self}}\n",
             root = root.display()
         ),
     )
@@ -518,7 +519,12 @@ fn a_nightly_over_a_dataset_folder_cooks_each_task_and_records_its_hash() {
         .iter()
         .map(|r| (r.participant.as_str(), r.trials, r.tasks))
         .collect();
-    assert_eq!(pooled, [("a", 3, 3), ("b", 3, 3)], "{}", show(&output));
+    assert_eq!(
+        pooled,
+        [("a", 3, 3), ("b", 3, 3), ("oracle", 3, 3)],
+        "{}",
+        show(&output)
+    );
 }
 
 /// A night's task cook was cooked in the task's environment and verified by the task's own
@@ -536,7 +542,7 @@ fn night_task_rewards(dir: &Path, name: &str, output: &std::process::Output) {
         .filter_map(|r| r["participant"].as_str())
         .collect();
     seen.sort_unstable();
-    assert_eq!(seen, ["a", "b"], "{name}: {summary:#}");
+    assert_eq!(seen, ["a", "b", "oracle"], "{name}: {summary:#}");
     for row in rows {
         let who = row["participant"].as_str().unwrap();
         let path = dir.join(format!("verification/{who}/reward.json"));
@@ -553,6 +559,13 @@ fn night_task_rewards(dir: &Path, name: &str, output: &std::process::Output) {
             .hash()
             .to_owned();
         assert_eq!(verdict["task_hash"], hash.as_str(), "{name}/{who}");
+        if who == "oracle" {
+            assert_eq!(
+                verdict["reward"].as_f64(),
+                Some(1.0),
+                "{name}: the oracle solves its task: {verdict:#}"
+            );
+        }
         assert_eq!(
             row["reward"].as_f64(),
             Some(reward),
