@@ -421,28 +421,7 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
     }
     print_failures(printer, &record.failures);
     for estimate in &record.estimates {
-        let interval = match (estimate.lo, estimate.hi) {
-            (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
-            _ => "[no interval]".to_owned(),
-        };
-        let rank = match (estimate.rank, estimate.rank_single) {
-            (None, _) => String::new(),
-            (Some(_), Some(false)) => format!(
-                "ranks {}–{}",
-                estimate.rank_best.unwrap_or(0),
-                estimate.rank_worst.unwrap_or(0)
-            ),
-            (Some(r), _) => format!("rank {r}"),
-        };
-        printer.data(&format!(
-            "  {:<20} {:>6} {interval:<16} {rank:<11} {}/{} cells scored",
-            estimate.participant,
-            estimate
-                .estimate
-                .map_or_else(|| "–".to_owned(), |e| format!("{e:.1}")),
-            estimate.scored_cells,
-            estimate.cells
-        ));
+        print_estimate(printer, estimate);
     }
     if record.estimates.iter().any(|e| e.lo.is_some()) {
         printer.data(&format!("  {}", crate::report::NIGHT_CONDITIONING));
@@ -465,6 +444,32 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
                 .join(" > ")
         ));
     }
+}
+
+/// One participant's row: its estimate, interval, rank and how many of its cells were scored.
+fn print_estimate(printer: Printer, estimate: &crate::nightly::store::EstimateRecord) {
+    let interval = match (estimate.lo, estimate.hi) {
+        (Some(lo), Some(hi)) => format!("[{lo:.1}, {hi:.1}]"),
+        _ => "[no interval]".to_owned(),
+    };
+    let rank = match (estimate.rank, estimate.rank_single) {
+        (None, _) => String::new(),
+        (Some(_), Some(false)) => format!(
+            "ranks {}–{}",
+            estimate.rank_best.unwrap_or(0),
+            estimate.rank_worst.unwrap_or(0)
+        ),
+        (Some(r), _) => format!("rank {r}"),
+    };
+    printer.data(&format!(
+        "  {:<20} {:>6} {interval:<16} {rank:<11} {}/{} cells scored",
+        estimate.participant,
+        estimate
+            .estimate
+            .map_or_else(|| "–".to_owned(), |e| format!("{e:.1}")),
+        estimate.scored_cells,
+        estimate.cells
+    ));
 }
 
 /// `FAILED` in capitals: a failed night must not read like a good one at a glance.
