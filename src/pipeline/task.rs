@@ -210,3 +210,69 @@ fn can_work(flavor: &str) -> bool {
         || flavor == crate::flavor::task_layer::INIT_FLAVOR
         || crate::flavor::task_layer::task_layer(flavor).is_some()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn actor(name: &str, flavor: &str) -> Actor {
+        Actor {
+            name: name.to_owned(),
+            flavor: flavor.to_owned(),
+            timeout_s: None,
+            model: None,
+            resources: crate::brief::Resources::default(),
+            network: None,
+            budget: None,
+        }
+    }
+
+    /// A copy of the suite's fizzbuzz task, without its solution when `solution` is false.
+    fn fizzbuzz(dir: &std::path::Path, solution: bool) -> Task {
+        let from =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harbor/fizzbuzz");
+        let to = dir.join("fizzbuzz");
+        for entry in walkdir::WalkDir::new(&from).into_iter().flatten() {
+            let rel = entry.path().strip_prefix(&from).unwrap();
+            if !solution && rel.starts_with("solution") {
+                continue;
+            }
+            if entry.file_type().is_dir() {
+                fs_err::create_dir_all(to.join(rel)).unwrap();
+            } else {
+                fs_err::copy(entry.path(), to.join(rel)).unwrap();
+            }
+        }
+        crate::harbor::load(&to).unwrap()
+    }
+
+    /// What a task cook may run is decided before any cell: the oracle (with a solution), the
+    /// dummy and the layered CLIs; another flavor is refused by name with the ones that can.
+    #[test]
+    fn only_flavors_that_can_work_in_a_task_and_an_oracle_with_a_solution_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = CookPaths::new(dir.path().join("cook"));
+        let task = fizzbuzz(dir.path(), true);
+        let (oracle, dummy, agy) = (
+            actor("oracle", ORACLE_FLAVOR),
+            actor("a", "dummy"),
+            actor("g", "agy"),
+        );
+        assert!(runnable(&paths, &task, &[&oracle, &dummy]).is_ok());
+        let refused = runnable(&paths, &task, &[&dummy, &agy])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused
+                .contains("participant `g` (agy) cannot work inside a Harbor task's environment"),
+            "{refused}"
+        );
+        let bare = fizzbuzz(&dir.path().join("bare"), false);
+        let refused = runnable(&paths, &bare, &[&oracle]).unwrap_err().to_string();
+        assert!(
+            refused.contains("so the oracle has nothing to run"),
+            "{refused}"
+        );
+        assert!(runnable(&paths, &bare, &[&dummy]).is_ok());
+    }
+}
