@@ -108,6 +108,9 @@ pub(super) async fn run(args: &RefineArgs) -> anyhow::Result<ExitCode> {
     let (paths, loaded) = open_cook(&session, &args.task.task)?;
     let brief = &loaded.brief;
     super::status::lint_gate(&paths, brief)?;
+    if brief.harbor.is_some() {
+        return Err(super::resume::harbor_cells_refused("refine", paths.name()).into());
+    }
     let names = brief.participants.iter().map(|p| p.name.as_str());
     let selected = select(
         "participant",

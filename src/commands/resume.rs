@@ -132,6 +132,9 @@ pub(super) async fn run(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     {
         return resume_judging(&session, cancel, (&paths, brief), &judges).await;
     }
+    if !targets.is_empty() && brief.harbor.is_some() {
+        return Err(harbor_cells_refused("resume", paths.name()).into());
+    }
     if targets.is_empty() {
         nothing_to_resume(session.printer, &paths);
         return Ok(ExitCode::Success);
@@ -215,4 +218,19 @@ fn print_resumed(printer: Printer, paths: &CookPaths, cooked: &CellsCooked) -> E
     } else {
         ExitCode::NothingUsable
     }
+}
+
+/// `resume` and `refine` re-run participants in their flavors' images; a cook made from a
+/// Harbor task runs them in the task's environment, which only `cook` (and a night) does.
+pub(super) fn harbor_cells_refused(command: &str, cook: &str) -> crate::error::UserError {
+    crate::error::UserError::new(
+        format!(
+            "`{command}` cannot re-run participants of `{cook}`: it was made from a Harbor task, \
+             whose participants work in the task's environment"
+        ),
+        format!(
+            "run `multicooker cook {cook}` again (it re-runs the participants in the task's \
+             environment and its verifier), then `judge` and `report`"
+        ),
+    )
 }

@@ -799,3 +799,37 @@ fn a_prebuilt_docker_image_task_runs_from_that_image() {
         "the workdir task.toml names is collected"
     );
 }
+
+/// `refine` and `resume` re-run participants in their flavors' images; on a cook made from a
+/// Harbor task they would run outside the task's environment, so both are refused with the fix
+/// (run `cook` again) before any engine work.
+#[test]
+fn refine_and_resume_of_a_task_cook_are_refused_with_the_fix() {
+    let cook = TestCook::empty("harbor-refine");
+    let made = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task("fizzbuzz").to_str().unwrap(),
+        "--participants",
+        "one=dummy",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    for command in ["refine", "resume"] {
+        let output = cook.run_args(&[command, cook.name()]);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{command}: {}",
+            show(&output)
+        );
+        assert!(
+            said.contains(&format!("`{command}` cannot re-run participants of"))
+                && said.contains(&format!("multicooker cook {}", cook.name())),
+            "{command}: {said}"
+        );
+    }
+    assert!(!cook.dir().join("RUN_RESULT.json").exists(), "nothing ran");
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
