@@ -194,11 +194,8 @@ impl DockerRuntime {
         let mut attempt = 1;
         loop {
             match self.build_once(spec).await {
-                // The legacy builder reuses cached layers that another run's teardown may remove
-                // (removing an image removes its untagged parents): the step that used one then
-                // fails to commit. The next try builds it again.
                 Err(RuntimeError::Build { message, .. })
-                    if attempt < 3 && message.contains("unknown parent image ID") =>
+                    if attempt < 3 && cached_layer_vanished(&message) =>
                 {
                     attempt += 1;
                 }
@@ -884,6 +881,17 @@ pub fn container_body(spec: &CellSpec, program: &[String]) -> ContainerCreateBod
     }
 }
 
+/// Whether a build failed because a cached layer it reused vanished meanwhile. The legacy
+/// builder reuses cached layers that another run's teardown may remove (removing an image
+/// removes its untagged parents): the step that used one then fails to commit ("unknown parent
+/// image ID") or to read it back ("failed to get digest … no such file or directory"). Building
+/// again makes the layer anew.
+fn cached_layer_vanished(message: &str) -> bool {
+    message.contains("unknown parent image ID")
+        || (message.contains("failed to get digest")
+            && message.contains("no such file or directory"))
+}
+
 /// An area as an anonymous volume on an in-memory file system: capped by the engine while the
 /// cell runs, reachable through the archive API, and removed with the container.
 pub(super) fn area_mount(area: &super::Area, labels: &super::Labels) -> EngineMount {
@@ -1087,6 +1095,25 @@ fn already_gone(kind: ObjectKind, status: Option<u16>, message: &str) -> bool {
 mod tests {
     use super::*;
     use crate::runtime::{Area, Init, Labels, Limits, Tmpfs};
+
+    #[test]
+    fn a_build_whose_cached_layer_vanished_is_tried_again_and_nothing_else() {
+        // As CI saw them, both under load while another cook tore its images down.
+        assert!(cached_layer_vanished(
+            "Docker stream error: unknown parent image ID sha256:6b5bff08138e"
+        ));
+        assert!(cached_layer_vanished(
+            "Docker stream error: failed to get digest sha256:0c8340f8ff8e: open \
+             /var/lib/docker/image/fuse-overlayfs/imagedb/content/sha256/0c8340f8ff8e: no such \
+             file or directory"
+        ));
+        assert!(!cached_layer_vanished(
+            "The command '/bin/sh -c false' returned a non-zero code: 1"
+        ));
+        assert!(!cached_layer_vanished(
+            "pull access denied for nosuch, repository does not exist"
+        ));
+    }
 
     #[test]
     fn a_removal_raced_by_another_is_gone_not_a_failure() {
