@@ -42,7 +42,7 @@ pub async fn sweep_engine(
 }
 
 /// The name on its node of a cluster backend's node-side object (`node/<host>/<name>`).
-fn on_node(name: &str) -> &str {
+pub(super) fn on_node(name: &str) -> &str {
     name.strip_prefix("node/")
         .and_then(|rest| rest.split_once('/'))
         .map_or(name, |(_, local)| local)

@@ -41,17 +41,10 @@ pub async fn unused_bases(
 
 /// Whether an image name (maybe a node's copy) is one of the images in use.
 fn used(in_use: &[String], name: &str) -> bool {
-    let local = on_node(name);
+    let local = super::stale::on_node(name);
     in_use
         .iter()
         .any(|u| local == u || local.ends_with(&format!("/{u}")))
-}
-
-/// The name on its node of a cluster backend's node-side object (`node/<host>/<name>`).
-fn on_node(name: &str) -> &str {
-    name.strip_prefix("node/")
-        .and_then(|rest| rest.split_once('/'))
-        .map_or(name, |(_, local)| local)
 }
 
 #[cfg(test)]

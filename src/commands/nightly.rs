@@ -426,8 +426,7 @@ fn print_night(printer: Printer, record: &crate::nightly::store::NightRecord) {
     if record.estimates.iter().any(|e| e.lo.is_some()) {
         printer.data(&format!("  {}", crate::report::NIGHT_CONDITIONING));
     }
-    let rewards = serde_json::to_value(&record.task_rewards).unwrap_or_default();
-    if let Some(line) = crate::nightly::rewards::text_line(&rewards) {
+    if let Some(line) = crate::nightly::rewards::text_line(&document["nights"][0]["task_rewards"]) {
         printer.data(&format!("  {line}"));
     }
     let spend = crate::nightly::budget::spend_json(&record.spend);
