@@ -28,7 +28,7 @@ pub struct Field {
     /// The fix when the key is missing, for a required key (empty: none to give).
     pub required: Option<&'static str>,
     /// When the value itself is wrong: what it must be and the fix, instead of the kind's own
-    /// words (`must be a positive whole number of tokens, not `-5``).
+    /// words ("must be a positive whole number of tokens, not `-5`").
     pub explain: Option<(&'static str, &'static str)>,
 }
 
@@ -48,6 +48,7 @@ impl Field {
         Self::required(key, kind, "")
     }
 
+    #[must_use]
     /// This key, whose wrong value is told as "must be `what`, not …" with `fix`.
     pub const fn explained(self, what: &'static str, fix: &'static str) -> Self {
         Self {
@@ -185,13 +186,12 @@ pub fn check(document: &Value, kind: &Kind) -> Checked {
 /// Checks a mapping against `fields` that are not a `'static` table (a caller's extra keys).
 pub fn check_fields(document: &Value, fields: &[Field]) -> Checked {
     let mut problems = Vec::new();
-    let value = match document.as_object() {
-        Some(map) => Value::Object(mapping(map, fields, "", &mut problems)),
-        None => {
-            let problem = format!("must be a mapping, not {}", kind_of(document));
-            problems.push(Problem::new(TOP_LEVEL, problem, None));
-            Value::Null
-        }
+    let value = if let Some(map) = document.as_object() {
+        Value::Object(mapping(map, fields, "", &mut problems))
+    } else {
+        let problem = format!("must be a mapping, not {}", kind_of(document));
+        problems.push(Problem::new(TOP_LEVEL, problem, None));
+        Value::Null
     };
     Checked { value, problems }
 }
