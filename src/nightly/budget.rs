@@ -72,7 +72,7 @@ pub fn parse_night(value: &Value, problems: &mut Vec<String>) -> Option<NightBud
 pub fn parse_cap(
     field: &str,
     value: &Value,
-    extra: &[&str],
+    extra: &[&'static str],
     problems: &mut Vec<String>,
 ) -> Option<Budget> {
     match check_budget(value, extra) {

@@ -196,6 +196,34 @@ pub fn check_fields(document: &Value, fields: &[Field]) -> Checked {
     Checked { value, problems }
 }
 
+/// Where `path` comes in the order of `kind`'s tables, for sorting problems found by code
+/// among the schema's: at each level an unknown key comes first (as the walker reports them),
+/// then the declared keys in table order, list items by index; a field comes before what is
+/// under it.
+pub fn rank(kind: &Kind, path: &str) -> Vec<usize> {
+    let mut rank = Vec::new();
+    let mut kind = Some(kind);
+    for segment in path.split('.').filter(|s| !s.is_empty() && *s != TOP_LEVEL) {
+        let (key, indexes) = segment.split_once('[').unwrap_or((segment, ""));
+        let fields = match kind {
+            Some(Kind::Map(fields) | Kind::ChoiceOrMap { fields, .. }) => *fields,
+            _ => &[],
+        };
+        let found = fields.iter().position(|f| f.key == key);
+        rank.push(found.map_or(0, |i| i + 1));
+        kind = found.map(|i| &fields[i].kind);
+        let indexes = indexes.split('[').filter(|i| !i.is_empty());
+        for index in indexes.map(|i| i.trim_end_matches(']')) {
+            rank.push(index.parse().unwrap_or(0));
+            kind = match kind {
+                Some(Kind::List(item)) => Some(item),
+                _ => None,
+            };
+        }
+    }
+    rank
+}
+
 /// Checks `value` at `path`; `None` when it is bad (its problem pushed).
 fn walk(value: &Value, kind: &Kind, path: &str, problems: &mut Vec<Problem>) -> Option<Value> {
     let shown = if path.is_empty() { TOP_LEVEL } else { path };
