@@ -370,7 +370,7 @@ fn check_rubric(doc: RubricDoc, checker: &mut Checker) -> Option<Rubric> {
             kept.push(Dimension { id, weight });
         }
     }
-    if !checker.clean("rubric") {
+    if !checker.clean("rubric.dimensions") {
         return None;
     }
     let sum: u64 = kept.iter().map(|d| u64::from(d.weight)).sum();
