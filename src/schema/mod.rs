@@ -25,8 +25,11 @@ pub struct Field {
     pub key: &'static str,
     /// What its value must be.
     pub kind: Kind,
-    /// The fix when the key is missing, for a required key.
+    /// The fix when the key is missing, for a required key (empty: none to give).
     pub required: Option<&'static str>,
+    /// When the value itself is wrong: what it must be and the fix, instead of the kind's own
+    /// words ("must be a positive whole number of tokens, not `-5`").
+    pub explain: Option<(&'static str, &'static str)>,
 }
 
 impl Field {
@@ -36,6 +39,21 @@ impl Field {
             key,
             kind,
             required: None,
+            explain: None,
+        }
+    }
+
+    /// A required key with no fix to give beyond adding it.
+    pub const fn needed(key: &'static str, kind: Kind) -> Self {
+        Self::required(key, kind, "")
+    }
+
+    #[must_use]
+    /// This key, whose wrong value is told as "must be `what`, not …" with `fix`.
+    pub const fn explained(self, what: &'static str, fix: &'static str) -> Self {
+        Self {
+            explain: Some((what, fix)),
+            ..self
         }
     }
 
@@ -45,6 +63,7 @@ impl Field {
             key,
             kind,
             required: Some(fix),
+            explain: None,
         }
     }
 }
@@ -62,6 +81,8 @@ pub enum Kind {
     PosInt,
     /// A whole number, zero included.
     Count,
+    /// A number above zero (not a string).
+    Number,
     /// A whole number in `min..=max`, described as `what` ("a whole number from 1 to 100").
     Range {
         /// Smallest allowed.
@@ -162,6 +183,19 @@ pub fn check(document: &Value, kind: &Kind) -> Checked {
     Checked { value, problems }
 }
 
+/// Checks a mapping against `fields` that are not a `'static` table (a caller's extra keys).
+pub fn check_fields(document: &Value, fields: &[Field]) -> Checked {
+    let mut problems = Vec::new();
+    let value = if let Some(map) = document.as_object() {
+        Value::Object(mapping(map, fields, "", &mut problems))
+    } else {
+        let problem = format!("must be a mapping, not {}", kind_of(document));
+        problems.push(Problem::new(TOP_LEVEL, problem, None));
+        Value::Null
+    };
+    Checked { value, problems }
+}
+
 /// Checks `value` at `path`; `None` when it is bad (its problem pushed).
 fn walk(value: &Value, kind: &Kind, path: &str, problems: &mut Vec<Problem>) -> Option<Value> {
     let shown = if path.is_empty() { TOP_LEVEL } else { path };
@@ -225,17 +259,38 @@ fn mapping(
         match map.get(field.key).filter(|v| !v.is_null()) {
             None => {
                 if let Some(fix) = field.required {
-                    problems.push(Problem::new(at, "is required", Some(fix.to_owned())));
+                    let fix = (!fix.is_empty()).then(|| fix.to_owned());
+                    problems.push(Problem::new(at, "is required", fix));
                 }
             }
             Some(value) => {
-                if let Some(good) = walk(value, &field.kind, &at, problems) {
-                    kept.insert(field.key.to_owned(), good);
+                let before = problems.len();
+                match walk(value, &field.kind, &at, problems) {
+                    Some(good) => {
+                        kept.insert(field.key.to_owned(), good);
+                    }
+                    None => explain(field, &at, value, &problems[before..]).map_or((), |p| {
+                        problems.truncate(before);
+                        problems.push(p);
+                    }),
                 }
             }
         }
     }
     kept
+}
+
+/// The field's own words for its wrong `value`, when the one problem found is the value's own.
+fn explain(field: &Field, at: &str, value: &Value, found: &[Problem]) -> Option<Problem> {
+    let (what, fix) = field.explain?;
+    let [only] = found else { return None };
+    (only.path == at).then(|| {
+        Problem::new(
+            only.path.clone(),
+            format!("must be {what}, not {}", show(value)),
+            (!fix.is_empty()).then(|| fix.to_owned()),
+        )
+    })
 }
 
 /// The problem of an unknown `key` at `path` among `allowed`.
@@ -276,6 +331,10 @@ fn scalar_value(value: &Value, kind: &Kind) -> Verdict {
         Kind::Range { min, max, what } => match value.as_u64() {
             Some(n) if (min..=max).contains(&n) => good(),
             _ => must(what),
+        },
+        Kind::Number => match value.as_f64() {
+            Some(n) if n.is_finite() && n > 0.0 => good(),
+            _ => must("a positive number"),
         },
         Kind::Positive { example } => match positive(value) {
             Some(n) => Ok(Value::from(n)),

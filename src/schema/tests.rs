@@ -162,3 +162,30 @@ fn sizes_use_powers_of_1024_and_refuse_nonsense() {
         assert_eq!(parse_bytes(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn a_field_can_say_what_it_must_be_and_extra_keys_are_checked_too() {
+    let fields = [
+        Field::new("tokens", Kind::PosInt).explained(
+            "a positive whole number of tokens",
+            "e.g. `tokens: 2000000`",
+        ),
+        Field::new("usd", Kind::Number),
+        Field::needed("id", Kind::Str),
+        Field::new("on_exhausted", Kind::Any),
+    ];
+    let checked = check_fields(
+        &json!({"tokens": -5, "usd": "5", "extra": 1, "on_exhausted": "finish"}),
+        &fields,
+    );
+    assert_eq!(
+        said(&checked),
+        [
+            "extra: unknown field (allowed: tokens, usd, id, on_exhausted) | remove `extra`",
+            "tokens: must be a positive whole number of tokens, not `-5` | e.g. `tokens: 2000000`",
+            "usd: must be a positive number, not `\"5\"` | ",
+            "id: is required | ",
+        ]
+    );
+    assert_eq!(checked.value, json!({"on_exhausted": "finish"}));
+}
