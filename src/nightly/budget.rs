@@ -81,15 +81,13 @@ pub fn parse_night(
     };
     let mut found = Vec::new();
     let cap = parse_cap("budget", value, &["on_exhausted"], &mut found);
+    // The budget's only problem as a whole, once a mapping: it sets no cap.
     problems.extend(
         found
             .into_iter()
             .filter(|p| !(reported && p.path == "budget")),
     );
-    Some(NightBudget {
-        cap: cap?,
-        on_exhausted,
-    })
+    cap.map(|cap| NightBudget { cap, on_exhausted })
 }
 
 /// Reads a `budget:` mapping at `field`, reporting each problem at its field with its fix.
