@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::brief::{KNOWN_FLAVORS, check_actor_name};
-use crate::schema::{self, Field, Kind, Problem, TOP_LEVEL, Wrong, kind_of, show};
+use crate::schema::{self, Field, Kind, Problem, TOP_LEVEL, Wrong, kind_of};
 
 /// One participant or judge of the nightly.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,12 +101,26 @@ const TOP: Kind = Kind::Map(&[
     ),
     Field::new("history", Kind::Str),
     Field::new("cooks_root", Kind::Str),
-    Field::new("judging", Kind::Check(mapping)),
-    Field::new("verify", Kind::Check(mapping)),
-    Field::new("webhook", Kind::Map(WEBHOOK)),
+    Field::new("judging", Kind::Check(mapping))
+        .explained("a mapping", "e.g. `judging: {mode: pairwise}`"),
+    Field::new("verify", Kind::Check(mapping)).explained(
+        "a mapping of brief.yaml `verify:` defaults",
+        "e.g. `verify: {timeout_s: 900}`",
+    ),
+    Field::new("webhook", Kind::Map(WEBHOOK)).explained("a mapping", WEBHOOK_EXAMPLE),
     Field::new("seed", Kind::Count),
-    Field::new("backend", Kind::Check(backend)),
-    Field::new("budget", super::budget::NIGHT_BUDGET),
+    Field::new(
+        "backend",
+        Kind::Choice {
+            noun: "backend",
+            names: &["docker", "swarm"],
+        },
+    )
+    .explained("`docker` or `swarm`", "`--backend` overrides it"),
+    Field::new("budget", super::budget::NIGHT_BUDGET).explained(
+        "a mapping",
+        "e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`",
+    ),
 ]);
 
 /// An entry of `participants:` or `judges:`; its `budget:` is a brief's, judged by
@@ -138,30 +152,11 @@ const BRIEFS: &str = "a non-empty list of cook template folders";
 /// What a missing or empty `participants:` or `judges:` says.
 const ARMS: &str = "a non-empty list of `{name, flavor, model?}`";
 
-/// The fix of a field whose problem comes without one (a value of the wrong kind).
-const EXAMPLES: &[(&str, &str)] = &[
-    (
-        TOP_LEVEL,
-        "a mapping of `name`, `briefs`, `participants`, `judges` …",
-    ),
-    ("judging", "e.g. `judging: {mode: pairwise}`"),
-    (
-        "verify",
-        "brief.yaml `verify:` defaults, e.g. `verify: {timeout_s: 900}`",
-    ),
-    (
-        "webhook",
-        "e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
-    ),
-    (
-        "webhook.url",
-        "e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
-    ),
-    (
-        "budget",
-        "e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`",
-    ),
-];
+/// How a webhook is written.
+const WEBHOOK_EXAMPLE: &str = "e.g. `webhook: {url: \"https://hooks.example/nightly\"}`";
+
+/// The fix of a config that is no mapping.
+const TOP_FIX: &str = "a mapping of `name`, `briefs`, `participants`, `judges` …";
 
 /// A mapping of keys another file defines (brief.yaml's `judging:` and `verify:`).
 fn mapping(value: &Value) -> Result<(), Wrong> {
@@ -169,16 +164,6 @@ fn mapping(value: &Value) -> Result<(), Wrong> {
         Ok(())
     } else {
         Err((format!("must be a mapping, not {}", kind_of(value)), None))
-    }
-}
-
-fn backend(value: &Value) -> Result<(), Wrong> {
-    match value.as_str() {
-        Some("docker" | "swarm") => Ok(()),
-        _ => Err((
-            format!("must be `docker` or `swarm`, not {}", show(value)),
-            Some("`--backend` overrides it".into()),
-        )),
     }
 }
 
@@ -200,7 +185,7 @@ struct Doc {
     budget: Option<Value>,
 }
 
-/// `backend:` as [`backend`] checked it.
+/// `backend:` as [`TOP`] checked it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Backend {
@@ -322,7 +307,7 @@ fn nightly(file: &Path, folders: &Folders<'_>, doc: Doc, problems: &mut Vec<Prob
         problems.push(Problem::new(
             "webhook.url",
             format!("must start with `http://` or `https://`, not `{url}`"),
-            None,
+            Some(WEBHOOK_EXAMPLE.into()),
         ));
         None
     });
@@ -365,21 +350,15 @@ fn nightly(file: &Path, folders: &Folders<'_>, doc: Doc, problems: &mut Vec<Prob
 }
 
 /// One problem as the config reports it: `` `field`: problem (fix) ``. A missing key says what
-/// it needs; an unknown key with a likely meaning says only that; a value of the wrong kind gets
-/// its field's example from [`EXAMPLES`].
+/// it needs; an unknown key with a likely meaning says only that.
 fn line(problem: &Problem) -> String {
     let at = if problem.path == TOP_LEVEL {
         TOP_LEVEL.to_owned()
     } else {
         format!("`{}`", problem.path)
     };
-    let example = || {
-        EXAMPLES
-            .iter()
-            .find(|(path, _)| *path == problem.path)
-            .map(|(_, fix)| *fix)
-    };
-    match problem.fix.as_deref().or_else(example) {
+    let top = || (problem.path == TOP_LEVEL).then_some(TOP_FIX);
+    match problem.fix.as_deref().or_else(top) {
         Some(fix) if problem.problem == REQUIRED => format!("{at}: {fix}"),
         Some(fix)
             if problem.problem.starts_with("unknown field (")
@@ -392,7 +371,8 @@ fn line(problem: &Problem) -> String {
     }
 }
 
-/// The walker's problem of a missing required key.
+/// The walker's problem of a missing required key; its line is the fix alone, so a required
+/// key's fix reads as what the key needs ("required, e.g. …", "a non-empty list of …").
 const REQUIRED: &str = "is required";
 
 /// `name` if it is a good name for a config, participant or judge at `at`.
@@ -766,7 +746,7 @@ mod tests {
                 "`participants[1].modle`: unknown field (did you mean `model`?)",
                 "`participants[1].timeout_s`: must be a positive integer, not `0`",
                 "`repeats`: must be a whole number from 1 to 100, not `0`",
-                "`judging`: must be a mapping, not a string (e.g. `judging: {mode: pairwise}`)",
+                "`judging`: must be a mapping, not `\"pairwise\"` (e.g. `judging: {mode: pairwise}`)",
                 "`seed`: must be a whole number, not `-1`",
                 "`backend`: must be `docker` or `swarm`, not `\"k8s\"` (`--backend` overrides it)",
                 "`budget.tokns`: unknown field (did you mean `tokens`?)",
@@ -787,6 +767,26 @@ mod tests {
             error.problems,
             [
                 "(top level): must be a mapping, not a list (a mapping of `name`, `briefs`, `participants`, `judges` …)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_key_says_what_it_needs_and_a_wrong_shape_its_example() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "briefs: [brief-a]\nparticipants:\n  - {name: a}\njudges:\n  - {name: j, flavor: dummy, budget: {}}\nwebhook: {}\nverify: 5\nbudget: 5\n").unwrap();
+        let error = load(&file, Path::new("/home/mc-test")).unwrap_err();
+        assert_eq!(
+            error.problems,
+            [
+                "`name`: required, e.g. `name: models-nightly`",
+                "`participants[0].flavor`: required, e.g. `{name: claude, flavor: claude}`",
+                "`verify`: must be a mapping of brief.yaml `verify:` defaults, not `5` (e.g. `verify: {timeout_s: 900}`)",
+                "`webhook.url`: required, e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
+                "`budget`: must be a mapping, not `5` (e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`)",
+                "`judges[0].budget`: sets no cap (set `tokens`, `usd` or both, or remove `budget`)",
             ]
         );
     }
