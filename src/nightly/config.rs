@@ -790,4 +790,24 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn the_optional_keys_are_read_into_the_night() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "name: n\nbriefs: [brief-a]\nparticipants:\n  - {name: a, flavor: dummy, timeout_s: 60}\njudges:\n  - {name: j, flavor: dummy}\nbackend: swarm\nseed: 7\nverify: {timeout_s: 900}\nwebhook: {url: \"https://hooks.example/n\"}\ncooks_root: ~/c\n").unwrap();
+        let nightly = load(&file, Path::new("/home/mc-test")).unwrap();
+        assert_eq!(nightly.backend, Some(crate::runtime::BackendKind::Swarm));
+        assert_eq!(nightly.seed, Some(7));
+        assert_eq!(nightly.verify["timeout_s"], 900);
+        assert_eq!(nightly.webhook.as_deref(), Some("https://hooks.example/n"));
+        assert_eq!(nightly.cooks_root, Path::new("/home/mc-test/c"));
+        assert_eq!(nightly.participants[0].timeout_s, Some(60));
+        assert_eq!(nightly.repeats, 1);
+        assert_eq!(
+            nightly.history,
+            Path::new("/home/mc-test/.local/share/multicooker/n.sqlite")
+        );
+    }
 }
