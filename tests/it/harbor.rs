@@ -726,10 +726,11 @@ fn agy_and_grok_work_in_the_tasks_environment_and_its_verifier_rewards_each() {
     .unwrap();
     // 1 when the task's own image is under the participant and it left the instruction, as it
     // read it, in the workdir's out/RESULT.md (where the fakes, like the dummy's prompt asks,
-    // answer), else 0; what it left is kept in the verifier's logs.
+    // answer), else 0; what it left is kept in the verifier's logs, and so is what test.sh
+    // finds of the login the CLI was given in the image's HOME (root's).
     fs_err::write(
         task.join("tests/test.sh"),
-        "#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/out/RESULT.md /logs/verifier/ 2>/dev/null\nif grep -qx fizzbuzz-env /etc/task-marker && grep -q 'function `fizzbuzz(n)`' /app/out/RESULT.md 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+        "#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/out/RESULT.md /logs/verifier/ 2>/dev/null\ncat /root/.gemini/antigravity-cli/antigravity-oauth-token /root/.grok/auth.json > /logs/verifier/login.txt 2>&1\nif grep -qx fizzbuzz-env /etc/task-marker && grep -q 'function `fizzbuzz(n)`' /app/out/RESULT.md 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
     )
     .unwrap();
     let cook = TestCook::empty("harbor-agy-grok");
@@ -770,6 +771,11 @@ fn agy_and_grok_work_in_the_tasks_environment_and_its_verifier_rewards_each() {
         )
         .unwrap();
         let left = fs_err::read_to_string(dir.join("logs/RESULT.md")).unwrap_or_default();
+        let login = fs_err::read_to_string(dir.join("logs/login.txt")).unwrap_or_default();
+        assert!(
+            login.matches("No such file").count() == 2 && !login.contains("CANARY"),
+            "{who}: the kept file system holds no login for the task's verifier: {login}"
+        );
         (reward, left)
     };
     for (who, cli) in [("ag", "agy"), ("gk", "grok")] {
