@@ -175,6 +175,10 @@ impl Checked {
 
 /// The path of the document itself.
 pub const TOP_LEVEL: &str = "(top level)";
+/// The problem of a missing required key (its fix says what to add).
+pub const REQUIRED: &str = "is required";
+/// How the problem of an unknown key starts (`unknown field (allowed: …)`).
+pub const UNKNOWN_FIELD: &str = "unknown field";
 
 /// Checks `document` against `kind` (usually a [`Kind::Map`] of the top-level keys).
 pub fn check(document: &Value, kind: &Kind) -> Checked {
@@ -288,7 +292,7 @@ fn mapping(
             None => {
                 if let Some(fix) = field.required {
                     let fix = (!fix.is_empty()).then(|| fix.to_owned());
-                    problems.push(Problem::new(at, "is required", fix));
+                    problems.push(Problem::new(at, REQUIRED, fix));
                 }
             }
             Some(value) => {
@@ -329,7 +333,7 @@ pub fn unknown_key(path: &str, key: &str, allowed: &[&str]) -> Problem {
     );
     Problem::new(
         path,
-        format!("unknown field (allowed: {})", allowed.join(", ")),
+        format!("{UNKNOWN_FIELD} (allowed: {})", allowed.join(", ")),
         Some(fix),
     )
 }
