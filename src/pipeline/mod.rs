@@ -12,6 +12,7 @@
 //! task's environment and verified by the task's own verifier ([`task`]); every other cook by
 //! the cook step of `crate::cook`, then the hidden tests when brief.yaml has `verify:`.
 
+pub mod compose;
 pub mod cook;
 pub mod judge;
 pub mod report;
