@@ -16,6 +16,7 @@ pub mod compose;
 pub mod cook;
 pub mod judge;
 pub mod report;
+pub mod resume;
 pub mod task;
 pub mod verify;
 
