@@ -15,6 +15,7 @@
 pub mod compose;
 pub mod cook;
 pub mod judge;
+pub mod refine;
 pub mod report;
 pub mod resume;
 pub mod task;
