@@ -156,6 +156,9 @@ pub struct CellPlan {
     /// Keep its file system as this image (tag, labels) once its program and everything it
     /// started have ended: a Harbor participant's final state, which the verifier runs on.
     pub commit: Option<(String, Labels)>,
+    /// The identity its program runs as and its files are staged for, when it is not the
+    /// run's cell user (a Harbor task's `[verifier] user`, set by [`CellPlan::in_task_as`]).
+    pub user: Option<CellUser>,
 }
 
 /// How a cell reaches the network, from its brief policy and its flavor.
@@ -365,6 +368,7 @@ impl PlanContext<'_> {
             budget: actor.budget,
             score_over_budget: self.brief.judging.over_budget == crate::brief::OverBudget::Score,
             commit: None,
+            user: None,
         }
     }
 }
@@ -387,6 +391,27 @@ impl CellPlan {
         workdir
             .unwrap_or_default()
             .clone_into(&mut self.spec.workdir);
+    }
+}
+
+impl CellPlan {
+    /// Makes this task cell's program run as `user` (a Harbor task's `[verifier] user` that
+    /// is not root) instead of root: with no capability, as any cell user, in the task
+    /// profile's writable root, its files staged for `user` (the hidden tests readable by its
+    /// group, the writable areas its own), with `home` as `HOME` when the image names one. It
+    /// serves no `mc-cell launch`: a Harbor test.sh does not use it, and the launch identity
+    /// (the next uid) could be a user of the task's image.
+    pub fn in_task_as(&mut self, user: CellUser, home: Option<&str>) {
+        self.spec.init.task_root = false;
+        self.spec.init.launch = false;
+        self.spec.user = user.spec();
+        self.spec
+            .env
+            .retain(|(key, _)| key != LAUNCH_ENV && key != "HOME");
+        if let Some(home) = home {
+            self.spec.env.push(("HOME".to_owned(), home.to_owned()));
+        }
+        self.user = Some(user);
     }
 }
 
