@@ -203,6 +203,34 @@ fn verifier_user_gate(
     })
 }
 
+/// `cast`, gated on the resolution of `task`'s `[verifier] user` in its environment image
+/// `environment` when that needs the image ([`verifier_user_gate`]); root needs none.
+fn with_verifier_user<'a>(
+    cast: Cast<'a>,
+    task: &Task,
+    (paths, names, run_id): (&crate::state::CookPaths, &Names, &str),
+    environment: &FlavorImages,
+) -> (Cast<'a>, Resolved) {
+    let resolved: Resolved = Arc::default();
+    let Some(user) = users::needs_image(task.config.verifier.user.as_deref()) else {
+        *resolved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ok(None));
+        return (cast, resolved);
+    };
+    // Not a name a participant can have (`.`), swept with the participants' cells.
+    let cell = names.cell(Role::Participant, "_environment.users");
+    let labels = Labels::new(paths.name(), Role::Participant.as_str())
+        .with(LABEL_ROOT, &paths.root_id())
+        .with(LABEL_RUN, run_id);
+    let gate = verifier_user_gate(
+        (user.to_owned(), environment.base.tag.clone()),
+        (cell, labels),
+        resolved.clone(),
+    );
+    (cast.gate(gate), resolved)
+}
+
 /// Runs `actors` inside `task`'s environment; the task is the cook's `folder`. Oracles run
 /// the task's solution; a CLI flavor runs layered on the environment (the dummy is the init
 /// itself); the caller refuses flavors that cannot ([`task_layer`]).
@@ -237,27 +265,7 @@ pub async fn run_task(
         venue.cast(Role::Participant, &clis)?
     };
     let (layered, image_of) = layered_images(&cast, (paths, &names), &env_images, &clis, &run_id)?;
-    let resolved: Resolved = Arc::default();
-    let cast = match users::needs_image(task.config.verifier.user.as_deref()) {
-        Some(user) => {
-            let cell = names.cell(Role::Participant, "_environment.users");
-            let labels = Labels::new(paths.name(), Role::Participant.as_str())
-                .with(LABEL_ROOT, &paths.root_id())
-                .with(LABEL_RUN, &run_id);
-            let image = env_images.base.tag.clone();
-            cast.gate(verifier_user_gate(
-                (user.to_owned(), image),
-                (cell, labels),
-                resolved.clone(),
-            ))
-        }
-        None => {
-            *resolved
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ok(None));
-            cast
-        }
-    };
+    let (cast, resolved) = with_verifier_user(cast, task, (paths, &names, &run_id), &env_images);
     let cast = cast.with_images(std::iter::once(env_images).chain(layered).collect());
     let context = cast.context();
     let plans: Vec<CellPlan> = actors

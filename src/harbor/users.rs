@@ -37,10 +37,10 @@ fn records(text: &str) -> impl Iterator<Item = Vec<&str>> {
 }
 
 /// A passwd entry: name, uid, primary gid, home.
-fn passwd_entry<'a>(
-    passwd: &'a str,
+fn passwd_entry(
+    passwd: &str,
     matches: impl Fn(&str, u32) -> bool,
-) -> Option<(&'a str, u32, u32, &'a str)> {
+) -> Option<(&str, u32, u32, &str)> {
     records(passwd).find_map(|fields| {
         let [name, _, uid, gid, _, home, ..] = fields[..] else {
             return None;
@@ -122,11 +122,8 @@ mod tests {
     const GROUP_TEXT: &str = "root:x:0:\nstaff:x:50:tester\ntesters:x:1300:\n";
 
     fn user(uid: u32, gid: u32, home: Option<&str>) -> Option<TaskUser> {
-        Some(TaskUser {
-            uid,
-            gid,
-            home: home.map(str::to_owned),
-        })
+        let home = home.map(str::to_owned);
+        (uid != 0).then_some(TaskUser { uid, gid, home })
     }
 
     #[test]
