@@ -20,9 +20,9 @@ pub const PASSWD: &str = "/etc/passwd";
 /// Where the environment image's groups are read from.
 pub const GROUP: &str = "/etc/group";
 
-/// The value of `[verifier] user` that needs the environment image to resolve: `None` for root
-/// (unset, empty, `root`, `0`, `0:0` and any `root:…`/`0:…` still runs test.sh as root only
-/// when it resolves to uid 0, so only the plain spellings of root skip the image).
+/// The value of `[verifier] user` that needs the environment image to resolve it: `None` for
+/// the plain spellings of root (unset, empty, `root`, `0`); any other value (even `0:0`) is
+/// resolved, and means root only when it resolves to uid 0.
 pub fn needs_image(user: Option<&str>) -> Option<&str> {
     user.map(str::trim)
         .filter(|u| !u.is_empty() && *u != "root" && *u != "0")

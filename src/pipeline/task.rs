@@ -72,8 +72,15 @@ pub async fn cook(
     let verifier_user = match &runs.verifier_user {
         Some(Ok(user)) => user.clone(),
         Some(Err(message)) => return Err(unknown_user(&task, message).into()),
+        // Not resolved: the environment image did not build (so nothing ran).
         None => {
-            let message = runs.build.as_ref().err().map_or("", |m| m.as_str());
+            let message = runs
+                .build
+                .as_ref()
+                .err()
+                .map_or("its `[verifier] user` was not resolved in it", |m| {
+                    m.as_str()
+                });
             return Err(unbuilt(&task, message).into());
         }
     };
