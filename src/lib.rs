@@ -33,6 +33,7 @@ pub mod report;
 pub mod review;
 pub mod runtime;
 pub mod sanitize;
+pub mod schema;
 pub mod settings;
 pub mod state;
 pub mod verify;

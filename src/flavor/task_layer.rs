@@ -2,7 +2,7 @@
 //! the flavor's own image the CLI is, the environment its image sets for it, and the build
 //! context of the layer (`FROM` the task's environment, `COPY --from` the flavor's image, then
 //! a check that the CLI runs there, so a task whose image cannot run it, such as a musl-only
-//! image for claude's glibc build, fails its build with a sentence that says so).
+//! image for a CLI built against glibc, fails its build with a sentence that says so).
 //!
 //! The dummy needs no layer: it is the cell's init itself, already in every task image.
 
@@ -24,7 +24,10 @@ pub struct TaskLayer {
 }
 
 /// The flavors whose CLI can work inside a task's environment, besides the dummy (the init).
-pub const TASK_LAYERS: [TaskLayer; 2] = [
+/// Each copies what the flavor's own image installs outside HOME (images/<flavor>/Dockerfile);
+/// its login and minimal config are written into HOME by the entrypoint at run time
+/// (`mc-cell run`), as in any cell. triad (three CLIs, one lead) has no layer yet.
+pub const TASK_LAYERS: [TaskLayer; 4] = [
     TaskLayer {
         flavor: "claude",
         files: &["/usr/local/bin/claude"],
@@ -52,6 +55,21 @@ pub const TASK_LAYERS: [TaskLayer; 2] = [
         env: &[],
         check: "codex --version",
         needs: "an x86-64 or arm64 Linux image with /bin/sh",
+    },
+    TaskLayer {
+        flavor: "agy",
+        files: &["/usr/local/bin/agy"],
+        // `true`, not `1`: agy ignores `1` (google-antigravity/antigravity-cli#1046).
+        env: &[("AGY_CLI_DISABLE_AUTO_UPDATE", "true")],
+        check: "agy --version",
+        needs: "a glibc-based image (Debian, Ubuntu, Fedora…): agy's Linux build is linked dynamically against glibc and has no musl build (Alpine)",
+    },
+    TaskLayer {
+        flavor: "grok",
+        files: &["/usr/local/bin/grok"],
+        env: &[("GROK_DISABLE_AUTOUPDATER", "1")],
+        check: "grok --version",
+        needs: "a glibc-based image (Debian, Ubuntu, Fedora…) with the GCC runtime (libgcc_s): grok's Linux build is linked dynamically against them and does not run on musl (Alpine)",
     },
 ];
 
@@ -88,7 +106,7 @@ pub fn dockerfile(layer: &TaskLayer, environment: &str, flavor_image: &str) -> S
         "RUN home=\"$(mktemp -d)\" && HOME=\"$home\" {check} >/dev/null 2>&1 || {{ echo 'multicooker: the {flavor} CLI does not run in this task'\"'\"'s environment: it needs {needs}' >&2; exit 1; }}; rm -rf \"$home\"\n",
         check = layer.check,
         flavor = layer.flavor,
-        needs = layer.needs.replace('\'', ""),
+        needs = layer.needs.replace('\'', "'\"'\"'"),
     ));
     text
 }
@@ -124,10 +142,57 @@ mod tests {
         assert!(claude.contains("it needs a glibc-based image"), "{claude}");
     }
 
+    /// The check's failure branch, run by a real shell where the CLI is missing, prints the
+    /// sentence as written (apostrophes included) and fails the build step.
+    #[test]
+    fn a_cli_that_does_not_run_fails_the_build_with_what_it_needs() {
+        for layer in &TASK_LAYERS {
+            let text = dockerfile(layer, "e", "f");
+            let run = text
+                .lines()
+                .find_map(|l| l.strip_prefix("RUN "))
+                .expect("the layer checks its CLI in a RUN step");
+            // A PATH with the image's tools the step uses, and no CLI.
+            let empty = tempfile::tempdir().unwrap();
+            for tool in ["mktemp", "rm"] {
+                let found = ["/usr/bin", "/bin"]
+                    .iter()
+                    .map(|d| std::path::Path::new(d).join(tool))
+                    .find(|p| p.is_file())
+                    .unwrap();
+                std::os::unix::fs::symlink(found, empty.path().join(tool)).unwrap();
+            }
+            let output = std::process::Command::new("/bin/sh")
+                .args(["-c", run])
+                .env("PATH", empty.path())
+                .env("TMPDIR", empty.path())
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{}: {said}", layer.flavor);
+            assert!(
+                said.contains(&format!(
+                    "multicooker: the {} CLI does not run in this task's environment: it needs {}",
+                    layer.flavor, layer.needs
+                )),
+                "{}: {said}",
+                layer.flavor
+            );
+        }
+        let agy = dockerfile(task_layer("agy").unwrap(), "e", "f");
+        assert!(
+            agy.contains("COPY --from=f /usr/local/bin/agy /usr/local/bin/agy\n")
+                && agy.contains("ENV AGY_CLI_DISABLE_AUTO_UPDATE=true\n"),
+            "{agy}"
+        );
+        let grok = dockerfile(task_layer("grok").unwrap(), "e", "f");
+        assert!(grok.contains("ENV GROK_DISABLE_AUTOUPDATER=1\n"), "{grok}");
+    }
+
     #[test]
     fn flavors_without_a_layer_are_named() {
-        assert!(task_layer("agy").is_none());
+        assert!(task_layer("triad").is_none());
         assert!(task_layer("dummy").is_none());
-        assert_eq!(task_flavors(), ["dummy", "claude", "codex"]);
+        assert_eq!(task_flavors(), ["dummy", "claude", "codex", "agy", "grok"]);
     }
 }

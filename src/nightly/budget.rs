@@ -11,6 +11,7 @@ pub use crate::cell::spend_records::{
     SpendRecord, add_cook, night_record, spend_json, spend_lines,
 };
 use crate::flavor::meter::Spend;
+use crate::schema::{Field, Kind, Problem, Wrong, join};
 
 /// Schema version 6: spend against budget per arm and for the whole night.
 pub const MIGRATION: &str = "
@@ -48,32 +49,53 @@ pub struct NightBudget {
     pub on_exhausted: OnExhausted,
 }
 
-/// Reads a config's `budget:` (problems as the config reports them: field, what, fix).
-pub fn parse_night(value: &Value, problems: &mut Vec<String>) -> Option<NightBudget> {
-    let on_exhausted = match value.get("on_exhausted") {
-        None => Some(OnExhausted::Finish),
-        Some(Value::String(s)) if s == "finish" => Some(OnExhausted::Finish),
-        Some(Value::String(s)) if s == "cancel" => Some(OnExhausted::Cancel),
-        Some(other) => {
-            problems.push(format!(
-                "`budget.on_exhausted`: must be `finish` or `cancel`, not {other} (`finish` lets running cells end, `cancel` stops them)"
-            ));
-            None
-        }
-    };
-    let cap = parse_cap("budget", value, &["on_exhausted"], problems)?;
-    Some(NightBudget {
-        cap,
-        on_exhausted: on_exhausted?,
-    })
+/// `budget:` of a nightly config: a brief's `budget:` keys (judged by [`check_budget`], which
+/// briefs share) and `on_exhausted`.
+pub const NIGHT_BUDGET: Kind = Kind::Map(&[
+    Field::new("tokens", Kind::Any),
+    Field::new("usd", Kind::Any),
+    Field::new("on_exhausted", Kind::Check(on_exhausted)),
+]);
+
+fn on_exhausted(value: &Value) -> Result<(), Wrong> {
+    match value.as_str() {
+        Some("finish" | "cancel") => Ok(()),
+        _ => Err((
+            format!("must be `finish` or `cancel`, not {value}"),
+            Some("`finish` lets running cells end, `cancel` stops them".into()),
+        )),
+    }
 }
 
-/// Reads a `budget:` mapping at `field`, with the config's problem format.
+/// Reads a config's `budget:` once [`NIGHT_BUDGET`] checked its shape (`value` is what the
+/// check kept; `reported` says it already reported a key of it, so a budget left without a
+/// cap is no news).
+pub fn parse_night(
+    value: &Value,
+    reported: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<NightBudget> {
+    let on_exhausted = match value.get("on_exhausted").and_then(Value::as_str) {
+        Some("cancel") => OnExhausted::Cancel,
+        _ => OnExhausted::Finish,
+    };
+    let mut found = Vec::new();
+    let cap = parse_cap("budget", value, &["on_exhausted"], &mut found);
+    // The budget's only problem as a whole, once a mapping: it sets no cap.
+    problems.extend(
+        found
+            .into_iter()
+            .filter(|p| !(reported && p.path == "budget")),
+    );
+    cap.map(|cap| NightBudget { cap, on_exhausted })
+}
+
+/// Reads a `budget:` mapping at `field`, reporting each problem at its field with its fix.
 pub fn parse_cap(
     field: &str,
     value: &Value,
     extra: &[&str],
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> Option<Budget> {
     match check_budget(value, extra) {
         Ok(cap) => Some(cap),
@@ -82,9 +104,9 @@ pub fn parse_cap(
                 let at = if p.key.is_empty() {
                     field.to_owned()
                 } else {
-                    format!("{field}.{}", p.key)
+                    join(field, &p.key)
                 };
-                problems.push(format!("`{at}`: {} ({})", p.problem, p.hint));
+                problems.push(Problem::new(at, p.problem, Some(p.hint)));
             }
             None
         }

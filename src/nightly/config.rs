@@ -1,6 +1,12 @@
 //! The nightly config (YAML): which briefs (cook templates), which participants and judges,
 //! how many repeats, and where history lives. Errors name the file, the field and the fix.
 //!
+//! The keys and kinds are declared once as [`crate::schema`] tables (`TOP`, `ARM`, `WEBHOOK` and
+//! the night's `budget::NIGHT_BUDGET`); the walker reports every problem at once, and the
+//! checked document is read with serde. Only what a table cannot say is code: brief folders and
+//! Harbor datasets on disk, two briefs with one name, flavors against the templates, the
+//! oracle's rule, names, paths against the config's folder, the webhook's scheme.
+//!
 //! ```yaml
 //! name: models-nightly
 //! briefs: [../examples/hello-task, briefs/refactor]   # templates (brief.yaml, BRIEF.md, JUDGE_BRIEF.md), Harbor tasks or datasets
@@ -22,9 +28,11 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::brief::{KNOWN_FLAVORS, check_actor_name, suggest};
+use crate::brief::{KNOWN_FLAVORS, check_actor_name};
+use crate::schema::{self, Field, Kind, Problem, TOP_LEVEL, Wrong, kind_of};
 
 /// One participant or judge of the nightly.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,21 +84,129 @@ pub struct Nightly {
     pub budget: Option<super::budget::NightBudget>,
 }
 
-const KEYS: &[&str] = &[
-    "name",
-    "briefs",
-    "participants",
-    "judges",
-    "repeats",
-    "history",
-    "cooks_root",
-    "judging",
-    "verify",
-    "webhook",
-    "seed",
-    "backend",
-    "budget",
+/// The config's keys and kinds; what a table cannot say (briefs on disk, flavors against the
+/// templates, names, paths, the webhook's scheme) is checked on [`Doc`] by [`parse`].
+const TOP: Kind = Kind::Map(&[
+    Field::required("name", Kind::Str, "required, e.g. `name: models-nightly`"),
+    Field::required("briefs", Kind::List(&Kind::Str), BRIEFS),
+    Field::required("participants", Kind::List(&Kind::Map(ARM)), ARMS),
+    Field::required("judges", Kind::List(&Kind::Map(ARM)), ARMS),
+    Field::new(
+        "repeats",
+        Kind::Range {
+            min: 1,
+            max: 100,
+            what: "a whole number from 1 to 100",
+        },
+    ),
+    Field::new("history", Kind::Str),
+    Field::new("cooks_root", Kind::Str),
+    Field::new("judging", Kind::Check(mapping))
+        .explained("a mapping", "e.g. `judging: {mode: pairwise}`"),
+    Field::new("verify", Kind::Check(mapping)).explained(
+        "a mapping of brief.yaml `verify:` defaults",
+        "e.g. `verify: {timeout_s: 900}`",
+    ),
+    Field::new("webhook", Kind::Map(WEBHOOK)).explained("a mapping", WEBHOOK_EXAMPLE),
+    Field::new("seed", Kind::Count),
+    Field::new(
+        "backend",
+        Kind::Choice {
+            noun: "backend",
+            names: &["docker", "swarm"],
+        },
+    )
+    .explained("`docker` or `swarm`", "`--backend` overrides it"),
+    Field::new("budget", super::budget::NIGHT_BUDGET).explained(
+        "a mapping",
+        "e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`",
+    ),
+]);
+
+/// An entry of `participants:` or `judges:`; its `budget:` is a brief's, judged by
+/// [`crate::brief::check_budget`].
+const ARM: &[Field] = &[
+    Field::required(
+        "name",
+        Kind::Str,
+        "required, e.g. `{name: claude, flavor: claude}`",
+    ),
+    Field::required(
+        "flavor",
+        Kind::Str,
+        "required, e.g. `{name: claude, flavor: claude}`",
+    ),
+    Field::new("model", Kind::Str),
+    Field::new("timeout_s", Kind::PosInt),
+    Field::new("budget", Kind::Any),
 ];
+
+const WEBHOOK: &[Field] = &[Field::required(
+    "url",
+    Kind::Str,
+    "required, e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
+)];
+
+/// What a missing or empty `briefs:` says.
+const BRIEFS: &str = "a non-empty list of cook template folders";
+/// What a missing or empty `participants:` or `judges:` says.
+const ARMS: &str = "a non-empty list of `{name, flavor, model?}`";
+
+/// How a webhook is written.
+const WEBHOOK_EXAMPLE: &str = "e.g. `webhook: {url: \"https://hooks.example/nightly\"}`";
+
+/// The fix of a config that is no mapping.
+const TOP_FIX: &str = "a mapping of `name`, `briefs`, `participants`, `judges` …";
+
+/// A mapping of keys another file defines (brief.yaml's `judging:` and `verify:`).
+fn mapping(value: &Value) -> Result<(), Wrong> {
+    if value.is_object() {
+        Ok(())
+    } else {
+        Err((format!("must be a mapping, not {}", kind_of(value)), None))
+    }
+}
+
+/// The config as [`TOP`] checked it: every value here has its declared kind.
+#[derive(Debug, Deserialize)]
+struct Doc {
+    name: Option<String>,
+    briefs: Option<Vec<Option<String>>>,
+    participants: Option<Vec<Option<ArmDoc>>>,
+    judges: Option<Vec<Option<ArmDoc>>>,
+    repeats: Option<u32>,
+    history: Option<String>,
+    cooks_root: Option<String>,
+    judging: Option<Map<String, Value>>,
+    verify: Option<Map<String, Value>>,
+    webhook: Option<WebhookDoc>,
+    seed: Option<u64>,
+    backend: Option<Backend>,
+    budget: Option<Value>,
+}
+
+/// `backend:` as [`TOP`] checked it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Backend {
+    Docker,
+    Swarm,
+}
+
+/// An entry of `participants:` or `judges:` as [`ARM`] checked it.
+#[derive(Debug, Deserialize)]
+struct ArmDoc {
+    name: Option<String>,
+    flavor: Option<String>,
+    model: Option<String>,
+    timeout_s: Option<u64>,
+    budget: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WebhookDoc {
+    url: Option<String>,
+}
 
 /// A config that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -151,175 +267,171 @@ pub fn load(file: &Path, home: &Path) -> Result<Nightly, ConfigError> {
     parse(file, &Folders { base: &base, home }, &value)
 }
 
-#[expect(clippy::too_many_lines, reason = "one check per field, in file order")]
 fn parse(file: &Path, folders: &Folders<'_>, value: &Value) -> Result<Nightly, ConfigError> {
-    let base = folders.base;
-    let mut problems = Vec::new();
-    let Some(map) = value.as_object() else {
-        return Err(ConfigError {
-            file: file.to_path_buf(),
-            problems: vec![
-                "must be a mapping of `name`, `briefs`, `participants`, `judges` …".into(),
-            ],
-        });
-    };
-    for key in map.keys().filter(|k| !KEYS.contains(&k.as_str())) {
-        let hint = suggest(key, KEYS.iter().copied()).map_or_else(
-            || format!("allowed: {}", KEYS.join(", ")),
-            |s| format!("did you mean `{s}`?"),
-        );
-        problems.push(format!("`{key}`: unknown field ({hint})"));
-    }
-    let name = name_of(map, &mut problems);
-    let briefs: Vec<PathBuf> = match map.get("briefs").and_then(Value::as_array) {
-        Some(items) if !items.is_empty() => items
-            .iter()
-            .enumerate()
-            .flat_map(|(i, item)| {
-                let Some(path) = item.as_str() else {
-                    problems.push(format!("`briefs[{i}]`: must be a folder path"));
-                    return Vec::new();
-                };
-                brief_folders(
-                    &format!("briefs[{i}]"),
-                    &resolve(folders, path),
-                    &mut problems,
-                )
-            })
-            .collect(),
-        _ => {
-            problems.push("`briefs`: a non-empty list of cook template folders".into());
-            Vec::new()
-        }
-    };
-    let mut named = std::collections::BTreeMap::<String, &Path>::new();
-    for brief in &briefs {
-        let name = super::brief_name(brief);
-        if let Some(first) = named.insert(name.clone(), brief) {
-            problems.push(format!(
-                "`briefs`: two briefs are named `{name}` (`{}` and `{}`), and a night's cook folders are named after their brief; rename one folder",
-                first.display(),
-                brief.display()
-            ));
-        }
-    }
-    let flavors = Flavors::of(&briefs);
-    let participants = arms(
-        map.get("participants"),
-        ("participants", &flavors),
-        true,
-        &mut problems,
-    );
-    let judges = arms(map.get("judges"), ("judges", &flavors), true, &mut problems);
-    let repeats = match map.get("repeats") {
-        None => 1,
-        Some(v) => {
-            if let Some(n) = v.as_u64().filter(|n| (1..=100).contains(n)) {
-                u32::try_from(n).unwrap_or(1)
-            } else {
-                {
-                    problems.push(format!(
-                        "`repeats`: must be a whole number from 1 to 100, not {v}"
-                    ));
-                    1
-                }
-            }
-        }
-    };
-    let judging = match map.get("judging") {
-        None => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => {
-            problems.push("`judging`: must be a mapping, e.g. `{mode: pairwise}`".into());
-            Map::new()
-        }
-    };
-    let verify = match map.get("verify") {
-        None => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => {
-            problems.push("`verify`: must be a mapping of brief.yaml `verify:` defaults, e.g. `{timeout_s: 900}`".into());
-            Map::new()
-        }
-    };
-    let webhook = match map.get("webhook") {
-        None => None,
-        Some(w) => match w.get("url").and_then(Value::as_str) {
-            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                Some(url.to_owned())
-            }
-            _ => {
-                problems.push("`webhook`: must be `{url: \"https://…\"}`".into());
+    let checked = schema::check(value, &TOP);
+    let mut problems = checked.problems.clone();
+    // Not a mapping: the walker said so, and there is nothing more to check.
+    let nightly = if checked.value.is_object() {
+        match checked.typed::<Doc>() {
+            Ok(doc) => Some(nightly(file, folders, doc, &mut problems)),
+            Err(problem) => {
+                problems.push(problem);
                 None
             }
-        },
-    };
-    let seed = match map.get("seed") {
-        None => None,
-        Some(v) => {
-            let seed = v.as_u64();
-            if seed.is_none() {
-                problems.push(format!("`seed`: must be a whole number, not {v}"));
-            }
-            seed
         }
+    } else {
+        None
     };
-    let backend = match map.get("backend") {
-        None => None,
-        Some(Value::String(b)) if b == "docker" => Some(crate::runtime::BackendKind::Docker),
-        Some(Value::String(b)) if b == "swarm" => Some(crate::runtime::BackendKind::Swarm),
-        Some(v) => {
-            problems.push(format!(
-                "`backend`: must be `docker` or `swarm`, not {v} (`--backend` overrides it)"
-            ));
-            None
+    match nightly {
+        Some(nightly) if problems.is_empty() => Ok(nightly),
+        _ => Err(ConfigError {
+            file: file.to_path_buf(),
+            problems: problems.iter().map(line).collect(),
+        }),
+    }
+}
+
+/// The night a checked [`Doc`] describes, after the checks no table can make.
+fn nightly(file: &Path, folders: &Folders<'_>, doc: Doc, problems: &mut Vec<Problem>) -> Nightly {
+    let name = doc.name.map_or_else(String::new, |name| {
+        named("name", name, problems).unwrap_or_default()
+    });
+    let briefs = briefs(doc.briefs, folders, problems);
+    let flavors = Flavors::of(&briefs);
+    let participants = arms(doc.participants, ("participants", &flavors), problems);
+    let judges = arms(doc.judges, ("judges", &flavors), problems);
+    let webhook = doc.webhook.and_then(|w| w.url).and_then(|url| {
+        if url.starts_with("http://") || url.starts_with("https://") {
+            return Some(url);
         }
-    };
-    let budget = map
-        .get("budget")
-        .and_then(|v| super::budget::parse_night(v, &mut problems));
-    let history = map.get("history").and_then(Value::as_str).map_or_else(
+        problems.push(Problem::new(
+            "webhook.url",
+            format!("must start with `http://` or `https://`, not `{url}`"),
+            Some(WEBHOOK_EXAMPLE.into()),
+        ));
+        None
+    });
+    let budget = doc.budget.and_then(|value| {
+        let reported = problems
+            .iter()
+            .any(|p| p.path.starts_with("budget.") && p.path != "budget.on_exhausted");
+        super::budget::parse_night(&value, reported, problems)
+    });
+    let history = doc.history.map_or_else(
         || {
             folders
                 .home
                 .join(".local/share/multicooker")
                 .join(format!("{name}.sqlite"))
         },
-        |p| resolve(folders, p),
+        |p| resolve(folders, &p),
     );
-    let cooks_root = map
-        .get("cooks_root")
-        .and_then(Value::as_str)
-        .map_or_else(|| base.join("cooks"), |p| resolve(folders, p));
-    if !problems.is_empty() {
-        return Err(ConfigError {
-            file: file.to_path_buf(),
-            problems,
-        });
-    }
-    Ok(Nightly {
+    Nightly {
         name,
         file: file.to_path_buf(),
         briefs,
         participants,
         judges,
-        repeats,
+        repeats: doc.repeats.unwrap_or(1),
         history,
-        cooks_root,
-        judging,
-        verify,
+        cooks_root: doc
+            .cooks_root
+            .map_or_else(|| folders.base.join("cooks"), |p| resolve(folders, &p)),
+        judging: doc.judging.unwrap_or_default(),
+        verify: doc.verify.unwrap_or_default(),
         webhook,
-        seed,
-        backend,
+        seed: doc.seed,
+        backend: doc.backend.map(|b| match b {
+            Backend::Docker => crate::runtime::BackendKind::Docker,
+            Backend::Swarm => crate::runtime::BackendKind::Swarm,
+        }),
         budget,
-    })
+    }
+}
+
+/// One problem as the config reports it: `` `field`: problem (fix) ``. A missing key says what
+/// it needs; an unknown key with a likely meaning says only that.
+fn line(problem: &Problem) -> String {
+    let at = if problem.path == TOP_LEVEL {
+        TOP_LEVEL.to_owned()
+    } else {
+        format!("`{}`", problem.path)
+    };
+    let top = || (problem.path == TOP_LEVEL).then_some(TOP_FIX);
+    match problem.fix.as_deref().or_else(top) {
+        Some(fix) if problem.problem == REQUIRED => format!("{at}: {fix}"),
+        Some(fix)
+            if problem.problem.starts_with("unknown field (")
+                && fix.starts_with("did you mean") =>
+        {
+            format!("{at}: unknown field ({fix})")
+        }
+        Some(fix) => format!("{at}: {} ({fix})", problem.problem),
+        None => format!("{at}: {}", problem.problem),
+    }
+}
+
+/// The walker's problem of a missing required key; its line is the fix alone, so a required
+/// key's fix reads as what the key needs ("required, e.g. …", "a non-empty list of …").
+const REQUIRED: &str = "is required";
+
+/// `name` if it is a good name for a config, participant or judge at `at`.
+fn named(at: &str, name: String, problems: &mut Vec<Problem>) -> Option<String> {
+    match check_actor_name(&name) {
+        Ok(()) => Some(name),
+        Err((problem, fix)) => {
+            problems.push(Problem::new(
+                at,
+                format!("`{name}` {problem}"),
+                Some(fix.to_owned()),
+            ));
+            None
+        }
+    }
+}
+
+/// The brief folders of `briefs:`, absolute, each entry expanded (a Harbor dataset is many);
+/// two briefs with one name are refused, since a night's cook folders are named after them.
+fn briefs(
+    entries: Option<Vec<Option<String>>>,
+    folders: &Folders<'_>,
+    problems: &mut Vec<Problem>,
+) -> Vec<PathBuf> {
+    let entries = entries.unwrap_or_default();
+    if entries.is_empty() && !problems.iter().any(|p| p.path == "briefs") {
+        problems.push(Problem::new("briefs", REQUIRED, Some(BRIEFS.into())));
+    }
+    let briefs: Vec<PathBuf> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, entry)| Some((i, entry.as_deref()?)))
+        .flat_map(|(i, path)| {
+            brief_folders(&format!("briefs[{i}]"), &resolve(folders, path), problems)
+        })
+        .collect();
+    let mut named = std::collections::BTreeMap::<String, &Path>::new();
+    for brief in &briefs {
+        let name = super::brief_name(brief);
+        if let Some(first) = named.insert(name.clone(), brief) {
+            problems.push(Problem::new(
+                "briefs",
+                format!(
+                    "two briefs are named `{name}` (`{}` and `{}`), and a night's cook folders are named after their brief",
+                    first.display(),
+                    brief.display()
+                ),
+                Some("rename one folder".into()),
+            ));
+        }
+    }
+    briefs
 }
 
 /// The briefs one `briefs:` entry stands for: a cook template (a folder with brief.yaml), a
 /// Harbor task (`task.toml` and `instruction.md`), or a Harbor dataset (a folder of tasks, each
 /// a brief of the night). Each task is read and checked here, so a refused key stops the night
 /// before anything runs.
-fn brief_folders(at: &str, dir: &Path, problems: &mut Vec<String>) -> Vec<PathBuf> {
+fn brief_folders(at: &str, dir: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
     if dir.join("brief.yaml").is_file() {
         return vec![dir.to_path_buf()];
     }
@@ -329,14 +441,18 @@ fn brief_folders(at: &str, dir: &Path, problems: &mut Vec<String>) -> Vec<PathBu
             crate::harbor::HarborError::EmptyDataset { .. }
             | crate::harbor::HarborError::Read { .. },
         ) => {
-            problems.push(format!(
-                "`{at}`: `{}` has no brief.yaml and is neither a Harbor task (task.toml and instruction.md) nor a folder of Harbor tasks (point it at a cook template folder such as examples/hello-task, a Harbor task, or a dataset folder)",
-                dir.display()
+            problems.push(Problem::new(
+                at,
+                format!(
+                    "`{}` has no brief.yaml and is neither a Harbor task (task.toml and instruction.md) nor a folder of Harbor tasks",
+                    dir.display()
+                ),
+                Some("point it at a cook template folder such as examples/hello-task, a Harbor task, or a dataset folder".into()),
             ));
             return Vec::new();
         }
         Err(e) => {
-            problems.push(format!("`{at}`: {}", with_fix(&e)));
+            problems.push(harbor_problem(at, "", &e));
             return Vec::new();
         }
     };
@@ -345,34 +461,18 @@ fn brief_folders(at: &str, dir: &Path, problems: &mut Vec<String>) -> Vec<PathBu
         .filter(|task| match crate::harbor::load(task) {
             Ok(_) => true,
             Err(e) => {
-                problems.push(format!(
-                    "`{at}`: Harbor task `{}`: {}",
-                    task.display(),
-                    with_fix(&e)
-                ));
+                let task = format!("Harbor task `{}`: ", task.display());
+                problems.push(harbor_problem(at, &task, &e));
                 false
             }
         })
         .collect()
 }
 
-fn with_fix(error: &crate::harbor::HarborError) -> String {
+/// A Harbor error at `at`, after `prefix`, with its fix.
+fn harbor_problem(at: &str, prefix: &str, error: &crate::harbor::HarborError) -> Problem {
     use crate::error::Hint as _;
-    error
-        .hint()
-        .map_or_else(|| error.to_string(), |fix| format!("{error} ({fix})"))
-}
-
-fn name_of(map: &Map<String, Value>, problems: &mut Vec<String>) -> String {
-    let Some(name) = map.get("name").and_then(Value::as_str) else {
-        problems.push("`name`: required, e.g. `name: models-nightly`".into());
-        return String::new();
-    };
-    if let Err((problem, hint)) = check_actor_name(name) {
-        problems.push(format!("`name`: `{name}` {problem} ({hint})"));
-        return String::new();
-    }
-    name.to_owned()
+    Problem::new(at, format!("{prefix}{error}"), error.hint())
 }
 
 /// The flavors an arm may name: the built-in ones, and the custom ones the briefs' templates
@@ -458,54 +558,49 @@ impl Flavors {
     }
 }
 
+/// The arms of `participants:` or `judges:` (`field`) as [`ARM`] checked them: each name a
+/// good one and listed once, each flavor one every brief can run, each `budget:` a cap.
 fn arms(
-    value: Option<&Value>,
+    items: Option<Vec<Option<ArmDoc>>>,
     (field, flavors): (&str, &Flavors),
-    required: bool,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> Vec<Arm> {
-    let Some(items) = value.and_then(Value::as_array).filter(|i| !i.is_empty()) else {
-        if required {
-            problems.push(format!(
-                "`{field}`: a non-empty list of `{{name, flavor, model?}}`"
-            ));
-        }
-        return Vec::new();
-    };
+    let items = items.unwrap_or_default();
+    if items.is_empty() && !problems.iter().any(|p| p.path == field) {
+        problems.push(Problem::new(field, REQUIRED, Some(ARMS.into())));
+    }
     let mut arms: Vec<Arm> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.into_iter().enumerate() {
         let at = format!("{field}[{i}]");
-        let (Some(name), Some(flavor)) = (
-            item.get("name").and_then(Value::as_str),
-            item.get("flavor").and_then(Value::as_str),
-        ) else {
-            problems.push(format!("`{at}`: needs `name` and `flavor`"));
+        // A missing or bad `name` or `flavor` is reported already.
+        let Some(ArmDoc {
+            name: Some(name),
+            flavor: Some(flavor),
+            model,
+            timeout_s,
+            budget,
+        }) = item
+        else {
             continue;
         };
-        if let Err((problem, hint)) = check_actor_name(name) {
-            problems.push(format!("`{at}.name`: `{name}` {problem} ({hint})"));
-        }
-        if let Some(problem) = flavors.problem(field, flavor) {
-            problems.push(format!("`{at}.flavor`: {problem}"));
-        }
         if arms.iter().any(|a| a.name == name) {
-            problems.push(format!("`{at}.name`: `{name}` is listed twice"));
+            problems.push(Problem::new(
+                format!("{at}.name"),
+                format!("`{name}` is listed twice"),
+                None,
+            ));
         }
-        for key in item.as_object().into_iter().flat_map(Map::keys) {
-            if !["name", "flavor", "model", "timeout_s", "budget"].contains(&key.as_str()) {
-                problems.push(format!(
-                    "`{at}.{key}`: unknown field (allowed: name, flavor, model, timeout_s, budget)"
-                ));
-            }
+        let name = named(&format!("{at}.name"), name.clone(), problems).unwrap_or(name);
+        if let Some(problem) = flavors.problem(field, &flavor) {
+            problems.push(Problem::new(format!("{at}.flavor"), problem, None));
         }
-        let budget = item
-            .get("budget")
-            .and_then(|v| super::budget::parse_cap(&format!("{at}.budget"), v, &[], problems));
+        let budget = budget
+            .and_then(|v| super::budget::parse_cap(&format!("{at}.budget"), &v, &[], problems));
         arms.push(Arm {
-            name: name.to_owned(),
-            flavor: flavor.to_owned(),
-            model: item.get("model").and_then(Value::as_str).map(str::to_owned),
-            timeout_s: item.get("timeout_s").and_then(Value::as_u64),
+            name,
+            flavor,
+            model,
+            timeout_s,
             budget,
         });
     }
@@ -633,5 +728,86 @@ mod tests {
             assert!(error.contains(expected), "`{expected}` in:\n{error}");
         }
         assert!(error.starts_with(&format!("`{}` is invalid", file.display())));
+    }
+
+    /// Issue 24: the tables report every problem at once, each at its path, then the checks no
+    /// table can make; a config with ten mistakes shows ten lines.
+    #[test]
+    fn every_mistake_is_one_line_at_its_path_all_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "name: n/x\nbriefs: [brief-a, 7]\nparticipants:\n  - {name: a, flavor: dummy}\n  - {name: b, flavor: dummy, timeout_s: 0, modle: m}\njudges: []\nrepeats: 0\nseed: -1\nwebhook: {url: \"ftp://x\"}\nbackend: k8s\nbudget: {tokns: 5}\njudging: pairwise\n").unwrap();
+        let error = load(&file, Path::new("/home/mc-test")).unwrap_err();
+        assert_eq!(
+            error.problems,
+            [
+                "`briefs[1]`: must be a string, not a number",
+                "`participants[1].modle`: unknown field (did you mean `model`?)",
+                "`participants[1].timeout_s`: must be a positive integer, not `0`",
+                "`repeats`: must be a whole number from 1 to 100, not `0`",
+                "`judging`: must be a mapping, not `\"pairwise\"` (e.g. `judging: {mode: pairwise}`)",
+                "`seed`: must be a whole number, not `-1`",
+                "`backend`: must be `docker` or `swarm`, not `\"k8s\"` (`--backend` overrides it)",
+                "`budget.tokns`: unknown field (did you mean `tokens`?)",
+                "`name`: `n/x` may not contain `/` (use letters, digits, `-` and `_`, starting with a letter or digit)",
+                "`judges`: a non-empty list of `{name, flavor, model?}`",
+                "`webhook.url`: must start with `http://` or `https://`, not `ftp://x` (e.g. `webhook: {url: \"https://hooks.example/nightly\"}`)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_config_that_is_no_mapping_says_so_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "- name: n\n").unwrap();
+        let error = load(&file, Path::new("/home/mc-test")).unwrap_err();
+        assert_eq!(
+            error.problems,
+            [
+                "(top level): must be a mapping, not a list (a mapping of `name`, `briefs`, `participants`, `judges` …)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_key_says_what_it_needs_and_a_wrong_shape_its_example() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "briefs: [brief-a]\nparticipants:\n  - {name: a}\njudges:\n  - {name: j, flavor: dummy, budget: {}}\nwebhook: {}\nverify: 5\nbudget: 5\n").unwrap();
+        let error = load(&file, Path::new("/home/mc-test")).unwrap_err();
+        assert_eq!(
+            error.problems,
+            [
+                "`name`: required, e.g. `name: models-nightly`",
+                "`participants[0].flavor`: required, e.g. `{name: claude, flavor: claude}`",
+                "`verify`: must be a mapping of brief.yaml `verify:` defaults, not `5` (e.g. `verify: {timeout_s: 900}`)",
+                "`webhook.url`: required, e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
+                "`budget`: must be a mapping, not `5` (e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`)",
+                "`judges[0].budget`: sets no cap (set `tokens`, `usd` or both, or remove `budget`)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_optional_keys_are_read_into_the_night() {
+        let dir = tempfile::tempdir().unwrap();
+        template(dir.path());
+        let file = dir.path().join("nightly.yaml");
+        fs_err::write(&file, "name: n\nbriefs: [brief-a]\nparticipants:\n  - {name: a, flavor: dummy, timeout_s: 60}\njudges:\n  - {name: j, flavor: dummy}\nbackend: swarm\nseed: 7\nverify: {timeout_s: 900}\nwebhook: {url: \"https://hooks.example/n\"}\ncooks_root: ~/c\n").unwrap();
+        let nightly = load(&file, Path::new("/home/mc-test")).unwrap();
+        assert_eq!(nightly.backend, Some(crate::runtime::BackendKind::Swarm));
+        assert_eq!(nightly.seed, Some(7));
+        assert_eq!(nightly.verify["timeout_s"], 900);
+        assert_eq!(nightly.webhook.as_deref(), Some("https://hooks.example/n"));
+        assert_eq!(nightly.cooks_root, Path::new("/home/mc-test/c"));
+        assert_eq!(nightly.participants[0].timeout_s, Some(60));
+        assert_eq!(nightly.repeats, 1);
+        assert_eq!(
+            nightly.history,
+            Path::new("/home/mc-test/.local/share/multicooker/n.sqlite")
+        );
     }
 }

@@ -121,20 +121,26 @@ fn record(
 ) -> Result<(), crate::state::StateError> {
     use crate::state::results::{self, Entry, RoundResult};
     let path = run.paths.run_result();
-    let flavor = |name: &str| {
-        let actor = run.brief.participants.iter().find(|p| p.name == name);
-        actor.map(|a| a.flavor.clone())
-    };
     let current: Vec<Entry> = runs
         .runs
         .iter()
         .map(|r| {
             let o = &r.outcome;
+            let actor = run
+                .brief
+                .participants
+                .iter()
+                .find(|p| p.name == r.participant);
+            let (flavor, model) = (
+                actor.map(|a| &a.flavor),
+                actor.and_then(|a| a.model.as_ref()),
+            );
             Entry::of(&serde_json::json!({
-                "name": r.participant, "flavor": flavor(&r.participant), "status": o.state,
+                "name": r.participant, "flavor": flavor, "status": o.state,
                 "exit_code": o.exit_code, "duration_s": o.duration_s, "started_at": o.started_at,
                 "finished_at": o.finished_at, "timed_out": o.timed_out, "oom_killed": o.oom_killed,
-                "error": o.error,
+                "error": o.error, "model": model,
+                "usage": flavor.and_then(|f| usage(run.paths, &r.participant, f, model)),
             }))
         })
         .collect();
@@ -175,6 +181,27 @@ fn unbuilt(task: &Task, message: &str) -> UserError {
         format!("the task's environment did not build: {message}"),
         fix,
     )
+}
+
+/// A participant's usage from its CLI's (redacted) stdout log, as a cook of cells records it
+/// (`None` for the dummy, the oracle and a CLI that reported none).
+fn usage(
+    paths: &CookPaths,
+    participant: &str,
+    flavor: &str,
+    model: Option<&String>,
+) -> Option<serde_json::Value> {
+    let relative = format!("logs/{participant}/{flavor}.stdout.log");
+    let text = crate::fsx::read_capped(&paths.dir().join(&relative), 64 << 20).ok()?;
+    let mut usage = crate::flavor::usage_from_output(
+        flavor,
+        &String::from_utf8_lossy(&text),
+        model.map(String::as_str),
+    )?;
+    if let Some(fields) = usage.as_object_mut() {
+        fields.insert("source_path".into(), relative.into());
+    }
+    Some(usage)
 }
 
 /// The task's `[verifier] user` is not a user of its environment image (no cell ran).
@@ -278,18 +305,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths = CookPaths::new(dir.path().join("cook"));
         let task = fizzbuzz(dir.path(), true);
-        let (oracle, dummy, agy) = (
+        let (oracle, dummy, agy, grok, triad) = (
             actor("oracle", ORACLE_FLAVOR),
             actor("a", "dummy"),
             actor("g", "agy"),
+            actor("k", "grok"),
+            actor("t", "triad"),
         );
-        assert!(runnable(&paths, &task, &[&oracle, &dummy]).is_ok());
-        let refused = runnable(&paths, &task, &[&dummy, &agy])
+        assert!(runnable(&paths, &task, &[&oracle, &dummy, &agy, &grok]).is_ok());
+        let refused = runnable(&paths, &task, &[&dummy, &triad])
             .unwrap_err()
             .to_string();
         assert!(
-            refused
-                .contains("participant `g` (agy) cannot work inside a Harbor task's environment"),
+            refused.contains(
+                "participant `t` (triad) cannot work inside a Harbor task's environment yet: the flavors that can are dummy, claude, codex, agy, grok and the oracle"
+            ),
             "{refused}"
         );
         let bare = fizzbuzz(&dir.path().join("bare"), false);

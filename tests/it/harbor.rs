@@ -770,24 +770,138 @@ fn a_cli_participant_works_in_the_tasks_environment_and_its_verifier_sees_what_i
         cook.leftovers()
     );
     the_jury_judges_what_each_changed_and_the_report_adds_the_rewards(&cook);
-    // A flavor with no CLI for a task's environment yet: refused, the ones that can named.
+    // A flavor with no CLI for a task's environment yet (triad: three CLIs, one lead):
+    // refused, the ones that can named.
     let brief = cook.dir().join("brief.yaml");
     let text = fs_err::read_to_string(&brief).unwrap();
     fs_err::write(
         &brief,
-        text.replace("{name: a, flavor: dummy", "{name: a, flavor: agy"),
+        text.replace("{name: a, flavor: dummy", "{name: a, flavor: triad"),
     )
     .unwrap();
     let refused = cook.run_args(&["cook", cook.name(), "--participants", "a"]);
     let said = String::from_utf8_lossy(&refused.stderr).into_owned();
     assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
     assert!(
-        said.contains("participant `a` (agy) cannot work inside a Harbor task's environment")
-            && said.contains("dummy, claude, codex"),
+        said.contains("participant `a` (triad) cannot work inside a Harbor task's environment")
+            && said.contains("dummy, claude, codex, agy, grok"),
         "{}",
         show(&refused)
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
+/// agy and grok work inside the task's environment (their fakes, mc-cell under the CLI's name:
+/// no registry here): each cell is built `FROM` the environment with the CLI layered on, the
+/// CLI runs as root with the image's HOME, reads `instruction.md` as its prompt and its login
+/// from that HOME, answers in the task's `workdir`, and the task's verifier rewards what it
+/// left there; the dummy runs beside them. The real agy and grok binaries are not run here.
+#[test]
+fn agy_and_grok_work_in_the_tasks_environment_and_its_verifier_rewards_each() {
+    use crate::logins::{FakeHost, install_fakes};
+    harbor_base();
+    let host = FakeHost::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
+    // A file only the task's environment has, so a cell that is not FROM it cannot pass.
+    fs_err::write(
+        task.join("environment/Dockerfile"),
+        format!("FROM {BASE_TAG}\nRUN echo fizzbuzz-env > /etc/task-marker\nWORKDIR /app\n"),
+    )
+    .unwrap();
+    // 1 when the task's own image is under the participant and it left the instruction, as it
+    // read it, in the workdir's out/RESULT.md (where the fakes, like the dummy's prompt asks,
+    // answer), else 0; what it left is kept in the verifier's logs, and so is what test.sh
+    // finds of the login the CLI was given in the image's HOME (root's).
+    fs_err::write(
+        task.join("tests/test.sh"),
+        "#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/out/RESULT.md /logs/verifier/ 2>/dev/null\ncat /root/.gemini/antigravity-cli/antigravity-oauth-token /root/.grok/auth.json > /logs/verifier/login.txt 2>&1\nif grep -qx fizzbuzz-env /etc/task-marker && grep -q 'function `fizzbuzz(n)`' /app/out/RESULT.md 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+    )
+    .unwrap();
+    let cook = TestCook::empty("harbor-agy-grok");
+    let made = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--participants",
+        "ag=agy,gk=grok,d=dummy",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    install_fakes(&cook, &["agy", "grok"]);
+    let yaml = cook.dir().join("brief.yaml");
+    let text = fs_err::read_to_string(&yaml).unwrap();
+    let text = text
+        .replace(
+            "{name: ag, flavor: agy}",
+            "{name: ag, flavor: agy, model: \"gemini-3-pro-q4\"}",
+        )
+        .replace("flavor: claude}", "flavor: dummy}")
+        .replace("flavor: codex}", "flavor: dummy}")
+        .replace("policy: require_distinct_flavor", "policy: allow_self");
+    fs_err::write(&yaml, text).unwrap();
+    let cooked = host.run(&cook, &["cook", cook.name()]);
+    assert_eq!(
+        cooked.status.code(),
+        Some(0),
+        "{}\n{}",
+        show(&cooked),
+        logs_of(&cook)
+    );
+    let verified = |who: &str| -> (serde_json::Value, String) {
+        let dir = cook.dir().join(format!("verification/{who}"));
+        let reward = serde_json::from_slice(
+            &fs_err::read(dir.join("reward.json"))
+                .unwrap_or_else(|e| panic!("{who}: {e}\n{}\n{}", show(&cooked), logs_of(&cook))),
+        )
+        .unwrap();
+        let left = fs_err::read_to_string(dir.join("logs/RESULT.md")).unwrap_or_default();
+        let login = fs_err::read_to_string(dir.join("logs/login.txt")).unwrap_or_default();
+        assert!(
+            login.matches("No such file").count() == 2 && !login.contains("CANARY"),
+            "{who}: the kept file system holds no login for the task's verifier: {login}"
+        );
+        (reward, left)
+    };
+    for (who, cli) in [("ag", "agy"), ("gk", "grok")] {
+        let (reward, left) = verified(who);
+        assert_eq!(
+            reward["reward"].as_f64(),
+            Some(1.0),
+            "{who}: {reward:#}\n{}",
+            logs_of(&cook)
+        );
+        assert!(
+            left.starts_with(&format!("# {cli} (fake) answer")),
+            "{who}: the {cli} CLI wrote it: {left}"
+        );
+        // Its transcript: the CLI's own structured output, with the model it was given.
+        let log = cook.text(&format!("logs/{who}/{cli}.stdout.log"));
+        assert!(log.contains("\"usage\""), "{who}: {log}");
+    }
+    assert!(
+        cook.text("logs/ag/agy.stdout.log")
+            .contains("\"model\":\"gemini-3-pro-q4\""),
+        "agy was run with the participant's model"
+    );
+    let result = cook.json("RUN_RESULT.json");
+    let usage = |who: &str| {
+        result["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == who)
+            .map(|p| p["usage"]["total_tokens"].clone())
+    };
+    assert_eq!(usage("ag"), Some(serde_json::json!(900)), "{result:#}");
+    assert_eq!(usage("gk"), Some(serde_json::json!(670)), "{result:#}");
+    // The dummy is the init itself; it answers in the workdir, not under out/.
+    assert_eq!(verified("d").0["reward"].as_f64(), Some(0.0));
+    assert!(
+        cook.leftovers().is_empty(),
+        "nothing is left (layered images, kept file systems): {:?}",
+        cook.leftovers()
+    );
 }
 
 /// The jury on top of a task cook (after `cook`): blind judges see what each participant changed

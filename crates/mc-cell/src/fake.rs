@@ -1,6 +1,7 @@
 //! Fake CLIs for tests without logins or internet (docs/FLAVORS.md §10). When mc-cell is invoked
 //! as `claude`, `codex`, `agy` or `grok`, it behaves like that CLI where multicooker depends
-//! on it: it parses and rejects argv the same way, reads its login from the same HOME paths,
+//! on it: it answers `--version`, parses and rejects argv the same way, works in the folder the
+//! real CLI would (`--cd`, `--cwd`, else where it started), reads its login from the same HOME paths,
 //! fails the same way on a read-only HOME, rewrites `~/.claude.json` by atomic rename,
 //! "refreshes" an expired token by writing a new credentials file, prints the real CLI's
 //! structured output (with usage and model), and prints the real limit messages.
@@ -51,8 +52,41 @@ fn fail(message: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// What `<cli> --version` prints: the version the fake images label (`0.0.0-fake`), in the
+/// real CLI's shape where it is known (claude, codex).
+fn version_line(cli: &str) -> String {
+    match cli {
+        "claude" => format!("{FAKE_VERSION} (Claude Code)"),
+        "codex" => format!("codex-cli {FAKE_VERSION}"),
+        _ => format!("{cli} {FAKE_VERSION}"),
+    }
+}
+
+/// The version of every fake CLI (tests/fixtures/fake-flavors/*/Dockerfile label it).
+const FAKE_VERSION: &str = "0.0.0-fake";
+
+/// The folder the CLI works in, as the real one chooses it: codex's `--cd`, grok's `--cwd`,
+/// else the folder it was started in (claude, agy). The prompt's relative paths
+/// (`./out/RESULT.md`) are relative to it.
+fn work_dir(cli: &str, args: &[String]) -> PathBuf {
+    let flag = match cli {
+        "codex" => value(args, "--cd"),
+        "grok" => value(args, "--cwd"),
+        _ => None,
+    };
+    flag.map_or_else(
+        || std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/work")),
+        PathBuf::from,
+    )
+}
+
 /// Entry point when mc-cell runs as `cli`.
 pub fn run(cli: &str, args: &[String]) -> ExitCode {
+    if args.first().is_some_and(|a| a == "--version") {
+        // Needs no login, no prompt and no HOME, as the real CLIs' own check.
+        println!("{}", version_line(cli));
+        return ExitCode::SUCCESS;
+    }
     if let Err((message, code)) = check_argv(cli, args) {
         return fail(&message, code);
     }
@@ -70,7 +104,7 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
     if prompt.contains("FAKE:steal-hang") {
         // A prompt-injected CLI copies its login into its output, then runs on until killed.
         let stolen = format!("stolen token: {token}\n");
-        let _ = std::fs::write("/work/out/stolen.txt", stolen);
+        let _ = std::fs::write(work_dir(cli, args).join("out/stolen.txt"), stolen);
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
@@ -115,7 +149,7 @@ pub fn run(cli: &str, args: &[String]) -> ExitCode {
     .unwrap_or_else(|| format!("{cli}-fake-1"));
     // FAKE:leak also writes the token into the output, as a prompt-injected CLI could.
     let leak = prompt.contains("FAKE:leak").then_some(token.as_str());
-    if let Err(message) = write_output(cli, &prompt, &model, leak) {
+    if let Err(message) = write_output(cli, (&prompt, &work_dir(cli, args)), &model, leak) {
         return fail(&message, 1);
     }
     if cli == "codex"
@@ -305,7 +339,13 @@ fn touch_home(cli: &str) -> Result<(), String> {
     }
 }
 
-fn write_output(cli: &str, prompt: &str, model: &str, leak: Option<&str>) -> Result<(), String> {
+/// The answer: `out/RESULT.md` (and `out/ENCODED.txt` for FAKE:encode) where the CLI works.
+fn write_output(
+    cli: &str,
+    (prompt, dir): (&str, &Path),
+    model: &str,
+    leak: Option<&str>,
+) -> Result<(), String> {
     if std::env::var("MULTICOOKER_JUDGE").is_ok_and(|j| !j.is_empty()) {
         return crate::dummy::judge_outputs(&[]);
     }
@@ -319,12 +359,13 @@ fn write_output(cli: &str, prompt: &str, model: &str, leak: Option<&str>) -> Res
     if let Some(token) = leak {
         text.push_str(&format!("\nmy token: {token}\n"));
     }
-    std::fs::create_dir_all("/work/out")
-        .and_then(|()| std::fs::write("/work/out/RESULT.md", text))
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out)
+        .and_then(|()| std::fs::write(out.join("RESULT.md"), text))
         .map_err(|e| format!("cannot write out/RESULT.md: {e}"))?;
     match leak {
         Some(token) if prompt.contains("FAKE:encode") => {
-            std::fs::write("/work/out/ENCODED.txt", encoded(token))
+            std::fs::write(out.join("ENCODED.txt"), encoded(token))
                 .map_err(|e| format!("cannot write out/ENCODED.txt: {e}"))
         }
         _ => Ok(()),

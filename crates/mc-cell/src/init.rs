@@ -7,7 +7,9 @@
 //!   program never sees a half-staged input;
 //! - it runs the program as its only child and kills it at `--timeout`;
 //! - when the program ends it kills every other process of the cell (a daemon the program left
-//!   cannot keep writing), prints one exit record on stdout, and with `--hold` stays alive so
+//!   cannot keep writing), in a Harbor task's cell (`--task-root`) removes the login files the
+//!   entrypoint copied into the image's HOME (the host keeps that file system as an image for
+//!   the task's verifier), prints one exit record on stdout, and with `--hold` stays alive so
 //!   the host can collect the cell's writable areas, which are in-memory file systems that end
 //!   with the cell;
 //! - at `--deadline` (counted from its own start) it ends the cell whatever happens: a cell
@@ -226,6 +228,12 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut ended = supervise(pid, timeout, deadline);
     // Whatever the program left running dies with it (init itself is never signalled).
     reap_all();
+    if matches!(identity, Identity::TaskRoot(_)) {
+        // A task's cell is kept as an image once init has reported: no login may be in it.
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+        let home = home.map_or_else(|| "/root".into(), std::path::PathBuf::from);
+        crate::run::scrub_logins(std::path::Path::new(crate::run::STAGING), &home);
+    }
     // Every writer of the pipes is dead: the relays end once they have passed the rest on.
     for _ in 0..2 {
         let _ = relays.recv_timeout(Duration::from_secs(2));

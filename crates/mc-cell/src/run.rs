@@ -1,6 +1,7 @@
 //! The entrypoint of every real flavor's image: `mc-cell run <flavor>`.
 //!
-//! It seeds the writable tmpfs HOME from the read-only login snapshot at `/run/mc-auth/<cli>/`
+//! It seeds the writable tmpfs HOME (in a Harbor task's cell, the task image's own HOME, as
+//! root) from the read-only login snapshot at `/run/mc-auth/<cli>/`
 //! (so CLIs that rewrite their files, such as claude's atomic rename of `~/.claude.json`, work,
 //! and nothing is ever written back to the host), writes minimal config (web tools off unless
 //! `MULTICOOKER_WEB_TOOLS=1`, no self-update), and replaces itself with the CLI, headless, with
@@ -47,7 +48,7 @@ unsafe extern "C" {
 /// What the entrypoint knows from its environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Context {
-    /// HOME (a tmpfs).
+    /// HOME (a tmpfs; in a Harbor task's cell, the image's).
     pub home: PathBuf,
     /// `MULTICOOKER_MODEL`, if set.
     pub model: Option<String>,
@@ -166,6 +167,38 @@ pub fn seed(
         _ => {}
     }
     Ok(env)
+}
+
+/// The CLIs whose login [`seed`] copies into a file under HOME, and that file.
+const SEEDED_LOGINS: [(&str, &str); 4] = [
+    ("claude", ".claude/.credentials.json"),
+    ("codex", ".codex/auth.json"),
+    ("agy", ".gemini/antigravity-cli/antigravity-oauth-token"),
+    ("grok", ".grok/auth.json"),
+];
+
+/// The login files [`seed`] may have written into `home` (and the CLI may have rewritten
+/// there): one per CLI whose snapshot is staged under `staging`.
+pub fn seeded_logins(staging: &Path, home: &Path) -> Vec<PathBuf> {
+    SEEDED_LOGINS
+        .iter()
+        .filter(|(cli, _)| staging.join(cli).is_dir())
+        .map(|(_, file)| home.join(file))
+        .collect()
+}
+
+/// Removes the login files [`seed`] wrote into HOME once the program and everything it
+/// started have ended. A Harbor task's cell keeps the image's HOME on its writable root, and
+/// its file system is kept as an image the task's verifier runs on: without this, the login
+/// would be in it. A link in their place is removed, never followed.
+pub fn scrub_logins(staging: &Path, home: &Path) {
+    for file in seeded_logins(staging, home) {
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => eprintln!("mc-cell init: cannot remove {}: {e}", file.display()),
+        }
+    }
 }
 
 /// The headless command line of a flavor's lead CLI.
@@ -427,6 +460,56 @@ mod tests {
                 "sk-ant-oat01-long".to_owned()
             )]
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// What seeding copies into HOME is exactly what scrubbing removes: each staged CLI's
+    /// login file, and nothing of a CLI whose login was not staged.
+    #[test]
+    fn scrubbing_removes_every_login_seeding_wrote_and_nothing_else() {
+        let root = std::env::temp_dir().join(format!("mc-scrub-{}", std::process::id()));
+        let staging = root.join("staging");
+        let context = Context {
+            home: root.join("home"),
+            ..context()
+        };
+        for (cli, file) in [
+            ("claude", ".credentials.json"),
+            ("codex", "auth.json"),
+            ("agy", "antigravity-oauth-token"),
+            ("grok", "auth.json"),
+        ] {
+            std::fs::create_dir_all(staging.join(cli)).unwrap();
+            std::fs::write(staging.join(cli).join(file), "secret").unwrap();
+            seed(cli, &staging, &context).unwrap();
+        }
+        let holding = |dir: &Path| -> Vec<PathBuf> {
+            let mut found = Vec::new();
+            let mut stack = vec![dir.to_path_buf()];
+            while let Some(d) = stack.pop() {
+                for entry in std::fs::read_dir(&d).unwrap().flatten() {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if std::fs::read_to_string(&path).unwrap_or_default() == "secret" {
+                        found.push(path);
+                    }
+                }
+            }
+            found.sort();
+            found
+        };
+        let mut seeded = seeded_logins(&staging, &context.home);
+        seeded.sort();
+        assert_eq!(holding(&context.home), seeded);
+        std::fs::remove_dir_all(staging.join("codex")).unwrap();
+        scrub_logins(&staging, &context.home);
+        assert_eq!(
+            holding(&context.home),
+            [context.home.join(".codex/auth.json")],
+            "a login not staged in this cell is not this cell's to remove"
+        );
+        assert!(context.home.join(".grok/config.toml").is_file());
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
