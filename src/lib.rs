@@ -7,7 +7,7 @@
 //! reviewers), siblings that never import each other; `cell`, the cell engine
 //! every step shares; `harbor` (task folders read as written), `brief`, `state`, `flavor`,
 //! `creds`, `progress` and `artifacts`, what a cook is; `runtime`, the engine seam; and the leaves
-//! `error`, `fsx`, `redact` and `sanitize`. Design documents are in `docs/`.
+//! `error`, `schema`, `fsx`, `redact` and `sanitize`. Design documents are in `docs/`.
 
 pub mod artifacts;
 pub mod brief;

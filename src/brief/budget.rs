@@ -3,10 +3,10 @@
 //! shared: both report each problem with its field and its fix.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Keys of a brief's `budget:`.
-const BUDGET_KEYS: &[&str] = &["tokens", "usd"];
+use super::schema::{BUDGET_FIELDS, BudgetDoc};
+use crate::schema::{Field, Kind, TOP_LEVEL};
 
 /// A spending cap; unset figures are not capped.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -76,97 +76,81 @@ fn problem(key: &str, problem: String, hint: &str) -> BudgetProblem {
     }
 }
 
-/// Checks a `budget:` mapping; `extra` keys are the caller's own (the nightly's
-/// `on_exhausted`), left for it to read.
-pub fn check_budget(value: &Value, extra: &[&str]) -> Result<Budget, Vec<BudgetProblem>> {
-    let Some(map) = value.as_object() else {
+/// Checks a `budget:` mapping against the budget's declared keys; `extra` keys are the
+/// caller's own (the nightly's `on_exhausted`), allowed here and left for it to read.
+pub fn check_budget(value: &Value, extra: &[&'static str]) -> Result<Budget, Vec<BudgetProblem>> {
+    if !value.is_object() {
         return Err(vec![problem(
             "",
             format!("must be a mapping, not `{value}`"),
             "write e.g. `budget: {tokens: 2000000, usd: 5}`",
         )]);
-    };
-    let mut problems = unknown(map, extra);
-    let tokens = map.get("tokens").filter(|v| !v.is_null()).and_then(|v| {
-        let n = v.as_u64().filter(|n| *n > 0);
-        if n.is_none() {
-            problems.push(problem(
-                "tokens",
-                format!("must be a positive whole number of tokens, not `{v}`"),
-                "e.g. `tokens: 2000000`; remove it for no token cap",
-            ));
-        }
-        n
-    });
-    let usd = map.get("usd").filter(|v| !v.is_null()).and_then(|v| {
-        let n = v.as_f64().filter(|n| n.is_finite() && *n > 0.0);
-        if n.is_none() {
-            problems.push(problem(
-                "usd",
-                format!("must be a positive amount of US dollars, not `{v}`"),
-                "e.g. `usd: 5` or `usd: 0.5`; remove it for no cost cap",
-            ));
-        }
-        n
-    });
-    if problems.is_empty() && tokens.is_none() && usd.is_none() {
-        problems.push(problem(
+    }
+    let fields: Vec<Field> = BUDGET_FIELDS
+        .iter()
+        .copied()
+        .chain(extra.iter().map(|key| Field::new(key, Kind::Any)))
+        .collect();
+    let checked = crate::schema::check_fields(value, &fields);
+    let problems: Vec<BudgetProblem> = checked
+        .problems
+        .iter()
+        .map(|p| BudgetProblem {
+            key: if p.path == TOP_LEVEL {
+                String::new()
+            } else {
+                p.path.clone()
+            },
+            problem: p.problem.clone(),
+            hint: p.fix.clone().unwrap_or_default(),
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let doc: BudgetDoc = checked
+        .typed()
+        .map_err(|p| vec![problem("", p.problem, "")])?;
+    capped(doc).ok_or_else(|| {
+        vec![problem(
             "",
             "sets no cap".into(),
             "set `tokens`, `usd` or both, or remove `budget`",
-        ));
-    }
-    if problems.is_empty() {
-        Ok(Budget { tokens, usd })
-    } else {
-        Err(problems)
-    }
+        )]
+    })
 }
 
-fn unknown(map: &Map<String, Value>, extra: &[&str]) -> Vec<BudgetProblem> {
-    let allowed: Vec<&str> = BUDGET_KEYS.iter().chain(extra).copied().collect();
-    map.keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|key| {
-            let hint = super::suggest(key, allowed.iter().copied()).map_or_else(
-                || format!("remove `{key}`"),
-                |s| format!("did you mean `{s}`?"),
-            );
-            problem(
-                key,
-                format!("unknown field (allowed: {})", allowed.join(", ")),
-                &hint,
-            )
-        })
-        .collect()
+/// The budget `doc` sets, if it sets a cap.
+fn capped(doc: BudgetDoc) -> Option<Budget> {
+    (doc.tokens.is_some() || doc.usd.is_some()).then_some(Budget {
+        tokens: doc.tokens,
+        usd: doc.usd,
+    })
 }
 
-/// Checks a brief's `budget:` at `field` (`budget`, `participants[0].budget`) for `flavors`
-/// (the actor's, or every flavor of the cook for the cook-wide budget).
+/// Checks a brief's `budget:` at `field` (`budget`, `participants[0].budget`), whose keys and
+/// kinds the schema checked, for `flavors` (the actor's, or every flavor of the cook for the
+/// cook-wide budget).
 pub(super) fn check(
     field: &str,
-    value: Option<&Value>,
+    doc: Option<BudgetDoc>,
     flavors: &[&str],
     checker: &mut super::parse::Checker,
 ) -> Option<Budget> {
-    let value = value.filter(|v| !v.is_null())?;
-    match check_budget(value, &[]) {
-        Ok(budget) => {
-            check_reported(field, &budget, flavors, checker);
-            Some(budget)
-        }
-        Err(problems) => {
-            for p in problems {
-                let at = if p.key.is_empty() {
-                    field.to_owned()
-                } else {
-                    super::parse::join(field, &p.key)
-                };
-                checker.problem(at, p.problem, Some(p.hint));
-            }
-            None
-        }
+    let doc = doc?;
+    if !checker.clean(field) {
+        return None;
     }
+    let Some(budget) = capped(doc) else {
+        checker.problem(
+            field,
+            "sets no cap",
+            Some("set `tokens`, `usd` or both, or remove `budget`".into()),
+        );
+        return None;
+    };
+    check_reported(field, &budget, flavors, checker);
+    Some(budget)
 }
 
 /// A cap the flavor's output cannot show is refused (per actor) or warned about (cook-wide,
@@ -205,7 +189,7 @@ fn check_reported(
                 } else {
                     "remove `budget` from this entry (custom flavors report no usage)"
                 };
-                checker.problem(super::parse::join(field, key), text, Some(hint.into()));
+                checker.problem(crate::schema::join(field, key), text, Some(hint.into()));
             } else {
                 checker.warnings.push(format!(
                     "field `{field}.{key}`: {text}; they count as spending nothing against it"

@@ -3,21 +3,17 @@
 
 use std::path::{Component, Path};
 
-use serde_json::Value;
-
 use super::model::HarborRef;
-use super::parse::{Checker, join};
+use super::parse::Checker;
+use super::schema::{HASH_FIX, HarborDoc};
 
 use super::templates::{TEMPLATE_BRIEF, TEMPLATE_JUDGE_BRIEF_MD};
 
-const HARBOR_KEYS: &[&str] = &["task", "hash"];
-
-/// Checks `harbor:`; `has_verify` says whether the brief also has `verify:`.
-pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> Option<HarborRef> {
-    let map = checker.mapping("harbor", value)?;
-    checker.unknown_keys("harbor", map, HARBOR_KEYS);
-    let task = checker
-        .string("harbor.task", map.get("task"))
+/// Checks `harbor:` (its keys and kinds are the schema's); `has_verify` says whether the brief
+/// also has `verify:`.
+pub(super) fn check(doc: HarborDoc, has_verify: bool, checker: &mut Checker) -> Option<HarborRef> {
+    let task = doc
+        .task
         .unwrap_or_else(|| crate::harbor::COOK_TASK_DIR.to_owned());
     let inside = !task.is_empty()
         && Path::new(&task)
@@ -25,7 +21,7 @@ pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> O
             .all(|c| matches!(c, Component::Normal(_)));
     if !inside {
         checker.problem(
-            join("harbor", "task"),
+            "harbor.task",
             format!("`{task}` is not a folder inside the cook"),
             Some(format!(
                 "use a relative path without `..`, such as `{}`",
@@ -33,23 +29,16 @@ pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> O
             )),
         );
     }
-    let hash = checker.string("harbor.hash", map.get("hash"));
-    let well_formed = hash.as_deref().is_some_and(|h| {
+    let well_formed = doc.hash.as_deref().is_some_and(|h| {
         h.len() == 64
             && h.bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     });
-    if !well_formed {
+    if let Some(hash) = doc.hash.as_deref().filter(|_| !well_formed) {
         checker.problem(
-            join("harbor", "hash"),
-            match &hash {
-                None => "is required".to_owned(),
-                Some(h) => format!("`{h}` is not a task hash (64 lower-case hex digits)"),
-            },
-            Some(
-                "make the cook again with `multicooker new <name> --from <task folder>`, which records it"
-                    .into(),
-            ),
+            "harbor.hash",
+            format!("`{hash}` is not a task hash (64 lower-case hex digits)"),
+            Some(HASH_FIX.into()),
         );
     }
     if has_verify {
@@ -61,7 +50,7 @@ pub(super) fn check(value: &Value, has_verify: bool, checker: &mut Checker) -> O
     }
     (inside && well_formed).then(|| HarborRef {
         task,
-        hash: hash.unwrap_or_default(),
+        hash: doc.hash.unwrap_or_default(),
     })
 }
 

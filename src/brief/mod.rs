@@ -14,6 +14,7 @@ pub mod lint_verify;
 mod model;
 mod names;
 mod parse;
+mod schema;
 pub mod templates;
 mod verify;
 
@@ -29,6 +30,7 @@ pub use model::{
 };
 pub use names::check_actor_name;
 pub use parse::{normalize_target, parse_bytes};
+pub use schema::BUDGET_FIELDS;
 
 use crate::error::Hint;
 

@@ -1,68 +1,26 @@
-//! Strict checking of a parsed `brief.yaml` tree into a [`Brief`]. Every problem names its
-//! field (`participants[1].name`), says what is wrong and, where one exists, the fix. All
-//! problems are collected, so one run shows everything to correct.
+//! Strict checking of a parsed `brief.yaml` tree into a [`Brief`]: the declared schema
+//! (`schema.rs`) checks every key and kind, then what no table can say is checked here on the
+//! typed document. Every problem names its field (`participants[1].name`), says what is wrong
+//! and, where one exists, the fix. All problems are collected, so one run shows everything to
+//! correct.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::model::{
     Actor, Brief, DEFAULT_JUDGE_TIMEOUT_S, DEFAULT_TIMEOUT_S, Dimension, Judging, JudgingMode,
-    JudgingPolicy, Network, NetworkMode, Outputs, Profile, RequiredOutput, Resources, Rubric,
+    JudgingPolicy, Network, NetworkMode, Outputs, OverBudget, Profile, RequiredOutput, Resources,
+    Rubric,
 };
 use super::names::check_actor_name;
+use super::schema::{
+    ActorDoc, BriefDoc, DIMENSIONS_FIX, DimensionDoc, JudgingDoc, NetworkDoc, OutputsDoc,
+    RequiredDoc, ResourcesDoc, RubricDoc,
+};
 use super::{KNOWN_FLAVORS, Problem};
 use crate::error::suggest;
+use crate::schema::join;
 
-const TOP_KEYS: &[&str] = &[
-    "name",
-    "timeout_s",
-    "judge_timeout_s",
-    "participants",
-    "judges",
-    "rubric",
-    "judging",
-    "outputs",
-    "resources",
-    "network",
-    "consult",
-    "verify",
-    "scoring",
-    "budget",
-    "harbor",
-];
-const ACTOR_KEYS: &[&str] = &[
-    "name",
-    "flavor",
-    "timeout_s",
-    "model",
-    "resources",
-    "network",
-    "budget",
-];
-const NETWORK_KEYS: &[&str] = &["mode", "allow", "allow_private", "web_tools"];
-const RUBRIC_KEYS: &[&str] = &["scale", "dimensions"];
-const DIMENSION_KEYS: &[&str] = &["id", "weight"];
-const JUDGING_KEYS: &[&str] = &[
-    "policy",
-    "strict_schema",
-    "mode",
-    "self_preference",
-    "blinding_probe",
-    "exclude_inconsistent_judges",
-    "null_participant",
-    "over_budget",
-];
-const OUTPUTS_KEYS: &[&str] = &["required"];
-const REQUIRED_KEYS: &[&str] = &["path", "kind"];
-const RESOURCE_KEYS: &[&str] = &[
-    "profile",
-    "mem_limit",
-    "memswap_limit",
-    "cpus",
-    "pids_limit",
-    "out_limit",
-];
-
-/// Collects problems while walking the tree.
+/// Collects problems while checking.
 #[derive(Default)]
 pub(super) struct Checker {
     pub(super) problems: Vec<Problem>,
@@ -85,98 +43,71 @@ impl Checker {
         });
     }
 
-    /// Reports keys of `map` that are not in `allowed`.
-    pub(super) fn unknown_keys(
-        &mut self,
-        prefix: &str,
-        map: &Map<String, Value>,
-        allowed: &[&str],
-    ) {
-        for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            let hint = suggest(key, allowed.iter().copied()).map_or_else(
-                || format!("remove `{key}`"),
-                |s| format!("did you mean `{s}`?"),
-            );
-            let problem = format!("unknown field (allowed: {})", allowed.join(", "));
-            self.problem(join(prefix, key), problem, Some(hint));
-        }
+    /// No problem was found at `field` or under it (so its semantic checks make sense).
+    pub(super) fn clean(&self, field: &str) -> bool {
+        !self.problems.iter().any(|p| {
+            p.field == field
+                || p.field
+                    .strip_prefix(field)
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        })
     }
+}
 
-    pub(super) fn mapping<'v>(
-        &mut self,
-        field: &str,
-        value: &'v Value,
-    ) -> Option<&'v Map<String, Value>> {
-        let map = value.as_object();
-        if map.is_none() {
-            self.problem(
-                field,
-                format!("must be a mapping, not {}", kind(value)),
-                None,
-            );
-        }
-        map
-    }
-
-    pub(super) fn positive_int(&mut self, field: &str, value: Option<&Value>) -> Option<u64> {
-        let value = value.filter(|v| !v.is_null())?;
-        if let Some(n) = value.as_u64().filter(|n| *n > 0) {
-            Some(n)
-        } else {
-            self.problem(
-                field,
-                format!("must be a positive integer, not {}", show(value)),
-                None,
-            );
-            None
-        }
-    }
-
-    pub(super) fn string(&mut self, field: &str, value: Option<&Value>) -> Option<String> {
-        let value = value.filter(|v| !v.is_null())?;
-        if let Some(text) = value.as_str() {
-            Some(text.to_owned())
-        } else {
-            self.problem(
-                field,
-                format!("must be a string, not {}", kind(value)),
-                None,
-            );
-            None
+impl From<crate::schema::Problem> for Problem {
+    fn from(p: crate::schema::Problem) -> Self {
+        Self {
+            field: p.path,
+            problem: p.problem,
+            hint: p.fix,
         }
     }
 }
 
 /// Checks the whole tree.
 pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
-    let Some(map) = root.as_object() else {
-        checker.problem(
-            "(top level)",
-            format!("must be a mapping, not {}", kind(root)),
-            None,
-        );
+    let schema = crate::schema::check(root, &super::schema::BRIEF);
+    checker
+        .problems
+        .extend(schema.problems.iter().cloned().map(Problem::from));
+    if !root.is_object() {
         return None;
+    }
+    let doc: BriefDoc = match schema.typed() {
+        Ok(doc) => doc,
+        Err(problem) => {
+            checker.problems.push(problem.into());
+            return None;
+        }
     };
-    checker.unknown_keys("", map, TOP_KEYS);
-    let name = check_brief_name(map.get("name"), checker);
-    let timeout_s = checker
-        .positive_int("timeout_s", map.get("timeout_s"))
-        .unwrap_or(DEFAULT_TIMEOUT_S);
-    let judge_timeout_s = checker
-        .positive_int("judge_timeout_s", map.get("judge_timeout_s"))
-        .unwrap_or(DEFAULT_JUDGE_TIMEOUT_S);
-    if map.contains_key("harbor") {
+    // Whether the file gives a key at all (`verify.tests`), even one the schema refused.
+    let has = |path: &str| {
+        path.split('.')
+            .try_fold(root, |value, key| value.get(key))
+            .is_some()
+    };
+    if has("harbor") {
         // A Harbor cook's built-in participant: the task's reference solution, no CLI.
         checker.custom_flavors.push(super::ORACLE_FLAVOR.to_owned());
     }
-    let participants = check_actors("participants", map.get("participants"), true, checker);
-    let judges = check_actors("judges", map.get("judges"), false, checker);
+    let brief = check_doc(doc, &has, checker);
+    // The schema's problems and the code's, in the order of the file's sections.
+    checker
+        .problems
+        .sort_by_cached_key(|p| crate::schema::rank(&super::schema::BRIEF, &p.field));
+    let brief = brief?;
+    warn_about_self_judging(&brief, checker);
+    Some(brief)
+}
+
+/// The typed document's own checks, in file order.
+fn check_doc(doc: BriefDoc, has: &dyn Fn(&str) -> bool, checker: &mut Checker) -> Option<Brief> {
+    let name = doc.name.and_then(|n| check_brief_name(n, checker));
+    let participants = check_actors("participants", doc.participants, checker);
+    let judges = check_actors("judges", doc.judges, checker);
     check_unique_names(&participants, &judges, checker);
-    let rubric = map
-        .get("rubric")
-        .filter(|v| !v.is_null())
-        .and_then(|v| check_rubric(v, checker));
-    if rubric.is_none() && !judges.is_empty() && !map.contains_key("rubric") {
+    let rubric = doc.rubric.and_then(|r| check_rubric(r, checker));
+    if rubric.is_none() && !judges.is_empty() && !has("rubric") {
         checker.problem(
             "rubric",
             "is required when `judges` is set",
@@ -186,75 +117,50 @@ pub(super) fn check(root: &Value, checker: &mut Checker) -> Option<Brief> {
             ),
         );
     }
-    let judging = map
-        .get("judging")
-        .filter(|v| !v.is_null())
-        .map_or_else(Judging::default, |v| check_judging(v, checker));
-    let outputs = map
-        .get("outputs")
-        .filter(|v| !v.is_null())
-        .map_or_else(Outputs::default, |v| check_outputs(v, checker));
-    let resources = check_resources("resources", map.get("resources"), checker);
-    let network = map
-        .get("network")
-        .filter(|v| !v.is_null())
-        .and_then(|v| check_network("network", v, checker))
-        .unwrap_or_default();
-    let verify = map
-        .get("verify")
-        .filter(|v| !v.is_null())
-        .and_then(|v| super::verify::check_verify(v, checker));
-    let scoring = map.get("scoring").filter(|v| !v.is_null()).and_then(|v| {
-        super::verify::check_scoring(
-            v,
-            map.contains_key("verify") || map.contains_key("harbor"),
-            checker,
-        )
-    });
+    let judging = doc
+        .judging
+        .map_or_else(Judging::default, |j| check_judging(j, checker));
+    let outputs = doc
+        .outputs
+        .map_or_else(Outputs::default, |o| check_outputs(o, checker));
+    let verify = doc
+        .verify
+        .map(|v| super::verify::check_verify(v, has, checker));
+    let scoring = doc
+        .scoring
+        .and_then(|s| super::verify::check_scoring(&s, has("verify") || has("harbor"), checker));
     let flavors: Vec<&str> = participants
         .iter()
         .chain(&judges)
         .map(|a| a.flavor.as_str())
         .collect();
-    let budget = super::budget::check("budget", map.get("budget"), &flavors, checker);
-    let harbor = map
-        .get("harbor")
-        .filter(|v| !v.is_null())
-        .and_then(|v| super::harbor::check(v, map.contains_key("verify"), checker));
+    let budget = super::budget::check("budget", doc.budget, &flavors, checker);
+    let harbor = doc
+        .harbor
+        .and_then(|h| super::harbor::check(h, has("verify"), checker));
     if !checker.problems.is_empty() {
         return None;
     }
-    let brief = Brief {
+    Some(Brief {
         name: name?,
-        timeout_s,
-        judge_timeout_s,
+        timeout_s: doc.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S),
+        judge_timeout_s: doc.judge_timeout_s.unwrap_or(DEFAULT_JUDGE_TIMEOUT_S),
         participants,
         judges,
         rubric,
         judging,
         outputs,
-        resources,
-        network,
-        consult: map.get("consult").cloned(),
+        resources: resources(doc.resources),
+        network: doc.network.map(network).unwrap_or_default(),
+        consult: doc.consult,
         verify,
         scoring,
         budget,
         harbor,
-    };
-    warn_about_self_judging(&brief, checker);
-    Some(brief)
+    })
 }
 
-fn check_brief_name(value: Option<&Value>, checker: &mut Checker) -> Option<String> {
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        checker.problem(
-            "name",
-            "is required",
-            Some("add `name: <short-task-name>`".into()),
-        );
-        return None;
-    };
-    let name = checker.string("name", Some(value))?;
+fn check_brief_name(name: String, checker: &mut Checker) -> Option<String> {
     let trimmed = name.trim();
     if trimmed.is_empty() || trimmed == "PLACEHOLDER" || name.chars().any(char::is_control) {
         checker.problem(
@@ -269,35 +175,13 @@ fn check_brief_name(value: Option<&Value>, checker: &mut Checker) -> Option<Stri
 
 fn check_actors(
     list: &str,
-    value: Option<&Value>,
-    required: bool,
+    items: Option<Vec<Option<ActorDoc>>>,
     checker: &mut Checker,
 ) -> Vec<Actor> {
-    let value = value.filter(|v| !v.is_null());
-    let Some(items) = value.map(Value::as_array) else {
-        if required {
-            checker.problem(
-                list,
-                "is required",
-                Some(format!(
-                    "add `{list}:` with at least one `- name: <name>` entry"
-                )),
-            );
-        }
-        return Vec::new();
-    };
     let Some(items) = items else {
-        checker.problem(
-            list,
-            format!(
-                "must be a list, not {}",
-                kind(value.unwrap_or(&Value::Null))
-            ),
-            None,
-        );
         return Vec::new();
     };
-    if required && items.is_empty() {
+    if list == "participants" && items.is_empty() {
         checker.problem(
             list,
             "must not be empty",
@@ -307,30 +191,19 @@ fn check_actors(
         );
     }
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .filter_map(|(i, item)| {
-            let actor = check_actor(&format!("{list}[{i}]"), item, checker)?;
+            let actor = check_actor(&format!("{list}[{i}]"), item?, checker)?;
             check_judge_network(list, i, &actor, checker);
             Some(actor)
         })
         .collect()
 }
 
-fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Actor> {
-    let map = checker.mapping(field, value)?;
-    checker.unknown_keys(field, map, ACTOR_KEYS);
+fn check_actor(field: &str, doc: ActorDoc, checker: &mut Checker) -> Option<Actor> {
     let name_field = join(field, "name");
-    let Some(name) = checker.string(&name_field, map.get("name")) else {
-        if map.get("name").is_none_or(Value::is_null) {
-            checker.problem(
-                &name_field,
-                "is required",
-                Some("give every entry a `name:`".into()),
-            );
-        }
-        return None;
-    };
+    let name = doc.name?;
     if let Err((problem, hint)) = check_actor_name(&name) {
         checker.problem(
             &name_field,
@@ -339,57 +212,43 @@ fn check_actor(field: &str, value: &Value, checker: &mut Checker) -> Option<Acto
         );
         return None;
     }
-    let flavor_field = join(field, "flavor");
-    let flavor = checker
-        .string(&flavor_field, map.get("flavor"))
-        .unwrap_or_else(|| name.clone());
-    if !KNOWN_FLAVORS.contains(&flavor.as_str()) && !checker.custom_flavors.contains(&flavor) {
-        let hint = suggest(&flavor, KNOWN_FLAVORS.iter().copied()).map_or_else(
-            || {
-                format!(
-                    "known flavors: {} (or add `flavors/{flavor}/Dockerfile` to the cook)",
-                    KNOWN_FLAVORS.join(", ")
-                )
-            },
-            |s| {
-                format!(
-                    "did you mean `{s}`? (known flavors: {})",
-                    KNOWN_FLAVORS.join(", ")
-                )
-            },
-        );
-        let problem = if map.contains_key("flavor") {
-            format!("unknown flavor `{flavor}`")
-        } else {
-            format!("unknown flavor `{flavor}` (the flavor defaults to the name)")
-        };
-        checker.problem(flavor_field, problem, Some(hint));
-    }
-    let timeout_s = checker.positive_int(&join(field, "timeout_s"), map.get("timeout_s"));
-    let model = checker
-        .string(&join(field, "model"), map.get("model"))
-        .filter(|m| !m.is_empty());
-    let resources = check_resources(&join(field, "resources"), map.get("resources"), checker);
-    let network_field = join(field, "network");
-    let network = map
-        .get("network")
-        .filter(|v| !v.is_null())
-        .and_then(|v| check_network(&network_field, v, checker));
+    let named = doc.flavor.is_some();
+    let flavor = doc.flavor.unwrap_or_else(|| name.clone());
+    check_flavor(&join(field, "flavor"), &flavor, named, checker);
     let budget = super::budget::check(
         &join(field, "budget"),
-        map.get("budget"),
+        doc.budget,
         &[flavor.as_str()],
         checker,
     );
     Some(Actor {
         name,
         flavor,
-        timeout_s,
-        model,
-        resources,
-        network,
+        timeout_s: doc.timeout_s,
+        model: doc.model.filter(|m| !m.is_empty()),
+        resources: resources(doc.resources),
+        network: doc.network.map(network),
         budget,
     })
+}
+
+/// A flavor multicooker knows or the cook defines; `named` says whether the entry names it
+/// (else it is the entry's name).
+fn check_flavor(field: &str, flavor: &str, named: bool, checker: &mut Checker) {
+    if KNOWN_FLAVORS.contains(&flavor) || checker.custom_flavors.iter().any(|f| f == flavor) {
+        return;
+    }
+    let known = KNOWN_FLAVORS.join(", ");
+    let hint = suggest(flavor, KNOWN_FLAVORS.iter().copied()).map_or_else(
+        || format!("known flavors: {known} (or add `flavors/{flavor}/Dockerfile` to the cook)"),
+        |s| format!("did you mean `{s}`? (known flavors: {known})"),
+    );
+    let problem = if named {
+        format!("unknown flavor `{flavor}`")
+    } else {
+        format!("unknown flavor `{flavor}` (the flavor defaults to the name)")
+    };
+    checker.problem(field, problem, Some(hint));
 }
 
 /// Names are unique across participants and judges, ignoring case: they name folders, status
@@ -442,67 +301,32 @@ fn check_judge_network(list: &str, index: usize, actor: &Actor, checker: &mut Ch
     }
 }
 
-/// `network: none|allowlist|open` or `network: {mode, allow: [host:port], allow_private}`.
-pub(super) fn check_network(field: &str, value: &Value, checker: &mut Checker) -> Option<Network> {
-    let mode_of = |text: &str, checker: &mut Checker, field: &str| {
-        let mode = NetworkMode::parse(text);
-        if mode.is_none() {
-            checker.problem(
-                field,
-                format!("unknown network mode `{text}`"),
-                Some(format!("use one of: {}", NetworkMode::NAMES.join(", "))),
-            );
-        }
-        mode
-    };
-    if let Some(text) = value.as_str() {
-        return mode_of(text, checker, field).map(|mode| Network {
-            mode,
+/// `network: none|allowlist|open` or `network: {mode, allow: [host:port], allow_private}`,
+/// already checked by the schema.
+pub(super) fn network(doc: NetworkDoc) -> Network {
+    let mode = |text: &str| NetworkMode::parse(text).unwrap_or_default();
+    match doc {
+        NetworkDoc::Mode(text) => Network {
+            mode: mode(&text),
             ..Network::default()
-        });
+        },
+        NetworkDoc::Full {
+            mode: text,
+            allow,
+            allow_private,
+            web_tools,
+        } => Network {
+            mode: text.as_deref().map(mode).unwrap_or_default(),
+            allow: allow
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|a| normalize_target(&a))
+                .collect(),
+            allow_private: allow_private.unwrap_or(false),
+            web_tools: web_tools.unwrap_or(false),
+        },
     }
-    let map = checker.mapping(field, value)?;
-    checker.unknown_keys(field, map, NETWORK_KEYS);
-    let mut network = Network::default();
-    if let Some(text) = checker.string(&join(field, "mode"), map.get("mode")) {
-        network.mode = mode_of(&text, checker, &join(field, "mode"))?;
-    }
-    if let Some(list) = map.get("allow").filter(|v| !v.is_null()) {
-        let Some(items) = list.as_array() else {
-            checker.problem(
-                join(field, "allow"),
-                format!("must be a list, not {}", kind(list)),
-                None,
-            );
-            return None;
-        };
-        for (i, item) in items.iter().enumerate() {
-            let entry = format!("{field}.allow[{i}]");
-            match item.as_str().and_then(normalize_target) {
-                Some(target) => network.allow.push(target),
-                None => checker.problem(
-                    entry,
-                    format!("{} is not `host:port`", show(item)),
-                    Some("for example `registry.npmjs.org:443`".into()),
-                ),
-            }
-        }
-    }
-    for (key, slot) in [
-        ("allow_private", &mut network.allow_private),
-        ("web_tools", &mut network.web_tools),
-    ] {
-        match map.get(key) {
-            None | Some(Value::Null) => {}
-            Some(Value::Bool(b)) => *slot = *b,
-            Some(other) => checker.problem(
-                join(field, key),
-                format!("must be true or false, not {}", show(other)),
-                None,
-            ),
-        }
-    }
-    Some(network)
 }
 
 /// `host:port`, lower-cased, with a plain host name or IP and a port from 1 to 65535.
@@ -517,98 +341,39 @@ pub fn normalize_target(text: &str) -> Option<String> {
     plain.then(|| format!("{host}:{port}"))
 }
 
-fn check_rubric(value: &Value, checker: &mut Checker) -> Option<Rubric> {
-    let map = checker.mapping("rubric", value)?;
-    checker.unknown_keys("rubric", map, RUBRIC_KEYS);
-    let scale = match map.get("scale").filter(|v| !v.is_null()) {
-        None => Some((0, 5)),
-        Some(scale) => check_scale(scale, checker),
-    };
-    let dimensions = match map.get("dimensions").filter(|v| !v.is_null()) {
-        None => {
-            checker.problem(
-                "rubric.dimensions",
-                "is required",
-                Some("list the dimensions as `- {id: correctness, weight: 100}`".into()),
-            );
-            None
-        }
-        Some(dims) => check_dimensions(dims, checker),
-    };
-    Some(Rubric {
-        scale: scale?,
-        dimensions: dimensions?,
-    })
-}
-
-fn check_scale(value: &Value, checker: &mut Checker) -> Option<(i64, i64)> {
-    let pair = value
-        .as_array()
-        .filter(|a| a.len() == 2)
-        .and_then(|a| Some((a[0].as_i64()?, a[1].as_i64()?)));
-    match pair {
-        Some((lo, hi)) if lo < hi => Some((lo, hi)),
-        _ => {
-            checker.problem(
-                "rubric.scale",
-                format!(
-                    "must be `[lo, hi]` with integers lo < hi, not {}",
-                    show(value)
-                ),
-                Some("for example `scale: [0, 5]`".into()),
-            );
-            None
-        }
-    }
-}
-
-fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimension>> {
-    let Some(items) = value.as_array().filter(|a| !a.is_empty()) else {
+fn check_rubric(doc: RubricDoc, checker: &mut Checker) -> Option<Rubric> {
+    let dimensions = doc.dimensions?;
+    if dimensions.is_empty() {
         checker.problem(
             "rubric.dimensions",
             "must be a non-empty list",
-            Some("list the dimensions as `- {id: correctness, weight: 100}`".into()),
+            Some(DIMENSIONS_FIX.into()),
         );
         return None;
-    };
-    let before = checker.problems.len();
-    let mut dimensions = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let field = format!("rubric.dimensions[{i}]");
-        let Some(map) = checker.mapping(&field, item) else {
+    }
+    let mut kept: Vec<Dimension> = Vec::new();
+    for (i, item) in dimensions.into_iter().enumerate() {
+        let field = format!("rubric.dimensions[{i}].id");
+        let Some(DimensionDoc {
+            id: Some(id),
+            weight,
+        }) = item
+        else {
             continue;
         };
-        checker.unknown_keys(&field, map, DIMENSION_KEYS);
-        let id = checker.string(&join(&field, "id"), map.get("id"));
-        let weight = checker.positive_int(&join(&field, "weight"), map.get("weight"));
-        match (id, weight) {
-            (Some(id), _) if id.trim().is_empty() || id.chars().any(char::is_control) => {
-                checker.problem(join(&field, "id"), "must be a non-empty name", None);
-            }
-            (Some(id), _) if dimensions.iter().any(|d: &Dimension| d.id == id) => {
-                checker.problem(
-                    join(&field, "id"),
-                    format!("`{id}` is a duplicate id"),
-                    None,
-                );
-            }
-            (Some(id), Some(weight)) => dimensions.push(Dimension {
-                id,
-                weight: u32::try_from(weight).unwrap_or(u32::MAX),
-            }),
-            (None, _) if map.get("id").is_none() => {
-                checker.problem(join(&field, "id"), "is required", None);
-            }
-            (None | Some(_), _) if map.get("weight").is_none() => {
-                checker.problem(join(&field, "weight"), "is required", None);
-            }
-            _ => {}
+        if id.trim().is_empty() || id.chars().any(char::is_control) {
+            checker.problem(field, "must be a non-empty name", None);
+        } else if kept.iter().any(|d| d.id == id) {
+            checker.problem(field, format!("`{id}` is a duplicate id"), None);
+        } else if let Some(weight) = weight {
+            let weight = u32::try_from(weight).unwrap_or(u32::MAX);
+            kept.push(Dimension { id, weight });
         }
     }
-    if checker.problems.len() > before {
+    if !checker.clean("rubric.dimensions") {
         return None;
     }
-    let sum: u64 = dimensions.iter().map(|d| u64::from(d.weight)).sum();
+    let sum: u64 = kept.iter().map(|d| u64::from(d.weight)).sum();
     if sum != 100 {
         checker.problem(
             "rubric.dimensions",
@@ -617,53 +382,38 @@ fn check_dimensions(value: &Value, checker: &mut Checker) -> Option<Vec<Dimensio
         );
         return None;
     }
-    Some(dimensions)
+    Some(Rubric {
+        scale: doc.scale.unwrap_or((0, 5)),
+        dimensions: kept,
+    })
 }
 
-fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
-    let mut judging = Judging::default();
-    let Some(map) = checker.mapping("judging", value) else {
-        return judging;
+fn check_judging(doc: JudgingDoc, checker: &mut Checker) -> Judging {
+    let judging = Judging {
+        policy: doc
+            .policy
+            .and_then(|p| JudgingPolicy::parse(&p))
+            .unwrap_or_default(),
+        strict_schema: doc.strict_schema.unwrap_or(false),
+        mode: doc
+            .mode
+            .and_then(|m| JudgingMode::parse(&m))
+            .unwrap_or_default(),
+        self_preference: doc.self_preference.unwrap_or(false),
+        blinding_probe: doc.blinding_probe.unwrap_or(false),
+        exclude_inconsistent_judges: doc.exclude_inconsistent_judges.unwrap_or(false),
+        null_participant: doc.null_participant.unwrap_or(false),
+        over_budget: doc
+            .over_budget
+            .and_then(|o| OverBudget::parse(&o))
+            .unwrap_or_default(),
     };
-    checker.unknown_keys("judging", map, JUDGING_KEYS);
-    if let Some(policy) = checker.string("judging.policy", map.get("policy")) {
-        match JudgingPolicy::parse(&policy) {
-            Some(parsed) => judging.policy = parsed,
-            None => checker.problem(
-                "judging.policy",
-                format!("unknown policy `{policy}`"),
-                Some(format!("use one of: {}", JudgingPolicy::NAMES.join(", "))),
-            ),
-        }
-    }
-    judging.strict_schema = flag(checker, map, "strict_schema");
-    judging.self_preference = flag(checker, map, "self_preference");
-    judging.blinding_probe = flag(checker, map, "blinding_probe");
-    judging.exclude_inconsistent_judges = flag(checker, map, "exclude_inconsistent_judges");
-    judging.null_participant = flag(checker, map, "null_participant");
-    if let Some(over) = checker.string("judging.over_budget", map.get("over_budget")) {
-        match super::model::OverBudget::parse(&over) {
-            Some(parsed) => judging.over_budget = parsed,
-            None => checker.problem(
-                "judging.over_budget",
-                format!("unknown choice `{over}`"),
-                Some(format!(
-                    "use one of: {}",
-                    super::model::OverBudget::NAMES.join(", ")
-                )),
-            ),
-        }
-    }
-    if let Some(mode) = checker.string("judging.mode", map.get("mode")) {
-        match JudgingMode::parse(&mode) {
-            Some(parsed) => judging.mode = parsed,
-            None => checker.problem(
-                "judging.mode",
-                format!("unknown mode `{mode}`"),
-                Some(format!("use one of: {}", JudgingMode::NAMES.join(", "))),
-            ),
-        }
-    }
+    check_judging_combinations(&judging, checker);
+    judging
+}
+
+/// Options of `judging:` that exclude each other.
+fn check_judging_combinations(judging: &Judging, checker: &mut Checker) {
     if judging.exclude_inconsistent_judges && judging.mode != JudgingMode::Pairwise {
         checker.problem(
             "judging.exclude_inconsistent_judges",
@@ -695,51 +445,16 @@ fn check_judging(value: &Value, checker: &mut Checker) -> Judging {
             Some("use `mode: rubric` for a self-preference run".into()),
         );
     }
-    judging
 }
 
-/// A `true`/`false` option of `judging:`.
-pub(super) fn flag(checker: &mut Checker, map: &Map<String, Value>, key: &str) -> bool {
-    match map.get(key) {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(value)) => *value,
-        Some(other) => {
-            checker.problem(
-                format!("judging.{key}"),
-                format!("must be true or false, not {}", show(other)),
-                None,
-            );
-            false
-        }
-    }
-}
-
-fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {
+fn check_outputs(doc: OutputsDoc, checker: &mut Checker) -> Outputs {
     let mut outputs = Outputs::default();
-    let Some(map) = checker.mapping("outputs", value) else {
-        return outputs;
-    };
-    checker.unknown_keys("outputs", map, OUTPUTS_KEYS);
-    let Some(required) = map.get("required").filter(|v| !v.is_null()) else {
-        return outputs;
-    };
-    let Some(items) = required.as_array() else {
-        checker.problem(
-            "outputs.required",
-            format!("must be a list, not {}", kind(required)),
-            None,
-        );
-        return outputs;
-    };
-    for (i, item) in items.iter().enumerate() {
-        let field = format!("outputs.required[{i}]");
-        let Some(map) = checker.mapping(&field, item) else {
-            continue;
-        };
-        checker.unknown_keys(&field, map, REQUIRED_KEYS);
-        let path_field = join(&field, "path");
-        let Some(path) = checker.string(&path_field, map.get("path")) else {
-            checker.problem(path_field, "is required", None);
+    for (i, item) in doc.required.into_iter().flatten().enumerate() {
+        let Some(RequiredDoc {
+            path: Some(path),
+            kind,
+        }) = item
+        else {
             continue;
         };
         if path.is_empty()
@@ -747,116 +462,34 @@ fn check_outputs(value: &Value, checker: &mut Checker) -> Outputs {
             || path.split(['/', '\\']).any(|part| part == "..")
         {
             checker.problem(
-                path_field,
+                format!("outputs.required[{i}].path"),
                 format!("`{path}` must be a relative path inside out/"),
                 Some("write it like `RESULT.md` or `site/index.html`".into()),
             );
             continue;
         }
-        let kind = checker.string(&join(&field, "kind"), map.get("kind"));
         outputs.required.push(RequiredOutput { path, kind });
     }
     outputs
 }
 
-pub(super) fn check_resources(
-    field: &str,
-    value: Option<&Value>,
-    checker: &mut Checker,
-) -> Resources {
-    let mut resources = Resources::default();
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        return resources;
+/// `resources:`, already checked by the schema.
+pub(super) fn resources(doc: Option<ResourcesDoc>) -> Resources {
+    let Some(doc) = doc else {
+        return Resources::default();
     };
-    let Some(map) = checker.mapping(field, value) else {
-        return resources;
-    };
-    checker.unknown_keys(field, map, RESOURCE_KEYS);
-    if let Some(profile) = checker.string(&join(field, "profile"), map.get("profile")) {
-        resources.profile = Profile::parse(&profile);
-        if resources.profile.is_none() {
-            checker.problem(
-                join(field, "profile"),
-                format!("unknown profile `{profile}`"),
-                Some(format!("use one of: {}", Profile::NAMES.join(", "))),
-            );
-        }
+    Resources {
+        profile: doc.profile.and_then(|p| Profile::parse(&p)),
+        mem_limit: doc.mem_limit,
+        memswap_limit: doc.memswap_limit,
+        cpus: doc.cpus,
+        pids_limit: doc.pids_limit,
+        out_limit: doc.out_limit,
     }
-    resources.mem_limit = check_bytes(&join(field, "mem_limit"), map.get("mem_limit"), checker);
-    resources.memswap_limit = check_bytes(
-        &join(field, "memswap_limit"),
-        map.get("memswap_limit"),
-        checker,
-    );
-    if let Some(cpus) = map.get("cpus").filter(|v| !v.is_null()) {
-        let parsed = match cpus {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        resources.cpus = parsed.filter(|c| c.is_finite() && *c > 0.0);
-        if resources.cpus.is_none() {
-            checker.problem(
-                join(field, "cpus"),
-                format!("must be a positive number, not {}", show(cpus)),
-                Some("for example `cpus: 1.5`".into()),
-            );
-        }
-    }
-    resources.pids_limit = checker.positive_int(&join(field, "pids_limit"), map.get("pids_limit"));
-    resources.out_limit = check_bytes(&join(field, "out_limit"), map.get("out_limit"), checker);
-    resources
-}
-
-fn check_bytes(field: &str, value: Option<&Value>, checker: &mut Checker) -> Option<u64> {
-    let value = value.filter(|v| !v.is_null())?;
-    let parsed = match value {
-        Value::Number(n) => n.as_u64().filter(|n| *n > 0),
-        Value::String(s) => parse_bytes(s),
-        _ => None,
-    };
-    if parsed.is_none() {
-        checker.problem(
-            field,
-            format!(
-                "must be a size such as `2g`, `512m` or a byte count, not {}",
-                show(value)
-            ),
-            None,
-        );
-    }
-    parsed
 }
 
 /// Parses `512m`, `1.5g`, `1024` (docker's size units, powers of 1024).
-pub fn parse_bytes(text: &str) -> Option<u64> {
-    let text = text.trim().to_ascii_lowercase();
-    let (number, unit) = match text.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => text.split_at(i),
-        None => (text.as_str(), ""),
-    };
-    let multiplier: u64 = match unit {
-        "" | "b" => 1,
-        "k" | "kb" => 1 << 10,
-        "m" | "mb" => 1 << 20,
-        "g" | "gb" => 1 << 30,
-        "t" | "tb" => 1 << 40,
-        _ => return None,
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)?;
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "sizes are far below 2^52"
-    )]
-    let bytes = (value * multiplier as f64).round() as u64;
-    (bytes > 0).then_some(bytes)
-}
+pub use crate::schema::parse_bytes;
 
 fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
     for judge in brief
@@ -886,33 +519,5 @@ fn warn_about_self_judging(brief: &Brief, checker: &mut Checker) {
             )),
             _ => {}
         }
-    }
-}
-
-pub(super) fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{prefix}.{key}")
-    }
-}
-
-pub(super) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "empty",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
-pub(super) fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 40 {
-        format!("`{}…`", text.chars().take(40).collect::<String>())
-    } else {
-        format!("`{text}`")
     }
 }

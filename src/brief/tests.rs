@@ -381,3 +381,49 @@ fn excluding_inconsistent_judges_is_a_pairwise_flag_and_a_bad_value_names_the_fi
         "{found:?}"
     );
 }
+
+/// The schema's problems and the checks only code can make come out together, in the order of
+/// the file's sections, each under its own path; a bad scale does not hide the weights' sum.
+#[test]
+fn mistakes_in_every_section_are_reported_together_in_file_order() {
+    let text = r#"
+name: x
+timeout_s: 0
+participants:
+  - {name: a, flavor: claud, timeout_s: -1, resources: {mem_limit: lots, cpus: 0}}
+  - {name: A, flavor: dummy, network: {mode: opne, allow: ["nope"]}}
+  - 7
+judges:
+  - {name: j, flavor: dummy, budget: {tokens: 0}}
+rubric: {scale: [5, 1], dimensions: [{id: c, weight: 50}]}
+judging: {mode: pairwise, null_participant: true, strict: true}
+verify: {image: dockerfile, command: []}
+scoring: {verify: 50}
+"#;
+    let fields: Vec<String> = problems(text)
+        .iter()
+        .map(|p| p.split('`').nth(1).unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "timeout_s",
+            "participants[0].flavor",
+            "participants[0].timeout_s",
+            "participants[0].resources.mem_limit",
+            "participants[0].resources.cpus",
+            "participants[1].name",
+            "participants[1].network.mode",
+            "participants[1].network.allow[0]",
+            "participants[2]",
+            "judges[0].budget.tokens",
+            "rubric.scale",
+            "rubric.dimensions",
+            "judging.strict",
+            "judging.null_participant",
+            "verify.command",
+            "verify.tests",
+            "scoring.jury",
+        ]
+    );
+}

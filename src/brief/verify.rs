@@ -1,63 +1,29 @@
 //! Strict checking of `verify:` (hidden tests run against every sealed output) and `scoring:`
 //! (how their pass rate and the jury's score combine). Problems name the field and the fix,
-//! like every other part of brief.yaml.
-
-use serde_json::{Map, Value};
+//! like every other part of brief.yaml; the keys and kinds are declared in `schema.rs`.
 
 use super::model::{
     DEFAULT_VERIFY_TIMEOUT_S, JuryView, Network, NetworkMode, Scoring, VerifierImage, Verify,
 };
-use super::parse::{Checker, check_network, check_resources, join, kind, show};
-
-const VERIFY_KEYS: &[&str] = &[
-    "image",
-    "command",
-    "timeout_s",
-    "resources",
-    "network",
-    "tests",
-    "jury",
-];
-const SCORING_KEYS: &[&str] = &["verify", "jury"];
+use super::parse::{Checker, network, resources};
+use super::schema::{ScoringDoc, VerifyDoc};
 
 /// Folders of the verifier cell the runner may not come from: the output under test and the
 /// results area are the participant's and the runner's writing, never a runner.
 const NOT_A_RUNNER: &[&str] = &["/work/output", "/work/results"];
 
-/// Checks `verify:`.
-pub(super) fn check_verify(value: &Value, checker: &mut Checker) -> Option<Verify> {
-    let map = checker.mapping("verify", value)?;
-    checker.unknown_keys("verify", map, VERIFY_KEYS);
-    let image = match checker.string("verify.image", map.get("image")) {
-        None => VerifierImage::default(),
-        Some(text) => parse_choice(
-            checker,
-            "verify.image",
-            &text,
-            VerifierImage::parse,
-            &VerifierImage::NAMES,
-        )
-        .unwrap_or_default(),
-    };
-    let command = map
-        .get("command")
-        .filter(|v| !v.is_null())
-        .and_then(|v| check_command(v, checker));
-    let timeout_s = checker
-        .positive_int("verify.timeout_s", map.get("timeout_s"))
-        .unwrap_or(DEFAULT_VERIFY_TIMEOUT_S);
-    let resources = check_resources("verify.resources", map.get("resources"), checker);
-    // The verifier runs the participant's code: it gets no network unless the brief says so.
-    let network = map
-        .get("network")
-        .filter(|v| !v.is_null())
-        .and_then(|v| check_network("verify.network", v, checker))
-        .unwrap_or(Network {
-            mode: NetworkMode::None,
-            ..Network::default()
-        });
-    let tests = checker.positive_int("verify.tests", map.get("tests"));
-    if image == VerifierImage::Dockerfile && !map.contains_key("tests") {
+/// Checks `verify:` (its keys and kinds are the schema's); `has` says whether the file gives a
+/// key (`verify.tests`).
+pub(super) fn check_verify(
+    doc: VerifyDoc,
+    has: &dyn Fn(&str) -> bool,
+    checker: &mut Checker,
+) -> Verify {
+    let image = doc
+        .image
+        .and_then(|i| VerifierImage::parse(&i))
+        .unwrap_or_default();
+    if image == VerifierImage::Dockerfile && !has("verify.tests") {
         // Counts are fixed before any runner runs: a report is never its own measure.
         checker.problem(
             "verify.tests",
@@ -65,70 +31,38 @@ pub(super) fn check_verify(value: &Value, checker: &mut Checker) -> Option<Verif
             Some("add `tests: N` (how many tests the runner runs); a report listing more, or planning another number, is then caught as tampering".into()),
         );
     }
-    let jury = match checker.string("verify.jury", map.get("jury")) {
-        None => JuryView::default(),
-        Some(text) => parse_choice(
-            checker,
-            "verify.jury",
-            &text,
-            JuryView::parse,
-            &JuryView::NAMES,
-        )
-        .unwrap_or_default(),
-    };
-    Some(Verify {
+    Verify {
         image,
-        command,
-        timeout_s,
-        resources,
-        network,
-        tests,
-        jury,
-    })
-}
-
-fn parse_choice<T>(
-    checker: &mut Checker,
-    field: &str,
-    text: &str,
-    parse: fn(&str) -> Option<T>,
-    names: &[&str],
-) -> Option<T> {
-    let parsed = parse(text);
-    if parsed.is_none() {
-        checker.problem(
-            field,
-            format!("unknown value `{text}`"),
-            Some(format!("use one of: {}", names.join(", "))),
-        );
+        command: doc.command.and_then(|c| check_command(c, checker)),
+        timeout_s: doc.timeout_s.unwrap_or(DEFAULT_VERIFY_TIMEOUT_S),
+        resources: resources(doc.resources),
+        // The verifier runs the participant's code: it gets no network unless the brief says so.
+        network: doc.network.map_or(
+            Network {
+                mode: NetworkMode::None,
+                ..Network::default()
+            },
+            network,
+        ),
+        tests: doc.tests,
+        jury: doc
+            .jury
+            .and_then(|j| JuryView::parse(&j))
+            .unwrap_or_default(),
     }
-    parsed
 }
 
 /// `command: [program, arg, …]`: the runner, from the image or the hidden folder.
-fn check_command(value: &Value, checker: &mut Checker) -> Option<Vec<String>> {
-    let items = match value.as_array() {
-        Some(items) if !items.is_empty() => items,
-        _ => {
-            checker.problem(
-                "verify.command",
-                format!("must be a non-empty list of strings, not {}", kind(value)),
-                Some("for example `command: [sh, run-tests.sh]` (run in `/work/verify`)".into()),
-            );
-            return None;
-        }
-    };
-    let mut command = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        match item.as_str() {
-            Some(text) if !text.is_empty() && !text.contains('\0') => command.push(text.to_owned()),
-            _ => checker.problem(
-                format!("verify.command[{i}]"),
-                format!("must be a non-empty string, not {}", show(item)),
-                None,
-            ),
-        }
+fn check_command(words: Vec<Option<String>>, checker: &mut Checker) -> Option<Vec<String>> {
+    if words.is_empty() {
+        checker.problem(
+            "verify.command",
+            "must be a non-empty list of strings, not `[]`",
+            Some("for example `command: [sh, run-tests.sh]` (run in `/work/verify`)".into()),
+        );
+        return None;
     }
+    let command: Vec<String> = words.into_iter().collect::<Option<_>>()?;
     let program = command.first()?;
     if let Some(place) = NOT_A_RUNNER
         .iter()
@@ -141,19 +75,18 @@ fn check_command(value: &Value, checker: &mut Checker) -> Option<Vec<String>> {
         );
         return None;
     }
-    (command.len() == items.len()).then_some(command)
+    Some(command)
 }
 
-/// Checks `scoring:`; `has_verify` says whether the brief has `verify:` to weigh.
+/// Checks `scoring:` (both weights are required by the schema); `has_verifier` says whether
+/// the brief has `verify:` (or `harbor:`) to weigh.
 pub(super) fn check_scoring(
-    value: &Value,
+    doc: &ScoringDoc,
     has_verifier: bool,
     checker: &mut Checker,
 ) -> Option<Scoring> {
-    let map = checker.mapping("scoring", value)?;
-    checker.unknown_keys("scoring", map, SCORING_KEYS);
-    let verify = weight(map, "verify", checker)?;
-    let jury = weight(map, "jury", checker)?;
+    let verify = u32::try_from(doc.verify?).ok()?;
+    let jury = u32::try_from(doc.jury?).ok()?;
     if verify + jury == 0 {
         checker.problem(
             "scoring",
@@ -171,27 +104,6 @@ pub(super) fn check_scoring(
         return None;
     }
     Some(Scoring { verify, jury })
-}
-
-fn weight(map: &Map<String, Value>, key: &str, checker: &mut Checker) -> Option<u32> {
-    let field = join("scoring", key);
-    let Some(value) = map.get(key).filter(|v| !v.is_null()) else {
-        checker.problem(
-            &field,
-            "is required",
-            Some("give both weights, e.g. `scoring: {verify: 50, jury: 50}`".into()),
-        );
-        return None;
-    };
-    let parsed = value.as_u64().and_then(|w| u32::try_from(w).ok());
-    if parsed.is_none() {
-        checker.problem(
-            &field,
-            format!("must be a whole number from 0, not {}", show(value)),
-            None,
-        );
-    }
-    parsed
 }
 
 #[cfg(test)]

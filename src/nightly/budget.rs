@@ -94,7 +94,7 @@ pub fn parse_night(
 pub fn parse_cap(
     field: &str,
     value: &Value,
-    extra: &[&str],
+    extra: &[&'static str],
     problems: &mut Vec<Problem>,
 ) -> Option<Budget> {
     match check_budget(value, extra) {

@@ -32,7 +32,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::brief::{KNOWN_FLAVORS, check_actor_name};
-use crate::schema::{self, Field, Kind, Problem, TOP_LEVEL, Wrong, kind_of};
+use crate::schema::{
+    self, Field, Kind, Problem, REQUIRED, TOP_LEVEL, UNKNOWN_FIELD, Wrong, kind_of,
+};
 
 /// One participant or judge of the nightly.
 #[derive(Debug, Clone, PartialEq)]
@@ -359,21 +361,17 @@ fn line(problem: &Problem) -> String {
     };
     let top = || (problem.path == TOP_LEVEL).then_some(TOP_FIX);
     match problem.fix.as_deref().or_else(top) {
+        // A required key's fix reads as what the key needs ("required, e.g. …").
         Some(fix) if problem.problem == REQUIRED => format!("{at}: {fix}"),
         Some(fix)
-            if problem.problem.starts_with("unknown field (")
-                && fix.starts_with("did you mean") =>
+            if problem.problem.starts_with(UNKNOWN_FIELD) && fix.starts_with("did you mean") =>
         {
-            format!("{at}: unknown field ({fix})")
+            format!("{at}: {UNKNOWN_FIELD} ({fix})")
         }
         Some(fix) => format!("{at}: {} ({fix})", problem.problem),
         None => format!("{at}: {}", problem.problem),
     }
 }
-
-/// The walker's problem of a missing required key; its line is the fix alone, so a required
-/// key's fix reads as what the key needs ("required, e.g. …", "a non-empty list of …").
-const REQUIRED: &str = "is required";
 
 /// `name` if it is a good name for a config, participant or judge at `at`.
 fn named(at: &str, name: String, problems: &mut Vec<Problem>) -> Option<String> {

@@ -175,6 +175,10 @@ impl Checked {
 
 /// The path of the document itself.
 pub const TOP_LEVEL: &str = "(top level)";
+/// The problem of a missing required key (its fix says what to add).
+pub const REQUIRED: &str = "is required";
+/// How the problem of an unknown key starts (`unknown field (allowed: …)`).
+pub const UNKNOWN_FIELD: &str = "unknown field";
 
 /// Checks `document` against `kind` (usually a [`Kind::Map`] of the top-level keys).
 pub fn check(document: &Value, kind: &Kind) -> Checked {
@@ -194,6 +198,34 @@ pub fn check_fields(document: &Value, fields: &[Field]) -> Checked {
         Value::Null
     };
     Checked { value, problems }
+}
+
+/// Where `path` comes in the order of `kind`'s tables, for sorting problems found by code
+/// among the schema's: at each level an unknown key comes first (as the walker reports them),
+/// then the declared keys in table order, list items by index; a field comes before what is
+/// under it.
+pub fn rank(kind: &Kind, path: &str) -> Vec<usize> {
+    let mut rank = Vec::new();
+    let mut kind = Some(kind);
+    for segment in path.split('.').filter(|s| !s.is_empty() && *s != TOP_LEVEL) {
+        let (key, indexes) = segment.split_once('[').unwrap_or((segment, ""));
+        let fields = match kind {
+            Some(Kind::Map(fields) | Kind::ChoiceOrMap { fields, .. }) => *fields,
+            _ => &[],
+        };
+        let found = fields.iter().position(|f| f.key == key);
+        rank.push(found.map_or(0, |i| i + 1));
+        kind = found.map(|i| &fields[i].kind);
+        let indexes = indexes.split('[').filter(|i| !i.is_empty());
+        for index in indexes.map(|i| i.trim_end_matches(']')) {
+            rank.push(index.parse().unwrap_or(0));
+            kind = match kind {
+                Some(Kind::List(item)) => Some(item),
+                _ => None,
+            };
+        }
+    }
+    rank
 }
 
 /// Checks `value` at `path`; `None` when it is bad (its problem pushed).
@@ -260,7 +292,7 @@ fn mapping(
             None => {
                 if let Some(fix) = field.required {
                     let fix = (!fix.is_empty()).then(|| fix.to_owned());
-                    problems.push(Problem::new(at, "is required", fix));
+                    problems.push(Problem::new(at, REQUIRED, fix));
                 }
             }
             Some(value) => {
@@ -301,7 +333,7 @@ pub fn unknown_key(path: &str, key: &str, allowed: &[&str]) -> Problem {
     );
     Problem::new(
         path,
-        format!("unknown field (allowed: {})", allowed.join(", ")),
+        format!("{UNKNOWN_FIELD} (allowed: {})", allowed.join(", ")),
         Some(fix),
     )
 }

@@ -189,3 +189,37 @@ fn a_field_can_say_what_it_must_be_and_extra_keys_are_checked_too() {
     );
     assert_eq!(checked.value, json!({"on_exhausted": "finish"}));
 }
+
+#[test]
+fn problems_found_by_code_sort_into_the_order_of_the_tables() {
+    let mut paths = vec![
+        "even",
+        "items[1].id",
+        "nmae",
+        "items",
+        "items[0].weight",
+        "on",
+        "items[0].id",
+        "(top level)",
+        "network.mode",
+        "items[0].idd",
+        "name",
+    ];
+    paths.sort_by_key(|p| rank(&TOP, p));
+    assert_eq!(
+        paths,
+        [
+            "(top level)",
+            "nmae",
+            "name",
+            "items",
+            "items[0].idd",
+            "items[0].id",
+            "items[0].weight",
+            "items[1].id",
+            "on",
+            "network.mode",
+            "even",
+        ]
+    );
+}
