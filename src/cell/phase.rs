@@ -46,7 +46,21 @@ pub struct Cells<H: CellHooks> {
     pub serial: Vec<String>,
     /// Runs (on a blocking thread) once every image is built.
     pub on_built: Box<dyn FnOnce() + Send>,
+    /// Checked once every image is built and before any cell is created.
+    pub gate: Option<Gate>,
 }
+
+/// A check of the built images that every cell of the phase waits for (a Harbor task's
+/// verifier user, read from its environment image): it gets the engine and the phase's ledger
+/// (which records what it creates), and its error stops every cell before it is created, as an
+/// image that did not build does ([`PhaseRun::build`]).
+pub type Gate = Box<
+    dyn FnOnce(
+            SharedRuntime,
+            Arc<Ledger>,
+        ) -> futures_util::future::BoxFuture<'static, Result<(), String>>
+        + Send,
+>;
 
 /// Runs a phase to the end; teardown has run when this returns.
 pub async fn run_phase<H: CellHooks>(
@@ -71,6 +85,21 @@ pub async fn run_phase<H: CellHooks>(
         }
     };
     let ready = images::start_builds(runtime, &ledger, phase.images);
+    let ready = match phase.gate {
+        Some(gate) => {
+            use futures_util::FutureExt;
+            let (built, engine, records) = (ready.clone(), runtime.clone(), ledger.clone());
+            let checked = async move {
+                built.all().await?;
+                gate(engine, records).await.map_err(Arc::new)
+            }
+            .boxed()
+            .shared();
+            tokio::spawn(checked.clone());
+            ready.gated(checked)
+        }
+        None => ready,
+    };
     let when_ready = ready.clone();
     let on_built = phase.on_built;
     let watcher = tokio::spawn(async move {

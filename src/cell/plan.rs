@@ -156,6 +156,9 @@ pub struct CellPlan {
     /// Keep its file system as this image (tag, labels) once its program and everything it
     /// started have ended: a Harbor participant's final state, which the verifier runs on.
     pub commit: Option<(String, Labels)>,
+    /// The identity its program runs as and its files are staged for, when it is not the
+    /// run's cell user (a Harbor task's `[verifier] user`, set by [`CellPlan::in_task_as`]).
+    pub user: Option<CellUser>,
 }
 
 /// How a cell reaches the network, from its brief policy and its flavor.
@@ -310,7 +313,6 @@ impl PlanContext<'_> {
         let network_name = egress
             .reaches_something()
             .then(|| self.names.network(role, &actor.name));
-        let owner = Some((self.user.uid, self.user.gid));
         let spec = CellSpec {
             name: name.clone(),
             image: self.names.image(&actor.flavor),
@@ -324,7 +326,7 @@ impl PlanContext<'_> {
                     target: CELL_HOME.to_owned(),
                     size_bytes: HOME_TMPFS_BYTES,
                     mode: 0o700,
-                    owner,
+                    owner: Some((self.user.uid, self.user.gid)),
                 },
                 Tmpfs {
                     target: "/tmp".to_owned(),
@@ -365,6 +367,7 @@ impl PlanContext<'_> {
             budget: actor.budget,
             score_over_budget: self.brief.judging.over_budget == crate::brief::OverBudget::Score,
             commit: None,
+            user: None,
         }
     }
 }
@@ -387,6 +390,27 @@ impl CellPlan {
         workdir
             .unwrap_or_default()
             .clone_into(&mut self.spec.workdir);
+    }
+}
+
+impl CellPlan {
+    /// Makes this task cell's program run as `user` (a Harbor task's `[verifier] user` that
+    /// is not root) instead of root: with no capability, as any cell user, in the task
+    /// profile's writable root, its files staged for `user` (the hidden tests readable by its
+    /// group, the writable areas its own), with `home` as `HOME` when the image names one. It
+    /// serves no `mc-cell launch`: a Harbor test.sh does not use it, and the launch identity
+    /// (the next uid) could be a user of the task's image.
+    pub fn in_task_as(&mut self, user: CellUser, home: Option<&str>) {
+        self.spec.init.task_root = false;
+        self.spec.init.launch = false;
+        self.spec.user = user.spec();
+        self.spec
+            .env
+            .retain(|(key, _)| key != LAUNCH_ENV && key != "HOME");
+        if let Some(home) = home {
+            self.spec.env.push(("HOME".to_owned(), home.to_owned()));
+        }
+        self.user = Some(user);
     }
 }
 
@@ -439,6 +463,69 @@ mod tests {
         assert!(parse_user("0:0").is_err());
         assert_eq!(parse_user("1001:1002"), Ok((1001, 1002)));
         assert!(parse_user("me").is_err());
+    }
+}
+
+#[cfg(test)]
+mod task_user_tests {
+    use super::*;
+
+    /// A Harbor verifier whose `[verifier] user` is not root: its program runs as that user
+    /// through init's `--user` with no launch identity and no task capability, its files are
+    /// staged for it, HOME is its home, and the root stays writable.
+    #[test]
+    fn a_task_cell_run_as_the_verifier_user_has_no_capability_and_no_launcher() {
+        let brief = crate::brief::parse(
+            Path::new("b.yaml"),
+            b"name: t\nparticipants:\n  - {name: a, flavor: dummy}\n",
+        )
+        .unwrap()
+        .brief;
+        let paths = CookPaths::new("/cooks/251122-t".into());
+        let names = Names::for_paths(&paths);
+        let context = PlanContext {
+            paths: &paths,
+            names: &names,
+            brief: &brief,
+            user: CellUser::resolve(Some("1000:1000")).unwrap(),
+            profile: Profile::Medium,
+            run_id: "r",
+            grace: CELL_GRACE,
+        };
+        let mut plan = context.base(&brief.participants[0], Role::Verifier, Path::new("/l"));
+        plan.in_task("final:r".into(), 2048, Some("/app"));
+        let program = ["bash".to_owned(), "/tests/test.sh".to_owned()];
+        let as_root = plan.spec.init.argv(&plan.spec.user, &program);
+        assert!(as_root.contains(&"--task-root".to_owned()), "{as_root:?}");
+        let tester = CellUser {
+            uid: 2345,
+            gid: 2346,
+        };
+        plan.in_task_as(tester, Some("/home/tester"));
+        let argv = plan.spec.init.argv(&plan.spec.user, &program);
+        let at = argv.iter().position(|a| a == "--user").unwrap();
+        assert_eq!(argv[at + 1], "2345:2346", "{argv:?}");
+        assert!(
+            !argv
+                .iter()
+                .any(|a| a == "--task-root" || a == "--launch-as"),
+            "{argv:?}"
+        );
+        assert_eq!(plan.user, Some(tester), "its files are staged for it");
+        let hardening = crate::runtime::Hardening::of(&plan.spec);
+        assert_eq!(hardening.capabilities, crate::runtime::INIT_CAPABILITIES);
+        assert!(
+            !hardening.read_only_root,
+            "the task profile's writable root"
+        );
+        let env: Vec<(&str, &str)> = plan
+            .spec
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert!(env.contains(&("HOME", "/home/tester")), "{env:?}");
+        assert!(!env.iter().any(|(k, _)| *k == LAUNCH_ENV), "{env:?}");
     }
 }
 

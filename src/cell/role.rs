@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::images::{self, FlavorImages};
 use super::names::Names;
-use super::phase::{Cells, PhaseRun, run_phase};
+use super::phase::{Cells, Gate, PhaseRun, run_phase};
 use super::plan::{CellPlan, PlanContext};
 use super::run::CellHooks;
 use super::{CellSettings, RunError, spend};
@@ -66,6 +66,7 @@ impl<'a> Venue<'a> {
             serial: serial_flavors(&logins, &flavors),
             logins,
             on_built: Box::new(|| ()),
+            gate: None,
         })
     }
 
@@ -84,6 +85,7 @@ impl<'a> Venue<'a> {
             serial: Vec::new(),
             logins: Credentials::default(),
             on_built: Box::new(|| ()),
+            gate: None,
         }
     }
 }
@@ -98,6 +100,7 @@ pub struct Cast<'a> {
     logins: Credentials,
     serial: Vec<String>,
     on_built: Box<dyn FnOnce() + Send>,
+    gate: Option<Gate>,
 }
 
 impl Cast<'_> {
@@ -127,6 +130,13 @@ impl Cast<'_> {
         self
     }
 
+    /// Checks the built images with `gate` before any cell is created ([`Gate`]).
+    #[must_use]
+    pub fn gate(mut self, gate: Gate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
     /// Gives each plan its own flavor's login (in memory, no other), runs every cell with the
     /// role's hooks, and tears everything down on every path. One cell's failure is its
     /// outcome, not an error; an image that did not build is in [`PhaseRun::build`].
@@ -147,6 +157,7 @@ impl Cast<'_> {
             serial: self.serial,
             hooks,
             on_built: self.on_built,
+            gate: self.gate,
         };
         let Venue {
             runtime,

@@ -110,6 +110,8 @@ pub type ImageBuild = Shared<BoxFuture<'static, Result<(), Arc<String>>>>;
 #[derive(Clone, Default)]
 pub struct ImagesReady {
     builds: Arc<std::collections::BTreeMap<String, ImageBuild>>,
+    /// A check every cell also waits for, once the builds are done (`phase::Gate`).
+    gate: Option<ImageBuild>,
 }
 
 impl ImagesReady {
@@ -117,24 +119,46 @@ impl ImagesReady {
     pub fn new(builds: std::collections::BTreeMap<String, ImageBuild>) -> Self {
         Self {
             builds: Arc::new(builds),
+            gate: None,
         }
     }
 
-    /// The build of `image` (ready at once when nothing builds it here).
-    pub fn of(&self, image: &str) -> ImageBuild {
-        self.builds
-            .get(image)
-            .cloned()
-            .unwrap_or_else(|| futures_util::future::ready(Ok(())).boxed().shared())
+    /// These builds, then `gate`, which every cell waits for too.
+    #[must_use]
+    pub fn gated(self, gate: ImageBuild) -> Self {
+        Self {
+            gate: Some(gate),
+            ..self
+        }
     }
 
-    /// Every build settled: the first failure (in tag order), else ok.
+    /// The build of `image` (ready at once when nothing builds it here), then the gate.
+    pub fn of(&self, image: &str) -> ImageBuild {
+        let build = self.builds.get(image).cloned();
+        match (build, self.gate.clone()) {
+            (Some(build), Some(gate)) => async move {
+                build.await?;
+                gate.await
+            }
+            .boxed()
+            .shared(),
+            (Some(build), None) => build,
+            (None, Some(gate)) => gate,
+            (None, None) => futures_util::future::ready(Ok(())).boxed().shared(),
+        }
+    }
+
+    /// Every build settled, then the gate: the first failure (in tag order), else ok.
     pub async fn all(&self) -> Result<(), Arc<String>> {
         let results = futures_util::future::join_all(self.builds.values().cloned()).await;
         results
             .into_iter()
             .find_map(Result::err)
-            .map_or(Ok(()), Err)
+            .map_or(Ok(()), Err)?;
+        match &self.gate {
+            Some(gate) => gate.clone().await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -389,7 +413,8 @@ async fn launch(
     let failed = |error: String| Box::new(not_started(CellState::StartFailed, Some(error)));
     let cancelled = || Box::new(not_started(CellState::Cancelled, None));
     // The tars are built from host files while the network is created.
-    let (files, user, control) = (plan.files.clone(), options.user, plan.spec.init.launch);
+    let user = plan.user.unwrap_or(options.user);
+    let (files, control) = (plan.files.clone(), plan.spec.init.launch);
     let staging = tokio::task::spawn_blocking(move || stage::prepare(&files, user, control));
     if let Some(network) = &plan.network {
         ledger.record(ObjectRef::network(&network.name));

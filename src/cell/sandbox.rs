@@ -311,6 +311,7 @@ fn probe_plan(settings: &ProbeSettings, image: &str, dir: &Path) -> CellPlan {
         budget: None,
         score_over_budget: false,
         commit: None,
+        user: None,
     }
 }
 

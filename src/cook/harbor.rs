@@ -8,8 +8,14 @@
 //! `solution/solve.sh` at `/solution`, `[solution] env` added to its environment. A CLI
 //! flavor works layered on the environment (`flavor::task_layer`), with `instruction.md` as
 //! its prompt, its own login and egress as in any cook; the dummy is the init itself.
+//!
+//! A task whose test.sh runs as another user (`[verifier] user`) has that user resolved in the
+//! environment image once it is built, before any participant's cell is created
+//! ([`crate::harbor::users`]).
 
 use std::sync::Arc;
+
+use futures_util::FutureExt;
 
 use crate::brief::Actor;
 use crate::cell::files::{
@@ -17,13 +23,17 @@ use crate::cell::files::{
 };
 use crate::cell::images::FlavorImages;
 use crate::cell::names::Names;
+use crate::cell::phase::Gate;
 use crate::cell::plan::CellPlan;
 use crate::cell::role::Cast;
 use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
 use crate::flavor::task_layer::{INIT_FLAVOR, task_layer};
 use crate::harbor::Task;
-use crate::runtime::{LABEL_ACTOR, LABEL_FLAVOR, TeardownFailure};
+use crate::harbor::users::{self, TaskUser};
+use crate::runtime::{
+    LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, ObjectRef, TeardownFailure,
+};
 use crate::state::Role;
 
 pub use crate::brief::ORACLE_FLAVOR;
@@ -140,6 +150,85 @@ pub struct TaskRuns {
     pub build: Result<(), Arc<String>>,
     /// Objects teardown could not remove.
     pub leftovers: Vec<TeardownFailure>,
+    /// Who test.sh runs as (`[verifier] user`), resolved in the environment image before any
+    /// cell started: `None` when it was not (the image did not build), `Some(Ok(None))` for
+    /// root, an error when the image has no such user (then no cell started).
+    pub verifier_user: Option<Result<Option<TaskUser>, String>>,
+}
+
+/// What the verifier user's resolution left for the caller.
+type Resolved = Arc<std::sync::Mutex<Option<Result<Option<TaskUser>, String>>>>;
+
+/// The most an environment image's `/etc/passwd` or `/etc/group` may hold.
+const USERS_CAP: u64 = 4 << 20;
+
+/// Resolves `[verifier] user = user` in the environment image `image` once it is built and
+/// before any participant's cell is created ([`users`]: never in a participant's final file
+/// system, which it wrote): a cell made from the image and never started gives its
+/// `/etc/passwd` and `/etc/group`. A user the image does not have stops every cell.
+fn verifier_user_gate(
+    (user, image): (String, String),
+    (cell, labels): (String, Labels),
+    resolved: Resolved,
+) -> Gate {
+    Box::new(move |runtime, ledger| {
+        async move {
+            ledger.record(ObjectRef::cell(&cell));
+            let files = [users::PASSWD, users::GROUP];
+            let result = match runtime
+                .read_image_files(&image, (&cell, &labels), &files, USERS_CAP)
+                .await
+            {
+                Err(e) => Err(format!("cannot read the environment image's users: {e}")),
+                Ok(read) => {
+                    let text = |i: usize| {
+                        read.get(i)
+                            .and_then(Option::as_deref)
+                            .map(|b| String::from_utf8_lossy(b).into_owned())
+                            .unwrap_or_default()
+                    };
+                    users::resolve(&user, &text(0), &text(1))
+                }
+            };
+            let gate = match &result {
+                Ok(_) => Ok(()),
+                Err(e) => Err(format!("`[verifier] user = \"{user}\"`: {e}")),
+            };
+            *resolved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
+            gate
+        }
+        .boxed()
+    })
+}
+
+/// `cast`, gated on the resolution of `task`'s `[verifier] user` in its environment image
+/// `environment` when that needs the image ([`verifier_user_gate`]); root needs none.
+fn with_verifier_user<'a>(
+    cast: Cast<'a>,
+    task: &Task,
+    (paths, names, run_id): (&crate::state::CookPaths, &Names, &str),
+    environment: &FlavorImages,
+) -> (Cast<'a>, Resolved) {
+    let resolved: Resolved = Arc::default();
+    let Some(user) = users::needs_image(task.config.verifier.user.as_deref()) else {
+        *resolved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ok(None));
+        return (cast, resolved);
+    };
+    // Not a name a participant can have (`.`), swept with the participants' cells.
+    let cell = names.cell(Role::Participant, "_environment.users");
+    let labels = Labels::new(paths.name(), Role::Participant.as_str())
+        .with(LABEL_ROOT, &paths.root_id())
+        .with(LABEL_RUN, run_id);
+    let gate = verifier_user_gate(
+        (user.to_owned(), environment.base.tag.clone()),
+        (cell, labels),
+        resolved.clone(),
+    );
+    (cast.gate(gate), resolved)
 }
 
 /// Runs `actors` inside `task`'s environment; the task is the cook's `folder`. Oracles run
@@ -176,6 +265,7 @@ pub async fn run_task(
         venue.cast(Role::Participant, &clis)?
     };
     let (layered, image_of) = layered_images(&cast, (paths, &names), &env_images, &clis, &run_id)?;
+    let (cast, resolved) = with_verifier_user(cast, task, (paths, &names, &run_id), &env_images);
     let cast = cast.with_images(std::iter::once(env_images).chain(layered).collect());
     let context = cast.context();
     let plans: Vec<CellPlan> = actors
@@ -227,10 +317,15 @@ pub async fn run_task(
             })?;
         }
     }
+    let verifier_user = resolved
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
     Ok(TaskRuns {
         runs,
         build: run.build,
         leftovers: run.leftovers,
+        verifier_user,
     })
 }
 

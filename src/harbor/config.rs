@@ -55,7 +55,8 @@ pub struct VerifierConfig {
     pub timeout: Duration,
     /// `env`: added to test.sh's environment.
     pub env: BTreeMap<String, String>,
-    /// `user`: a user name or a uid test.sh runs as; `None` is the image's own user.
+    /// `user`: who test.sh runs as: a name, a uid, `uid:gid` or `name:group` of the
+    /// environment image ([`super::users`]); `None` is root.
     pub user: Option<String>,
 }
 
@@ -284,22 +285,29 @@ impl Checker<'_> {
             RawUser::Id(id) => id.to_string(),
             RawUser::Name(name) => name,
         };
-        let valid = !text.is_empty()
-            && text.len() <= 32
-            && text
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
-            && text
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        let part = |part: &str| {
+            !part.is_empty()
+                && part.len() <= 32
+                && part
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        };
+        // `name`, `uid`, `uid:gid` or `name:group`, as Harbor hands it to the engine.
+        let valid = match text.split_once(':') {
+            Some((who, group)) => part(who) && part(group),
+            None => part(&text),
+        };
         if valid {
             Ok(text)
         } else {
             Err(self.invalid(
                 key,
-                format!("is `{text}`, neither a user name nor a uid"),
-                "name a user of the environment image (e.g. `root`) or give its uid",
+                format!("is `{text}`, neither a user name nor a uid (optionally `:group`)"),
+                "name a user of the environment image (e.g. `root` or `tester:tester`) or give its uid",
             ))
         }
     }

@@ -14,6 +14,7 @@ pub mod config;
 mod error;
 pub mod files;
 mod refuse;
+pub mod users;
 
 use std::path::{Path, PathBuf};
 

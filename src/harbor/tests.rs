@@ -158,6 +158,15 @@ fn behaviour_changing_keys_are_refused_one_message_each() {
     }
     let dir = task("[agent]\nuser = \"root\"\n");
     assert!(load(dir.path()).is_ok(), "root is what the profile does");
+    for user in ["tester:staff", "1000:1000"] {
+        let dir = task(&format!("[verifier]\nuser = \"{user}\"\n"));
+        let task = load(dir.path()).unwrap();
+        assert_eq!(
+            task.config.verifier.user.as_deref(),
+            Some(user),
+            "`user:group`"
+        );
+    }
 }
 
 #[test]
@@ -175,6 +184,8 @@ fn wrong_values_name_the_key_and_the_fix() {
             "`environment.workdir`",
         ),
         ("[verifier]\nuser = \"Robert'); DROP\"\n", "`verifier.user`"),
+        ("[verifier]\nuser = \"tester:a:b\"\n", "`verifier.user`"),
+        ("[verifier]\nuser = \":tester\"\n", "`verifier.user`"),
         ("[verifier.env]\n\"1BAD\" = \"x\"\n", "`verifier.env.1BAD`"),
         (
             "[environment]\nnetwork_mode = \"sometimes\"\n",

@@ -69,6 +69,21 @@ pub async fn cook(
     let venue = run.venue(&settings.cells, &progress);
     let runs = crate::cook::harbor::run_task(venue, &task, &harbor.task, &actors).await?;
     run.show.leftovers(&runs.leftovers);
+    let verifier_user = match &runs.verifier_user {
+        Some(Ok(user)) => user.clone(),
+        Some(Err(message)) => return Err(unknown_user(&task, message).into()),
+        // Not resolved: the environment image did not build (so nothing ran).
+        None => {
+            let message = runs
+                .build
+                .as_ref()
+                .err()
+                .map_or("its `[verifier] user` was not resolved in it", |m| {
+                    m.as_str()
+                });
+            return Err(unbuilt(&task, message).into());
+        }
+    };
     if let Err(message) = &runs.build {
         return Err(unbuilt(&task, message).into());
     }
@@ -78,8 +93,13 @@ pub async fn cook(
         .map(|r| (r.participant.clone(), r.image.clone()))
         .collect();
     record(run, harbor, &runs, merge)?;
-    let verification =
-        crate::verify::harbor::verify_task(venue, &task, &harbor.task, &finals).await?;
+    let verification = crate::verify::harbor::verify_task(
+        venue,
+        (&task, verifier_user.as_ref()),
+        &harbor.task,
+        &finals,
+    )
+    .await?;
     run.show.leftovers(&verification.leftovers);
     Ok(TaskCooked {
         harbor: harbor.clone(),
@@ -184,23 +204,28 @@ fn usage(
     Some(usage)
 }
 
-/// What this build can run of a task: a verifier as root, the oracle (with a solution), and
-/// the flavors that can work inside the environment.
+/// The task's `[verifier] user` is not a user of its environment image (no cell ran).
+fn unknown_user(task: &Task, message: &str) -> UserError {
+    let user = task.config.verifier.user.as_deref().unwrap_or_default();
+    UserError::new(
+        format!(
+            "`{}`: `[verifier] user = \"{user}\"` cannot run test.sh: {message}",
+            task.dir.join(crate::harbor::TASK_TOML).display(),
+        ),
+        format!(
+            "name a user the task's environment image has (create it in `{}`, e.g. `RUN useradd -m {user}`), give `uid:gid`, or leave `[verifier] user` out to run test.sh as root",
+            task.dir.join(crate::harbor::DOCKERFILE).display()
+        ),
+    )
+}
+
+/// What this build can run of a task: the oracle (with a solution) and the flavors that can
+/// work inside the environment (the verifier's user is resolved in the environment image once
+/// it is built, before any cell: `cook::harbor`).
 ///
 /// # Errors
 /// The first of those that does not hold, with its fix.
 pub fn runnable(paths: &CookPaths, task: &Task, actors: &[&Actor]) -> Result<(), UserError> {
-    if let Some(user) = crate::verify::harbor::non_root_verifier(task) {
-        // /tests and /logs/verifier are staged for root (the cell user's group); another user
-        // could not read the tests or write the reward, and would get an error, not a run.
-        return Err(UserError::new(
-            format!(
-                "`{}`: `[verifier] user = \"{user}\"` is not run yet (test.sh runs as root only)",
-                task.dir.join(crate::harbor::TASK_TOML).display()
-            ),
-            "run test.sh as root (leave `[verifier] user` out, or set it to \"root\"); test.sh may still start the code under test as another user with `runuser`",
-        ));
-    }
     if let Some(actor) = actors.iter().find(|a| !can_work(&a.flavor)) {
         return Err(UserError::new(
             format!(

@@ -603,6 +603,122 @@ impl DockerRuntime {
             .map_err(|e| operation("commit", ObjectRef::cell(name), &e))
     }
 
+    /// [`Runtime::read_image_files`]: a container created from `image` and never started (its
+    /// entrypoint names nothing, it has no network and no capability), read through the
+    /// archive API, then removed whatever happened.
+    pub(super) async fn engine_read_image_files(
+        &self,
+        image: &str,
+        (cell, labels): (&str, &super::Labels),
+        paths: &[&str],
+        cap: u64,
+    ) -> Result<Vec<Option<Vec<u8>>>, RuntimeError> {
+        let object = ObjectRef::cell(cell);
+        let options = CreateContainerOptionsBuilder::default().name(cell).build();
+        let body = ContainerCreateBody {
+            image: Some(image.to_owned()),
+            entrypoint: Some(vec!["/multicooker-never-started".to_owned()]),
+            cmd: Some(Vec::new()),
+            labels: Some(labels.to_map()),
+            network_disabled: Some(true),
+            host_config: Some(HostConfig {
+                network_mode: Some("none".to_owned()),
+                cap_drop: Some(vec!["ALL".to_owned()]),
+                readonly_rootfs: Some(true),
+                security_opt: Some(vec!["no-new-privileges:true".into()]),
+                log_config: Some(HostConfigLogConfig {
+                    typ: Some("none".into()),
+                    config: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        match self
+            .docker
+            .create_container(Some(options.clone()), body.clone())
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if status(&e) == Some(409) => {
+                self.engine_remove(&object).await?;
+                self.docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map_err(|e| operation("create", object.clone(), &e))?;
+            }
+            Err(e) => return Err(operation("create", object, &e)),
+        }
+        let mut files = Vec::new();
+        let mut failed = None;
+        for path in paths {
+            match self.read_one(cell, path, cap).await {
+                Ok(file) => files.push(file),
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            }
+        }
+        let removed = self.engine_remove(&object).await;
+        match failed {
+            Some(error) => Err(error),
+            None => removed.map(|()| files),
+        }
+    }
+
+    /// One regular file of a created cell, through the archive API (`None`: no such path).
+    async fn read_one(
+        &self,
+        cell: &str,
+        path: &str,
+        cap: u64,
+    ) -> Result<Option<Vec<u8>>, RuntimeError> {
+        let object = ObjectRef::cell(cell);
+        let refused = |message: String| RuntimeError::Operation {
+            operation: "read a file of",
+            object: object.clone(),
+            status: None,
+            message,
+        };
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let mut stream = self.docker.download_from_container(cell, Some(options));
+        let mut tar = Vec::new();
+        // The tar's headers and padding beside the file itself.
+        let limit = cap.saturating_add(64 << 10);
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(bytes) => tar.extend_from_slice(&bytes),
+                Err(e) if status(&e) == Some(404) => return Ok(None),
+                Err(e) => return Err(operation("read a file of", object.clone(), &e)),
+            }
+            if tar.len() as u64 > limit {
+                return Err(refused(format!("`{path}` is over {cap} bytes")));
+            }
+        }
+        let mut archive = tar::Archive::new(tar.as_slice());
+        let mut entries = archive
+            .entries()
+            .map_err(|e| refused(format!("`{path}`: {e}")))?;
+        let mut entry = match entries.next() {
+            Some(Ok(entry)) => entry,
+            Some(Err(e)) => return Err(refused(format!("`{path}`: {e}"))),
+            None => return Ok(None),
+        };
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            return Err(refused(format!("`{path}` is not a regular file")));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, cap + 1), &mut bytes)
+            .map_err(|e| refused(format!("`{path}`: {e}")))?;
+        if bytes.len() as u64 > cap {
+            return Err(refused(format!("`{path}` is over {cap} bytes")));
+        }
+        Ok(Some(bytes))
+    }
+
     pub(super) async fn engine_remove(&self, object: &ObjectRef) -> Result<(), RuntimeError> {
         let name = object.name.as_str();
         if object.kind == ObjectKind::Cell {
@@ -792,6 +908,16 @@ impl Runtime for DockerRuntime {
         labels: &'a super::Labels,
     ) -> EngineFuture<'a, ()> {
         self.engine_commit(name, tag, labels).boxed()
+    }
+    fn read_image_files<'a>(
+        &'a self,
+        image: &'a str,
+        cell: (&'a str, &'a super::Labels),
+        paths: &'a [&'a str],
+        cap: u64,
+    ) -> EngineFuture<'a, Vec<Option<Vec<u8>>>> {
+        self.engine_read_image_files(image, cell, paths, cap)
+            .boxed()
     }
     fn program<'a>(&'a self, spec: &'a CellSpec) -> EngineFuture<'a, Vec<String>> {
         async move {

@@ -39,7 +39,7 @@ pub struct Hardening {
     /// Every capability is dropped before [`Hardening::capabilities`] are added back.
     pub drop_all_capabilities: bool,
     /// The capabilities kept: init's ([`INIT_CAPABILITIES`]), plus the task program's
-    /// ([`TASK_PROGRAM_CAPABILITIES`]) in the task profile.
+    /// ([`TASK_PROGRAM_CAPABILITIES`]) in the task profile when its program runs as root.
     pub capabilities: Vec<String>,
     /// `no-new-privileges`: a set-uid file gains its program nothing.
     pub no_new_privileges: bool,
@@ -74,7 +74,9 @@ impl Hardening {
     pub fn of(spec: &CellSpec) -> Self {
         let mut capabilities: Vec<String> =
             INIT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
-        if spec.task.is_some() {
+        // A task cell whose program runs as another user (a Harbor `[verifier] user`) keeps
+        // the writable root but not the root program's capabilities.
+        if spec.task.is_some() && spec.init.task_root {
             for (name, _) in TASK_PROGRAM_CAPABILITIES {
                 if !capabilities.iter().any(|c| c == name) {
                     capabilities.push(name.to_owned());
@@ -164,9 +166,11 @@ mod tests {
 
     #[test]
     fn the_task_profile_adds_the_task_programs_capabilities_once_and_a_bounded_writable_root() {
-        let hardening = Hardening::of(&spec(Some(TaskProfile {
+        let mut task = spec(Some(TaskProfile {
             storage_bytes: 10 << 30,
-        })));
+        }));
+        task.init.task_root = true;
+        let hardening = Hardening::of(&task);
         for (name, _) in TASK_PROGRAM_CAPABILITIES {
             assert_eq!(
                 hardening.capabilities.iter().filter(|c| *c == name).count(),
@@ -181,5 +185,11 @@ mod tests {
             hardening.no_new_privileges,
             "the task profile keeps no-new-privileges"
         );
+        // Its program as another user (a Harbor `[verifier] user`): the root, not the powers.
+        task.init.task_root = false;
+        let as_user = Hardening::of(&task);
+        assert_eq!(as_user.capabilities, INIT_CAPABILITIES.to_vec());
+        assert!(!as_user.read_only_root);
+        assert_eq!(as_user.root_storage_bytes, Some(10 << 30));
     }
 }

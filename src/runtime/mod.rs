@@ -286,6 +286,31 @@ pub trait Runtime: Send + Sync + 'static {
             })
         })
     }
+    /// The files at `paths` (absolute) of `image` as it was built, nothing of it run: a cell
+    /// named `cell` with `labels` is created from it, never started, its files are read
+    /// through the engine and it is removed (the caller records it in its ledger first, so
+    /// teardown covers a failure in between). A path the image does not have is `None`; a file
+    /// over `cap` bytes or anything but a regular file is an error. Backends that cannot say so.
+    fn read_image_files<'a>(
+        &'a self,
+        image: &'a str,
+        (cell, labels): (&'a str, &'a Labels),
+        paths: &'a [&'a str],
+        cap: u64,
+    ) -> EngineFuture<'a, Vec<Option<Vec<u8>>>> {
+        let _ = (cell, labels, paths, cap);
+        Box::pin(async move {
+            Err(RuntimeError::Operation {
+                operation: "read files of",
+                object: ObjectRef::image(image),
+                status: None,
+                message: format!(
+                    "the {} backend cannot read files of an image (Harbor tasks run on the docker backend)",
+                    self.backend()
+                ),
+            })
+        })
+    }
     /// Cells whose labels match and that are still running (for `status` after a crash).
     fn running<'a>(&'a self, selector: &'a Selector) -> EngineFuture<'a, Vec<String>>;
     /// Running cells whose labels match and whose deadline ([`LABEL_DEADLINE`]) has passed:

@@ -2,7 +2,9 @@
 //! the image its final file system was kept as, so nothing it left running survives. The
 //! task's `tests/` are staged at `/tests` (never shown to a participant), `/logs/verifier` is a
 //! fresh area whatever the participant left at that path (a planted reward is not seen), and
-//! `bash /tests/test.sh` runs from the task's `workdir` as root under its timeout.
+//! `bash /tests/test.sh` runs from the task's `workdir` under its timeout: as root, or as the
+//! task's `[verifier] user` resolved in its environment image (never in the participant's file
+//! system), with no capability, `/tests` readable by its group and `/logs/verifier` its own.
 //! The reward is `reward.txt` (a number) or `reward.json` (`reward` plus named components);
 //! no reward file, a malformed one or a timeout is an error: never 0, never a pass.
 
@@ -13,10 +15,11 @@ use std::sync::Arc;
 use crate::brief::{Actor, Brief};
 use crate::cell::files::{HARBOR_TESTS, HARBOR_VERIFIER_LOGS, HarborVerifierFiles};
 use crate::cell::names::Names;
-use crate::cell::plan::CellPlan;
+use crate::cell::plan::{CellPlan, CellUser};
 use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
 use crate::harbor::Task;
+use crate::harbor::users::TaskUser;
 use crate::runtime::TeardownFailure;
 use crate::state::{CellState, CookPaths, Role};
 
@@ -36,11 +39,12 @@ pub struct TaskVerification {
     pub leftovers: Vec<TeardownFailure>,
 }
 
-/// Runs `task`'s verifier (the cook's `folder`) on each `(participant, kept image)`; a
+/// Runs `task`'s verifier (the cook's `folder`) on each `(participant, kept image)`, as root
+/// or as `user` (its `[verifier] user`, resolved in the task's environment image); a
 /// participant whose file system was not kept gets its verdict (an error) without a cell.
 pub async fn verify_task(
     venue: Venue<'_>,
-    task: &Task,
+    (task, user): (&Task, Option<&TaskUser>),
     folder: &str,
     finals: &[(String, Option<String>)],
 ) -> Result<TaskVerification, RunError> {
@@ -84,6 +88,13 @@ pub async fn verify_task(
                 environment.storage_mb,
                 environment.workdir.as_deref(),
             );
+            if let Some(user) = user {
+                let identity = CellUser {
+                    uid: user.uid,
+                    gid: user.gid,
+                };
+                plan.in_task_as(identity, user.home.as_deref());
+            }
             plan.spec.env.extend(task.config.verifier.env.clone());
             plan.files = HarborVerifierFiles {
                 tests: paths.harbor_tests(folder),
@@ -140,17 +151,8 @@ fn verifier_actor(brief: &Brief, task: &Task, participant: &str) -> Actor {
     }
 }
 
-/// The task's `[verifier] user` when it is not root (not run yet: the caller refuses it).
-pub fn non_root_verifier(task: &Task) -> Option<&str> {
-    task.config
-        .verifier
-        .user
-        .as_deref()
-        .map(str::trim)
-        .filter(|u| !u.is_empty() && *u != "root" && *u != "0")
-}
-
-/// `bash /tests/test.sh`, as root (the task profile's program).
+/// `bash /tests/test.sh`, as root (the task profile's program) or as the task's
+/// `[verifier] user`.
 fn test_command() -> Vec<String> {
     vec!["bash".to_owned(), format!("{HARBOR_TESTS}/test.sh")]
 }

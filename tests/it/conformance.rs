@@ -328,3 +328,64 @@ async fn lifecycle(backend: &str, runtime: &SharedRuntime) {
         "{backend}: a cell's removal takes its areas along"
     );
 }
+
+/// `read_image_files` (a Harbor task's `[verifier] user` is resolved in its environment image):
+/// the files as the image has them, `None` for a path it lacks, an error for a folder or a file
+/// over the cap, and the cell it was read through gone after each call. Not in [`all`]: the
+/// swarm backend cannot (Harbor tasks run on the docker backend) and says so.
+#[test]
+fn conformance_files_of_an_image_are_read_without_running_it() {
+    block_on(async {
+        let runtime = docker().await;
+        let cook = TestCook::empty("conf-read-image");
+        let name = format!("mc-conf-read-{}", std::process::id());
+        let labels = labels(&cook);
+        let image = image();
+        // The dummy's image is `FROM scratch` plus mc-cell: the program as its build put it.
+        let context =
+            multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+                .unwrap();
+        let built: Vec<u8> = tar::Archive::new(context.tar.as_slice())
+            .entries()
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|e| e.path().unwrap().ends_with("mc-cell"))
+            .map(|mut e| {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut e, &mut bytes).unwrap();
+                bytes
+            })
+            .expect("the dummy's context holds mc-cell");
+        let program = "/usr/local/bin/mc-cell";
+        let files = runtime
+            .read_image_files(
+                &image,
+                (&name, &labels),
+                &[program, "/etc/passwd"],
+                64 << 20,
+            )
+            .await
+            .unwrap();
+        assert!(
+            files[0].as_deref() == Some(built.as_slice()),
+            "the file as the image has it"
+        );
+        assert_eq!(files[1], None, "a path the image lacks");
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+        for (path, cap, said) in [
+            ("/etc", 1 << 20, "not a regular file"),
+            ("/usr/local/bin/mc-cell", 8, "over 8 bytes"),
+        ] {
+            let error = runtime
+                .read_image_files(&image, (&name, &labels), &[path], cap)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(said), "{path}: {error}");
+            assert!(
+                leftovers(&runtime, &cook).await.is_empty(),
+                "{path}: the cell is removed after a failure too"
+            );
+        }
+    });
+}

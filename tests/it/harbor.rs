@@ -228,8 +228,14 @@ async fn import_base(tar: &Path) {
 /// A copy of the fixture task `name` whose `solution/solve.sh` is `solve` (the fixture's own
 /// when `None`), as a user would have it on disk.
 fn task_with_solution(scratch: &Path, name: &str, solve: Option<&str>) -> PathBuf {
-    let copy = scratch.join(name);
-    for (path, bytes, executable) in tree(&task(name)) {
+    copy_task(&task(name), scratch, solve)
+}
+
+/// A copy of the task folder `source` in `scratch` whose `solution/solve.sh` is `solve` (its
+/// own when `None`).
+fn copy_task(source: &Path, scratch: &Path, solve: Option<&str>) -> PathBuf {
+    let copy = scratch.join(source.file_name().unwrap());
+    for (path, bytes, executable) in tree(source) {
         let to = copy.join(&path);
         fs_err::create_dir_all(to.parent().unwrap()).unwrap();
         fs_err::write(&to, bytes).unwrap();
@@ -403,31 +409,110 @@ fn doctor_on_a_task_folder_says_whether_its_oracle_reaches_1() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-#[test]
-fn a_verifier_user_other_than_root_is_refused_by_name_before_any_cell() {
-    let cook = TestCook::empty("harbor-verifier-user");
-    let scratch = tempfile::tempdir().unwrap();
-    let task = task_with_solution(scratch.path(), "fizzbuzz", None);
-    let toml = task.join("task.toml");
+/// The task whose test.sh runs as `tester` (`[verifier] user`), kept outside the dataset.
+const USERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harbor-users");
+
+/// A copy of the `as-tester` task with `solve` as its solution (its own when `None`) and
+/// `[verifier] user` set to `user`.
+fn tester_task(scratch: &Path, solve: Option<&str>, user: &str) -> PathBuf {
+    let copy = copy_task(&Path::new(USERS).join("as-tester"), scratch, solve);
+    let toml = copy.join("task.toml");
     let text = fs_err::read_to_string(&toml)
         .unwrap()
-        .replace("[verifier]\n", "[verifier]\nuser = \"nobody\"\n");
+        .replace("user = \"tester\"", &format!("user = \"{user}\""));
     fs_err::write(&toml, text).unwrap();
-    let output = cook.run_args(&[
+    copy
+}
+
+/// What test.sh recorded in `/logs/verifier/<name>`, trimmed.
+fn recorded(cook: &TestCook, name: &str) -> String {
+    cook.text(&format!("verification/oracle/logs/{name}"))
+        .trim()
+        .to_owned()
+}
+
+/// `[verifier] user = "tester"`: test.sh runs as the environment image's tester (uid and gid
+/// 2345, HOME its home), with /tests readable and /logs/verifier writable by it, and the
+/// oracle reaches 1 (test.sh rewards only a run as tester). `uid:gid` and `name:group` too.
+#[test]
+fn test_sh_runs_as_the_verifier_user_of_the_environment_image() {
+    let scratch = tempfile::tempdir().unwrap();
+    for (case, user) in [
+        ("name", "tester"),
+        ("ids", "2345:2345"),
+        ("groups", "tester:tester"),
+    ] {
+        let task = tester_task(&scratch.path().join(case), None, user);
+        let (verdict, cook) = oracle_verdict(&format!("harbor-user-{case}"), &task);
+        assert_eq!(
+            verdict["reward"].as_f64(),
+            Some(1.0),
+            "{user}: {verdict:#}\n{}",
+            logs_of(&cook)
+        );
+        assert_eq!(
+            (recorded(&cook, "uid"), recorded(&cook, "gid")),
+            ("2345".to_owned(), "2345".to_owned()),
+            "{user}"
+        );
+        if case != "ids" {
+            assert_eq!(recorded(&cook, "home"), "/home/tester", "{user}");
+        }
+    }
+}
+
+/// A participant that makes `tester` uid 0 in its own /etc/passwd gains nothing: the user is
+/// resolved in the environment image, so test.sh still runs as uid 2345 on that file system.
+#[test]
+fn a_participant_mapping_the_verifier_user_to_root_in_its_passwd_gains_nothing() {
+    let scratch = tempfile::tempdir().unwrap();
+    let remap = fs_err::read_to_string(Path::new(USERS).join("remap-tester-to-root.sh")).unwrap();
+    let task = tester_task(scratch.path(), Some(&remap), "tester");
+    let (verdict, cook) = oracle_verdict("harbor-user-remap", &task);
+    assert!(
+        recorded(&cook, "passwd-line").starts_with("tester:x:0:0:"),
+        "the verifier ran on the participant's rewritten /etc/passwd: {}",
+        recorded(&cook, "passwd-line")
+    );
+    assert_eq!(
+        (recorded(&cook, "uid"), recorded(&cook, "gid")),
+        ("2345".to_owned(), "2345".to_owned()),
+        "test.sh ran as the environment image's tester, not as root\n{}",
+        logs_of(&cook)
+    );
+    assert_eq!(verdict["reward"].as_f64(), Some(1.0), "{verdict:#}");
+}
+
+/// A `[verifier] user` the environment image does not have is refused once the image is built,
+/// before any participant's cell: the message names task.toml, the field, the value and the
+/// fix, nothing ran and nothing is left on the engine.
+#[test]
+fn an_unknown_verifier_user_is_refused_with_the_fix_and_leaves_nothing() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = tester_task(scratch.path(), None, "ghost");
+    let cook = TestCook::empty("harbor-user-unknown");
+    let made = cook.run_args(&[
         "new",
         cook.name(),
         "--from",
         task.to_str().unwrap(),
         "--oracle",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
     let output = cook.run_args(&["cook", cook.name()]);
-    let said = show(&output);
-    assert_ne!(output.status.code(), Some(0), "{said}");
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
-        said.contains("`[verifier] user = \"nobody\"` is not run yet")
-            && said.contains("task.toml"),
+        said.contains("task.toml`: `[verifier] user = \"ghost\"` cannot run test.sh")
+            && said.contains("the environment image has no user `ghost`")
+            && said.contains("useradd"),
         "{said}"
+    );
+    assert!(
+        !cook.dir().join("verification/oracle/reward.json").exists()
+            && !cook.dir().join("work/oracle/workdir-after").exists(),
+        "no participant ran, nothing was verified"
     );
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }

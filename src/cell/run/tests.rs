@@ -187,6 +187,69 @@ async fn a_cell_waits_on_its_own_image_and_another_images_failed_build_never_sto
     );
 }
 
+/// A gate (a Harbor task's verifier user, resolved in its built environment image) runs after
+/// the builds, and its failure stops every cell before it is created, whatever its image.
+#[tokio::test]
+async fn a_failed_gate_stops_every_cell_before_it_is_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(FakeRuntime::default());
+    let mut plans = plans(tmp.path(), &["env", "other"], 60);
+    plans[0].spec.image = "mc-env:1".into();
+    plans[1].spec.image = "mc-other:1".into();
+    let finished = Arc::new(Mutex::new(false));
+    let build: ImageBuild = {
+        let finished = finished.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            *finished.lock().unwrap() = true;
+            Ok(())
+        }
+        .boxed()
+        .shared()
+    };
+    let gate: ImageBuild = {
+        let (build, finished) = (build.clone(), finished.clone());
+        async move {
+            build.await?;
+            assert!(
+                *finished.lock().unwrap(),
+                "the gate runs once the image is finished"
+            );
+            Err(Arc::new("no user `ghost`".to_owned()))
+        }
+        .boxed()
+        .shared()
+    };
+    let images = ImagesReady::new([("mc-env:1".to_owned(), build)].into()).gated(gate);
+    let outcomes = run_full(
+        &runtime,
+        plans,
+        (
+            CancellationToken::new(),
+            crate::cell::budget::Budgets::default(),
+        ),
+        images.clone(),
+    )
+    .await;
+    for (actor, outcome) in &outcomes {
+        assert_eq!(outcome.state, CellState::StartFailed, "{actor}");
+        assert_eq!(
+            outcome.error.as_deref(),
+            Some("image build failed: no user `ghost`"),
+            "{actor}"
+        );
+    }
+    assert!(
+        !runtime
+            .created()
+            .iter()
+            .any(|o| o.kind == crate::runtime::ObjectKind::Cell),
+        "no cell was created: {:?}",
+        runtime.created()
+    );
+    assert_eq!(images.all().await.unwrap_err().as_str(), "no user `ghost`");
+}
+
 #[tokio::test]
 async fn each_cell_is_classified_and_one_failure_stops_no_other() {
     let tmp = tempfile::tempdir().unwrap();
