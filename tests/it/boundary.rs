@@ -397,11 +397,19 @@ fn a_cells_areas_are_labelled_volumes_that_go_with_it() {
     let cook = TestCook::new("volumes", &dummy_brief(&[("a", "sleep:20")], ""));
     let mut child = cook.command(&["cook", cook.name()]).spawn().unwrap();
     cook.wait_for_cell_state("a", "running", Duration::from_secs(60));
-    let during = cook.leftovers();
+    // Listed again while the cell runs until the three areas show (a loaded engine once listed
+    // two of them right after the start, though all three are created with the container).
+    let volumes = |objects: &[String]| objects.iter().filter(|o| o.starts_with("volume")).count();
+    let mut during = cook.leftovers();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while volumes(&during) < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        during = cook.leftovers();
+    }
     let still_running = fs_err::read_to_string(cook.dir().join("status.json"))
         .is_ok_and(|s| s.contains("\"running\""));
     assert!(
-        during.iter().filter(|o| o.starts_with("volume")).count() >= 3,
+        volumes(&during) >= 3,
         "input, out and control areas, labelled with the cook (cell still running: \
          {still_running}): {during:?}"
     );
