@@ -1,19 +1,11 @@
-//! `multicooker compose <task>`: the cook's cells as a compose file, rendered from the same
-//! cell specs and engine requests `cook` and `judge` use, written to `<cook>/compose/compose.yaml`
-//! and printed, so an operator can audit a cell and replay one by hand. Nothing is started.
+//! `multicooker compose <task>`: the cook's cells as a compose file (`pipeline::compose`),
+//! written to `<cook>/compose/compose.yaml` and printed, so an operator can audit a cell and
+//! replay one by hand. Nothing is started.
 
 use super::{connect, open_cook};
-use crate::cell::egress::{EgressContext, proxy_spec};
-use crate::cell::names::Names;
-use crate::cell::plan::CellPlan;
-use crate::cell::stage;
 use crate::cli::TaskArgs;
-use crate::cook::RunSettings;
-use crate::creds::CellLogin;
 use crate::error::ExitCode;
-use crate::runtime::{Labels, NetworkSpec, Runtime, compose};
 use crate::settings::{self, run_settings};
-use crate::state::{CookPaths, Role};
 
 pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.global)?;
@@ -29,163 +21,16 @@ pub(super) async fn run(args: &TaskArgs) -> anyhow::Result<ExitCode> {
         cells,
         tokio_util::sync::CancellationToken::new(),
     )?;
-    let names = Names::for_paths(&paths);
-    let plans = plans(&*runtime, &paths, &names, brief, &settings)?;
-    let egress = egress_context(&paths, &names, &settings)?;
-    let mut cells = Vec::new();
-    for plan in plans {
-        cells.extend(services(&*runtime, &paths, &settings, &egress, plan).await?);
-    }
-    let document = compose::document(names.project(), &cells);
-    let yaml = format!(
-        "# `multicooker compose {}`: the cook's cells as the engine gets them, for audit (project {}).\n# Nothing here ran. A cell's areas are filled through the engine at run time: started by hand,\n# a cell waits for its inputs until its deadline.\n{}",
-        paths.name(),
-        names.project(),
-        serde_saphyr::to_string(&document)?
-    );
+    let composed = crate::pipeline::compose::compose(&*runtime, &paths, brief, &settings).await?;
+    let yaml = composed.yaml(paths.name())?;
     let dir = paths.dir().join("compose");
     fs_err::create_dir_all(&dir)?;
     crate::fsx::write_atomic(&dir.join("compose.yaml"), yaml.as_bytes())?;
-    session.printer.json(&document);
+    session.printer.json(&composed.document);
     session.printer.data(yaml.trim_end());
     session.printer.info(&format!(
         "written to {}",
         dir.join("compose.yaml").display()
     ));
     Ok(ExitCode::Success)
-}
-
-/// The egress a proxied cell gets (the tools image, the outside network, the canary's direct
-/// address) and the outside network's spec.
-fn egress_context(
-    paths: &CookPaths,
-    names: &Names,
-    settings: &RunSettings,
-) -> anyhow::Result<(EgressContext, NetworkSpec)> {
-    let egress = EgressContext {
-        tools_image: crate::cell::images::base_specs(
-            &["dummy".to_owned()],
-            None,
-            &settings.cells.images,
-        )?
-        .remove(0)
-        .tag,
-        network: Some(
-            settings
-                .cells
-                .egress
-                .network
-                .clone()
-                .unwrap_or_else(|| format!("{}-egress", names.project())),
-        ),
-        direct: settings.cells.egress.canary_direct.clone(),
-    };
-    let network = NetworkSpec {
-        name: egress.network.clone().unwrap_or_default(),
-        labels: Labels::new(paths.name(), "network")
-            .with(crate::runtime::LABEL_ROOT, &paths.root_id()),
-        internal: false,
-        isolated: true,
-    };
-    Ok((egress, network))
-}
-
-/// One cell's services: its proxy (when it has one), then the cell itself.
-async fn services(
-    runtime: &dyn Runtime,
-    paths: &CookPaths,
-    settings: &RunSettings,
-    (egress, egress_network): &(EgressContext, NetworkSpec),
-    mut plan: CellPlan,
-) -> anyhow::Result<Vec<compose::Service>> {
-    let images = &settings.cells.images;
-    // Logins are snapshotted at run time; their area is there whenever the flavor has one.
-    if !crate::creds::members(&plan.flavor).is_empty() {
-        plan.files.login = Some(CellLogin { files: Vec::new() });
-    }
-    let role = if plan.role == Role::Judge {
-        "judge"
-    } else {
-        "participant"
-    };
-    let own = plan.network.clone();
-    let mut services = Vec::new();
-    if matches!(plan.egress, crate::cell::plan::Egress::Proxy { .. }) {
-        // The very spec the engine gets; the engine then connects it to the cell's network.
-        let proxy = proxy_spec(&plan, egress);
-        let mut networks = vec![egress_network.clone()];
-        networks.extend(own.clone());
-        services.push(compose::Service {
-            name: format!("proxy-{}", plan.actor),
-            program: program_of(runtime, &proxy, "dummy", paths, images).await?,
-            spec: proxy,
-            networks,
-        });
-    }
-    let staging = stage::prepare(&plan.files, settings.cells.user, plan.spec.init.launch)?;
-    let mut spec = plan.spec.clone();
-    spec.areas = staging.areas;
-    spec.init.hold = !plan.files.writable.is_empty();
-    services.push(compose::Service {
-        name: format!("{role}-{}", plan.actor),
-        program: program_of(runtime, &spec, &plan.flavor, paths, images).await?,
-        spec,
-        networks: own.into_iter().collect(),
-    });
-    Ok(services)
-}
-
-/// Every cell of the cook, each pointed at the image it would run, as `cook` and `judge` point
-/// them (the shared base on Docker, the cook's thin image where the backend needs one).
-fn plans(
-    runtime: &dyn crate::runtime::Runtime,
-    paths: &crate::state::CookPaths,
-    names: &Names,
-    brief: &crate::brief::Brief,
-    settings: &crate::cook::RunSettings,
-) -> anyhow::Result<Vec<CellPlan>> {
-    let context = settings.cells.plan_context(paths, names, brief);
-    let mut plans: Vec<CellPlan> = brief
-        .participants
-        .iter()
-        .map(|p| crate::cook::plan::participant_plan(&context, p, String::new(), settings))
-        .collect();
-    plans.extend(
-        brief
-            .judges
-            .iter()
-            .map(|j| crate::judge::judge_plan(&context, j)),
-    );
-    let flavors: Vec<String> = plans.iter().map(|p| p.flavor.clone()).collect();
-    let images = crate::cell::images::image_specs(
-        paths,
-        names,
-        &flavors,
-        &settings.cells.run_id,
-        &settings.cells.images,
-    )?;
-    crate::cell::images::point_plans(runtime, &images, &mut plans);
-    Ok(plans)
-}
-
-/// The program a cell's init would run. A cook's own image exists only while a run is in
-/// progress (issue 25: `compose` then failed on a fresh or finished cook with "no such image"),
-/// and it is its flavor's base image `FROM` which nothing is changed, so the base answers: it is
-/// built when missing, as `doctor` and the next `cook` would build it (shared, kept).
-async fn program_of(
-    runtime: &dyn crate::runtime::Runtime,
-    spec: &crate::runtime::CellSpec,
-    flavor: &str,
-    paths: &crate::state::CookPaths,
-    images: &crate::cell::images::ImageSettings,
-) -> anyhow::Result<Vec<String>> {
-    if spec.program.is_some() || runtime.image_exists(&spec.image).await? {
-        return Ok(runtime.program(spec).await?);
-    }
-    let base =
-        crate::cell::images::base_specs(&[flavor.to_owned()], Some(paths.dir()), images)?.remove(0);
-    crate::cell::images::ensure_base(runtime, &base).await?;
-    let mut from_base = spec.clone();
-    from_base.image = base.tag;
-    Ok(runtime.program(&from_base).await?)
 }

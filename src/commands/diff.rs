@@ -16,7 +16,7 @@ use crate::state::rounds::{self, Change};
 pub(super) fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let session = settings::session(&args.task.global)?;
     let (paths, loaded) = super::open_cook(&session, &args.task.task)?;
-    let latest = super::refine::latest_round(&paths).ok_or_else(|| {
+    let latest = rounds::latest(&paths).ok_or_else(|| {
         UserError::new(
             format!("`{}` has no round yet", paths.name()),
             format!("run `multicooker cook {}` first", paths.name()),

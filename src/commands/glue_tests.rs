@@ -1,6 +1,9 @@
 //! `commands/` stays short glue (issue 24): no function in it runs over [`MAX_LINES`] lines,
 //! counted from its `fn` line to its closing brace (test modules left out). Logic that grows a
-//! command past that belongs in its domain module, or in well-named functions beside it.
+//! command past that belongs in its domain module, or in well-named functions beside it. Nor
+//! does a command assemble cells: it names none of the cell engine's [`ASSEMBLY`] modules (a
+//! cell's plan, files, staging, egress, engine names, run and collection) nor the compose
+//! renderer; the pipeline and the steps do that.
 
 use std::path::Path;
 
@@ -10,6 +13,26 @@ const MAX_LINES: usize = 60;
 /// Files allowed over the limit while they shrink (none left: the pipeline change brought
 /// every command under it). An entry's long functions are printed, not failed.
 const ALLOWED: &[&str] = &[];
+
+/// The cell engine's modules that assemble and run a cell: a command that names one is doing
+/// the domain's work (`pipeline::compose` builds `multicooker compose`'s cells, for one).
+const ASSEMBLY: &[&str] = &[
+    "cell::plan",
+    "cell::files",
+    "cell::stage",
+    "cell::egress",
+    "cell::names",
+    "cell::run",
+    "cell::phase",
+    "cell::collect",
+    "runtime::compose",
+];
+
+/// Single items of [`ASSEMBLY`] modules a command may name, with why.
+const ASSEMBLY_ALLOWED: &[(&str, &str)] = &[(
+    "cell::plan::DEFAULT_PIDS",
+    "`doctor` reports the process limit the sandbox probe runs under",
+)];
 
 /// The text with comments, string and char literals blanked (newlines kept), so that braces
 /// are only the code's.
@@ -164,6 +187,72 @@ fn no_command_function_runs_over_sixty_lines() {
         "commands/ is glue: parse, resolve settings once, call the domain, print. Move the work \
          into its domain module or split it into named functions of at most {MAX_LINES} lines:\n{}",
         failures.join("\n")
+    );
+}
+
+/// The paths into [`ASSEMBLY`] modules that `code` names (comments and literals left out),
+/// grouped imports (`cell::{plan, stage}`) included, without those of [`ASSEMBLY_ALLOWED`].
+fn assembly_paths(code: &str) -> Vec<String> {
+    let path = regex::Regex::new(r"\b(cell|runtime)::((?:\w+::)*)(\{[^}]*\}|\w+)")
+        .expect("a valid pattern");
+    let mut found = Vec::new();
+    for named in path.captures_iter(code) {
+        let last = named[3].trim_start_matches('{').trim_end_matches('}');
+        for item in last.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let full = format!("{}::{}{item}", &named[1], &named[2]);
+            let internal = ASSEMBLY
+                .iter()
+                .any(|m| full == *m || full.starts_with(&format!("{m}::")));
+            if internal && !ASSEMBLY_ALLOWED.iter().any(|(a, _)| full == *a) {
+                found.push(full);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_command_assembles_cells() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/commands"));
+    let mut failures = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.extension().is_none_or(|e| e != "rs") || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let code = code_only(&fs_err::read_to_string(path).unwrap());
+        let relative = path.strip_prefix(dir).unwrap().display();
+        for named in assembly_paths(&code) {
+            failures.push(format!("src/commands/{relative}: names `{named}`"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "commands/ is glue: planning, staging and wiring cells is the pipeline's (src/pipeline/) \
+         or the cell engine's; call a domain step instead:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn assembly_paths_are_found_whole_grouped_and_through_a_module() {
+    let code = "use crate::cell::egress::{EgressContext, proxy_spec};\n\
+                use crate::cell::{images, stage};\n\
+                let p = cell::plan::DEFAULT_PIDS;\n\
+                let q: cell::plan::CellPlan = todo();\n\
+                crate::runtime::compose::document(&x);\n\
+                crate::cell::images::base_specs();";
+    assert_eq!(
+        assembly_paths(code),
+        [
+            "cell::egress::EgressContext",
+            "cell::egress::proxy_spec",
+            "cell::stage",
+            "cell::plan::CellPlan",
+            "runtime::compose::document",
+        ]
     );
 }
 

@@ -217,7 +217,7 @@ impl Tonight<'_> {
         super::status::lint_gate(&paths, &brief)?;
         let _lock = RunLock::acquire(dir, "nightly")?;
         let ran_before = paths.run_result().is_file();
-        let targets = unfinished(&paths, &brief, ran_before);
+        let targets = crate::pipeline::resume::unfinished(&paths, &brief, ran_before);
         if targets.is_empty() && paths.summary().is_file() && paths.judge_result().is_file() {
             self.log.event("cook.reused", &json!({"cook": name}));
             return Ok(());
@@ -358,19 +358,6 @@ impl Tonight<'_> {
             "partial" => ExitCode::Partial,
             _ => ExitCode::NothingUsable,
         })
-    }
-}
-
-/// The participants a night's cook runs: every one for a new cook, else those a `resume`
-/// would run again.
-fn unfinished(paths: &CookPaths, brief: &crate::brief::Brief, ran_before: bool) -> Vec<String> {
-    if ran_before {
-        super::resume::targets(paths, brief, false)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
-    } else {
-        brief.participants.iter().map(|p| p.name.clone()).collect()
     }
 }
 

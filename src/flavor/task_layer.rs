@@ -142,43 +142,9 @@ mod tests {
         assert!(claude.contains("it needs a glibc-based image"), "{claude}");
     }
 
-    /// The check's failure branch, run by a real shell where the CLI is missing, prints the
-    /// sentence as written (apostrophes included) and fails the build step.
+    /// agy's and grok's layers copy their CLI and set what their images set.
     #[test]
-    fn a_cli_that_does_not_run_fails_the_build_with_what_it_needs() {
-        for layer in &TASK_LAYERS {
-            let text = dockerfile(layer, "e", "f");
-            let run = text
-                .lines()
-                .find_map(|l| l.strip_prefix("RUN "))
-                .expect("the layer checks its CLI in a RUN step");
-            // A PATH with the image's tools the step uses, and no CLI.
-            let empty = tempfile::tempdir().unwrap();
-            for tool in ["mktemp", "rm"] {
-                let found = ["/usr/bin", "/bin"]
-                    .iter()
-                    .map(|d| std::path::Path::new(d).join(tool))
-                    .find(|p| p.is_file())
-                    .unwrap();
-                std::os::unix::fs::symlink(found, empty.path().join(tool)).unwrap();
-            }
-            let output = std::process::Command::new("/bin/sh")
-                .args(["-c", run])
-                .env("PATH", empty.path())
-                .env("TMPDIR", empty.path())
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&output.stderr);
-            assert!(!output.status.success(), "{}: {said}", layer.flavor);
-            assert!(
-                said.contains(&format!(
-                    "multicooker: the {} CLI does not run in this task's environment: it needs {}",
-                    layer.flavor, layer.needs
-                )),
-                "{}: {said}",
-                layer.flavor
-            );
-        }
+    fn agy_and_grok_layers_copy_the_cli_and_its_settings() {
         let agy = dockerfile(task_layer("agy").unwrap(), "e", "f");
         assert!(
             agy.contains("COPY --from=f /usr/local/bin/agy /usr/local/bin/agy\n")

@@ -1,6 +1,8 @@
 //! The pipeline: the steps `cook → verify → judge → report` as one domain module, so that a
 //! command (`cook`, `refine`, `resume`, `verify`, `judge`, `rejudge`, `report`, `doctor <task>`)
-//! and a night (`nightly`) run the same code (issue 24; docs/BEHAVIOR.md §2.3).
+//! and a night (`nightly`) run the same code (issue 24; docs/BEHAVIOR.md §2.3). What a resume
+//! runs again is [`resume`]'s, what a refine round is [`refine`]'s, and a cook's cells as a
+//! compose file (`compose`, nothing started) [`compose`]'s.
 //!
 //! A step takes a [`Run`]: the engine, the cook, its checked brief, a [`Resolve`] value that
 //! turns the brief into run settings (the caller's; this module never reads the environment
@@ -12,9 +14,12 @@
 //! task's environment and verified by the task's own verifier ([`task`]); every other cook by
 //! the cook step of `crate::cook`, then the hidden tests when brief.yaml has `verify:`.
 
+pub mod compose;
 pub mod cook;
 pub mod judge;
+pub mod refine;
 pub mod report;
+pub mod resume;
 pub mod task;
 pub mod verify;
 

@@ -1,6 +1,7 @@
-//! A cook's rounds compared: round k of a participant is `rounds/<k>/<participant>/`, or, for
-//! the latest round, the live `work/<participant>/out/`; [`changes`] says which files were
-//! added, removed or changed between two of them (by size and SHA-256, links not followed).
+//! A cook's rounds: the latest with a result ([`latest`]), and two of them compared. Round k of
+//! a participant is `rounds/<k>/<participant>/`, or, for the latest round, the live
+//! `work/<participant>/out/`; [`changes`] says which files were added, removed or changed
+//! between two of them (by size and SHA-256, links not followed).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,25 @@ pub struct Change {
     pub bytes_before: Option<u64>,
     /// Its size in the later round, if it is there.
     pub bytes_after: Option<u64>,
+}
+
+/// The latest round with a result: N of the highest `REFINE_<N>_RESULT.json`, else 1 when
+/// `RUN_RESULT.json` exists.
+#[must_use]
+pub fn latest(paths: &CookPaths) -> Option<u32> {
+    let refined = std::fs::read_dir(paths.dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("REFINE_")?
+                .strip_suffix("_RESULT.json")?
+                .parse::<u32>()
+                .ok()
+        })
+        .max();
+    refined.or_else(|| paths.run_result().is_file().then_some(1))
 }
 
 /// Relative path → size and SHA-256 of every regular file (links are not followed).

@@ -1121,3 +1121,44 @@ fn refine_and_resume_of_a_task_cook_are_refused_with_the_fix() {
     assert!(!cook.dir().join("RUN_RESULT.json").exists(), "nothing ran");
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
+
+/// A layer's check, its failure branch run by a real shell where the CLI is missing, prints the
+/// sentence as written (apostrophes included) and fails the build step. (A shell is spawned
+/// here, in a test, never by the tool.)
+#[test]
+fn a_cli_that_does_not_run_fails_the_layer_build_with_what_it_needs() {
+    use multicooker::flavor::task_layer::{TASK_LAYERS, dockerfile};
+    for layer in &TASK_LAYERS {
+        let text = dockerfile(layer, "e", "f");
+        let run = text
+            .lines()
+            .find_map(|l| l.strip_prefix("RUN "))
+            .expect("the layer checks its CLI in a RUN step");
+        // A PATH with the image's tools the step uses, and no CLI.
+        let empty = tempfile::tempdir().unwrap();
+        for tool in ["mktemp", "rm"] {
+            let found = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| Path::new(d).join(tool))
+                .find(|p| p.is_file())
+                .unwrap();
+            std::os::unix::fs::symlink(found, empty.path().join(tool)).unwrap();
+        }
+        let output = std::process::Command::new("/bin/sh")
+            .args(["-c", run])
+            .env("PATH", empty.path())
+            .env("TMPDIR", empty.path())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{}: {said}", layer.flavor);
+        assert!(
+            said.contains(&format!(
+                "multicooker: the {} CLI does not run in this task's environment: it needs {}",
+                layer.flavor, layer.needs
+            )),
+            "{}: {said}",
+            layer.flavor
+        );
+    }
+}
