@@ -9,9 +9,9 @@
 //! flavor works layered on the environment (`flavor::task_layer`), with `instruction.md` as
 //! its prompt, its own login and egress as in any cook; the dummy is the init itself.
 //!
-//! A task whose test.sh runs as another user (`[verifier] user`) has that user resolved in the
-//! environment image once it is built, before any participant's cell is created
-//! ([`crate::harbor::users`]).
+//! Who test.sh runs as (`[verifier] user`, else the environment image's configured `USER`, as
+//! Harbor runs it) is resolved in the environment image once it is built, before any
+//! participant's cell is created ([`crate::harbor::users`]).
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use crate::cell::run::{CellOutcome, OutcomeByActor};
 use crate::cell::{RunError, Venue, images};
 use crate::flavor::task_layer::{INIT_FLAVOR, task_layer};
 use crate::harbor::Task;
-use crate::harbor::users::{self, TaskUser};
+use crate::harbor::users::{self, Source, TaskUser, Unresolved, Wanted};
 use crate::runtime::{
     LABEL_ACTOR, LABEL_FLAVOR, LABEL_ROOT, LABEL_RUN, Labels, ObjectRef, TeardownFailure,
 };
@@ -150,49 +150,81 @@ pub struct TaskRuns {
     pub build: Result<(), Arc<String>>,
     /// Objects teardown could not remove.
     pub leftovers: Vec<TeardownFailure>,
-    /// Who test.sh runs as (`[verifier] user`), resolved in the environment image before any
-    /// cell started: `None` when it was not (the image did not build), `Some(Ok(None))` for
-    /// root, an error when the image has no such user (then no cell started).
-    pub verifier_user: Option<Result<Option<TaskUser>, String>>,
+    /// Who test.sh runs as (`[verifier] user`, else the environment image's configured user),
+    /// resolved in the environment image before any cell started: `None` when it was not (the
+    /// image did not build), `Some(Ok(None))` for root, an error when the image has no such
+    /// user (then no cell started).
+    pub verifier_user: Option<Result<Option<TaskUser>, Unresolved>>,
 }
 
 /// What the verifier user's resolution left for the caller.
-type Resolved = Arc<std::sync::Mutex<Option<Result<Option<TaskUser>, String>>>>;
+type Resolved = Arc<std::sync::Mutex<Option<Result<Option<TaskUser>, Unresolved>>>>;
 
 /// The most an environment image's `/etc/passwd` or `/etc/group` may hold.
 const USERS_CAP: u64 = 4 << 20;
 
-/// Resolves `[verifier] user = user` in the environment image `image` once it is built and
-/// before any participant's cell is created ([`users`]: never in a participant's final file
-/// system, which it wrote): a cell made from the image and never started gives its
-/// `/etc/passwd` and `/etc/group`. A user the image does not have stops every cell.
+/// Who test.sh runs as, in the environment image `image`: `wanted` (a named user, or the image's
+/// configured one when `[verifier] user` is unset, read through the engine), resolved in a cell
+/// made from the image and never started, which gives its `/etc/passwd` and `/etc/group`
+/// ([`users`]: never a participant's final file system, which it wrote). Root needs no cell.
+async fn resolve_in_image(
+    runtime: &crate::runtime::SharedRuntime,
+    ledger: &crate::runtime::Ledger,
+    (wanted, image): (Option<String>, &str),
+    (cell, labels): (&str, &Labels),
+) -> Result<Option<TaskUser>, Unresolved> {
+    let (user, source) = if let Some(user) = wanted {
+        (user, Source::Verifier)
+    } else {
+        let user = runtime.image_user(image).await.map_err(|e| Unresolved {
+            user: String::new(),
+            source: Source::Image,
+            message: format!("cannot read the environment image's configured user: {e}"),
+        })?;
+        match users::needs_image(Some(&user)) {
+            Some(named) => (named.to_owned(), Source::Image),
+            None => return Ok(None),
+        }
+    };
+    let unresolved = |message: String| Unresolved {
+        user: user.clone(),
+        source,
+        message,
+    };
+    ledger.record(ObjectRef::cell(cell));
+    let files = [users::PASSWD, users::GROUP];
+    let read = runtime
+        .read_image_files(image, (cell, labels), &files, USERS_CAP)
+        .await
+        .map_err(|e| unresolved(format!("cannot read the environment image's users: {e}")))?;
+    let text = |i: usize| {
+        read.get(i)
+            .and_then(Option::as_deref)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    };
+    users::resolve(&user, &text(0), &text(1)).map_err(unresolved)
+}
+
+/// Resolves who test.sh runs as ([`resolve_in_image`]) once the environment image `image` is
+/// built and before any participant's cell is created. A user the image does not have stops
+/// every cell.
 fn verifier_user_gate(
-    (user, image): (String, String),
+    (wanted, image): (Option<String>, String),
     (cell, labels): (String, Labels),
     resolved: Resolved,
 ) -> Gate {
     Box::new(move |runtime, ledger| {
         async move {
-            ledger.record(ObjectRef::cell(&cell));
-            let files = [users::PASSWD, users::GROUP];
-            let result = match runtime
-                .read_image_files(&image, (&cell, &labels), &files, USERS_CAP)
-                .await
-            {
-                Err(e) => Err(format!("cannot read the environment image's users: {e}")),
-                Ok(read) => {
-                    let text = |i: usize| {
-                        read.get(i)
-                            .and_then(Option::as_deref)
-                            .map(|b| String::from_utf8_lossy(b).into_owned())
-                            .unwrap_or_default()
-                    };
-                    users::resolve(&user, &text(0), &text(1))
-                }
-            };
+            let result =
+                resolve_in_image(&runtime, &ledger, (wanted, &image), (&cell, &labels)).await;
             let gate = match &result {
                 Ok(_) => Ok(()),
-                Err(e) => Err(format!("`[verifier] user = \"{user}\"`: {e}")),
+                Err(e) if e.source == Source::Image => Err(format!(
+                    "the environment image's `USER {}`: {}",
+                    e.user, e.message
+                )),
+                Err(e) => Err(format!("`[verifier] user = \"{}\"`: {}", e.user, e.message)),
             };
             *resolved
                 .lock()
@@ -203,8 +235,9 @@ fn verifier_user_gate(
     })
 }
 
-/// `cast`, gated on the resolution of `task`'s `[verifier] user` in its environment image
-/// `environment` when that needs the image ([`verifier_user_gate`]); root needs none.
+/// `cast`, gated on who `task`'s test.sh runs as in its environment image `environment`
+/// ([`verifier_user_gate`]): its `[verifier] user`, else the image's configured user; only
+/// `[verifier] user = "root"` (or `0`) needs no look at the image.
 fn with_verifier_user<'a>(
     cast: Cast<'a>,
     task: &Task,
@@ -212,11 +245,15 @@ fn with_verifier_user<'a>(
     environment: &FlavorImages,
 ) -> (Cast<'a>, Resolved) {
     let resolved: Resolved = Arc::default();
-    let Some(user) = users::needs_image(task.config.verifier.user.as_deref()) else {
-        *resolved
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ok(None));
-        return (cast, resolved);
+    let wanted = match users::wanted(task.config.verifier.user.as_deref()) {
+        Wanted::Root => {
+            *resolved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ok(None));
+            return (cast, resolved);
+        }
+        Wanted::Named(user) => Some(user.to_owned()),
+        Wanted::ImageUser => None,
     };
     // Not a name a participant can have (`.`), swept with the participants' cells.
     let cell = names.cell(Role::Participant, "_environment.users");
@@ -224,7 +261,7 @@ fn with_verifier_user<'a>(
         .with(LABEL_ROOT, &paths.root_id())
         .with(LABEL_RUN, run_id);
     let gate = verifier_user_gate(
-        (user.to_owned(), environment.base.tag.clone()),
+        (wanted, environment.base.tag.clone()),
         (cell, labels),
         resolved.clone(),
     );

@@ -1,8 +1,10 @@
 //! Who a task's test.sh runs as (`[verifier] user`, docs/HARBOR.md §7): a name, a uid,
 //! `uid:gid` or `name:group`, resolved against the `/etc/passwd` and `/etc/group` of the task's
 //! *environment image*, never against a participant's final file system (which the participant
-//! wrote, and could make `tester` uid 0 in). Pure: the caller reads the two files through the
-//! engine and gives their bytes here.
+//! wrote, and could make `tester` uid 0 in). Unset, it is the environment image's configured
+//! user (its Dockerfile's last `USER`), as Harbor runs test.sh (`docker exec` without `--user`),
+//! resolved the same way. Pure: the caller reads the image's user and the two files through the
+//! engine and gives them here.
 
 /// The identity test.sh runs as, when it is not root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,12 +22,53 @@ pub const PASSWD: &str = "/etc/passwd";
 /// Where the environment image's groups are read from.
 pub const GROUP: &str = "/etc/group";
 
-/// The value of `[verifier] user` that needs the environment image to resolve it: `None` for
-/// the plain spellings of root (unset, empty, `root`, `0`); any other value (even `0:0`) is
-/// resolved, and means root only when it resolves to uid 0.
+/// The value of a user (`[verifier] user`, or the environment image's configured one) that
+/// needs the environment image's files to resolve it: `None` for the plain spellings of root
+/// (none, empty, `root`, `0`); any other value (even `0:0`) is resolved, and means root only
+/// when it resolves to uid 0.
 pub fn needs_image(user: Option<&str>) -> Option<&str> {
     user.map(str::trim)
         .filter(|u| !u.is_empty() && *u != "root" && *u != "0")
+}
+
+/// Where the user test.sh runs as is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// task.toml's `[verifier] user`.
+    Verifier,
+    /// The environment image's configured user (the Dockerfile's last `USER`, or the one of
+    /// `[environment] docker_image`), when `[verifier] user` is unset.
+    Image,
+}
+
+/// What a task's `[verifier] user` asks of the environment image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted<'a> {
+    /// Root, whatever the image is (`root`, `0`).
+    Root,
+    /// This user, resolved in the image's files ([`needs_image`]).
+    Named(&'a str),
+    /// Unset (or empty): whoever the image's configuration names, as Harbor runs test.sh.
+    ImageUser,
+}
+
+/// What `[verifier] user = user` asks for.
+pub fn wanted(user: Option<&str>) -> Wanted<'_> {
+    match user.map(str::trim) {
+        None | Some("") => Wanted::ImageUser,
+        Some(named) => needs_image(Some(named)).map_or(Wanted::Root, Wanted::Named),
+    }
+}
+
+/// A user test.sh cannot run as: the value, where it was named, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The value as named (empty when the image's configured user could not be read).
+    pub user: String,
+    /// Where it was named.
+    pub source: Source,
+    /// Why it cannot be resolved.
+    pub message: String,
 }
 
 /// One line of `/etc/passwd` or `/etc/group`, split on `:`; comments and blank lines are none.
@@ -172,6 +215,16 @@ mod tests {
         assert_eq!(needs_image(None), None);
         assert_eq!(needs_image(Some("tester")), Some("tester"));
         assert_eq!(needs_image(Some("0:0")), Some("0:0"));
+    }
+
+    #[test]
+    fn an_unset_verifier_user_is_the_images_own_and_root_spelled_out_is_root() {
+        assert_eq!(wanted(None), Wanted::ImageUser);
+        assert_eq!(wanted(Some(" ")), Wanted::ImageUser);
+        assert_eq!(wanted(Some("root")), Wanted::Root);
+        assert_eq!(wanted(Some("0")), Wanted::Root);
+        assert_eq!(wanted(Some(" tester ")), Wanted::Named("tester"));
+        assert_eq!(wanted(Some("0:0")), Wanted::Named("0:0"));
     }
 
     #[test]

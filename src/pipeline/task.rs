@@ -8,6 +8,7 @@ use crate::brief::{Actor, HarborRef};
 use crate::cook::harbor::{ORACLE_FLAVOR, TaskRuns};
 use crate::error::UserError;
 use crate::harbor::Task;
+use crate::harbor::users::{Source, Unresolved};
 use crate::state::{CookPaths, Role};
 use crate::verify::harbor::TaskVerification;
 
@@ -71,14 +72,14 @@ pub async fn cook(
     run.show.leftovers(&runs.leftovers);
     let verifier_user = match &runs.verifier_user {
         Some(Ok(user)) => user.clone(),
-        Some(Err(message)) => return Err(unknown_user(&task, message).into()),
+        Some(Err(unresolved)) => return Err(unknown_user(&task, unresolved).into()),
         // Not resolved: the environment image did not build (so nothing ran).
         None => {
             let message = runs
                 .build
                 .as_ref()
                 .err()
-                .map_or("its `[verifier] user` was not resolved in it", |m| {
+                .map_or("who runs its test.sh was not resolved in it", |m| {
                     m.as_str()
                 });
             return Err(unbuilt(&task, message).into());
@@ -204,18 +205,59 @@ fn usage(
     Some(usage)
 }
 
-/// The task's `[verifier] user` is not a user of its environment image (no cell ran).
-fn unknown_user(task: &Task, message: &str) -> UserError {
-    let user = task.config.verifier.user.as_deref().unwrap_or_default();
+/// The user test.sh would run as (`[verifier] user`, else the environment image's configured
+/// `USER`) is not a user of the task's environment image (no cell ran).
+fn unknown_user(task: &Task, unresolved: &Unresolved) -> UserError {
+    let Unresolved {
+        user,
+        source,
+        message,
+    } = unresolved;
+    let toml = task.dir.join(crate::harbor::TASK_TOML);
+    let dockerfile = task.dir.join(crate::harbor::DOCKERFILE);
+    let as_root = format!(
+        "set `[verifier] user = \"root\"` in `{}` to run test.sh as root",
+        toml.display()
+    );
+    if *source == Source::Verifier {
+        return UserError::new(
+            format!(
+                "`{}`: `[verifier] user = \"{user}\"` cannot run test.sh: {message}",
+                toml.display(),
+            ),
+            format!(
+                "name a user the task's environment image has (create it in `{}`, e.g. `RUN useradd -m {user}`), give `uid:gid`, or {as_root}",
+                dockerfile.display()
+            ),
+        );
+    }
+    let unset = "task.toml sets no `[verifier] user`, so test.sh runs as the environment image's user, as Harbor runs it";
+    let named = if user.is_empty() {
+        "its configured user".to_owned()
+    } else {
+        format!("`USER {user}`")
+    };
+    let (whose, fix) = match &task.config.environment.docker_image {
+        Some(image) => (
+            format!(
+                "`{}`: the image `{image}` (`[environment] docker_image`)",
+                toml.display()
+            ),
+            format!(
+                "use an image whose `USER` it has, name a user it has in `[verifier] user`, or {as_root}"
+            ),
+        ),
+        None => (
+            format!("`{}`", dockerfile.display()),
+            format!(
+                "create the user in `{}` before its `USER` line (e.g. `RUN useradd -m {user}`) or name one the image has there, name a user it has in `[verifier] user`, or {as_root}",
+                dockerfile.display()
+            ),
+        ),
+    };
     UserError::new(
-        format!(
-            "`{}`: `[verifier] user = \"{user}\"` cannot run test.sh: {message}",
-            task.dir.join(crate::harbor::TASK_TOML).display(),
-        ),
-        format!(
-            "name a user the task's environment image has (create it in `{}`, e.g. `RUN useradd -m {user}`), give `uid:gid`, or leave `[verifier] user` out to run test.sh as root",
-            task.dir.join(crate::harbor::DOCKERFILE).display()
-        ),
+        format!("{whose}: {named} cannot run test.sh ({unset}): {message}"),
+        fix,
     )
 }
 

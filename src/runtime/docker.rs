@@ -190,6 +190,16 @@ impl DockerRuntime {
         }
     }
 
+    /// [`Runtime::image_user`]: the image's `Config.User`.
+    pub(super) async fn engine_image_user(&self, tag: &str) -> Result<String, RuntimeError> {
+        let image = self
+            .docker
+            .inspect_image(tag)
+            .await
+            .map_err(|e| operation("inspect", ObjectRef::image(tag), &e))?;
+        Ok(image.config.and_then(|c| c.user).unwrap_or_default())
+    }
+
     pub(super) async fn engine_build_image(&self, spec: &ImageSpec) -> Result<(), RuntimeError> {
         let mut attempt = 1;
         loop {
@@ -846,6 +856,9 @@ impl Runtime for DockerRuntime {
     }
     fn image_id<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, Option<String>> {
         self.engine_image_id(tag).boxed()
+    }
+    fn image_user<'a>(&'a self, image: &'a str) -> EngineFuture<'a, String> {
+        self.engine_image_user(image).boxed()
     }
     fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()> {
         self.engine_build_image(spec).boxed()

@@ -286,6 +286,22 @@ pub trait Runtime: Send + Sync + 'static {
             })
         })
     }
+    /// The user `image`'s configuration runs its processes as (its Dockerfile's last `USER`:
+    /// a name, a uid, `uid:gid` or `name:group`, as written), empty when it names none (root).
+    /// An image that does not exist is an error. Backends that cannot say so.
+    fn image_user<'a>(&'a self, image: &'a str) -> EngineFuture<'a, String> {
+        Box::pin(async move {
+            Err(RuntimeError::Operation {
+                operation: "inspect",
+                object: ObjectRef::image(image),
+                status: None,
+                message: format!(
+                    "the {} backend cannot read an image's configured user (Harbor tasks run on the docker backend)",
+                    self.backend()
+                ),
+            })
+        })
+    }
     /// The files at `paths` (absolute) of `image` as it was built, nothing of it run: a cell
     /// named `cell` with `labels` is created from it, never started, its files are read
     /// through the engine and it is removed (the caller records it in its ledger first, so

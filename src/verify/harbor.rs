@@ -3,8 +3,9 @@
 //! task's `tests/` are staged at `/tests` (never shown to a participant), `/logs/verifier` is a
 //! fresh area whatever the participant left at that path (a planted reward is not seen), and
 //! `bash /tests/test.sh` runs from the task's `workdir` under its timeout: as root, or as the
-//! task's `[verifier] user` resolved in its environment image (never in the participant's file
-//! system), with no capability, `/tests` readable by its group and `/logs/verifier` its own.
+//! task's `[verifier] user` (else its environment image's own `USER`) resolved in its
+//! environment image (never in the participant's file system), with no capability, `/tests`
+//! readable by its group and `/logs/verifier` its own.
 //! The reward is `reward.txt` (a number) or `reward.json` (`reward` plus named components);
 //! no reward file, a malformed one or a timeout is an error: never 0, never a pass.
 
@@ -40,8 +41,9 @@ pub struct TaskVerification {
 }
 
 /// Runs `task`'s verifier (the cook's `folder`) on each `(participant, kept image)`, as root
-/// or as `user` (its `[verifier] user`, resolved in the task's environment image); a
-/// participant whose file system was not kept gets its verdict (an error) without a cell.
+/// or as `user` (its `[verifier] user`, else the environment image's `USER`, resolved in the
+/// task's environment image); a participant whose file system was not kept gets its verdict
+/// (an error) without a cell.
 pub async fn verify_task(
     venue: Venue<'_>,
     (task, user): (&Task, Option<&TaskUser>),
@@ -152,7 +154,7 @@ fn verifier_actor(brief: &Brief, task: &Task, participant: &str) -> Actor {
 }
 
 /// `bash /tests/test.sh`, as root (the task profile's program) or as the task's
-/// `[verifier] user`.
+/// `[verifier] user` (else its environment image's `USER`).
 fn test_command() -> Vec<String> {
     vec!["bash".to_owned(), format!("{HARBOR_TESTS}/test.sh")]
 }

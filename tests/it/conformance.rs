@@ -389,3 +389,76 @@ fn conformance_files_of_an_image_are_read_without_running_it() {
         }
     });
 }
+
+/// A build context holding `dockerfile` and a file `marker`.
+fn context_of(dockerfile: &str) -> Vec<u8> {
+    let mut context = tar::Builder::new(Vec::new());
+    for (name, bytes) in [("Dockerfile", dockerfile.as_bytes()), ("marker", b"m\n")] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        context.append_data(&mut header, name, bytes).unwrap();
+    }
+    context.into_inner().unwrap()
+}
+
+/// `image_user` (a Harbor task's test.sh runs as its environment image's configured user when
+/// `[verifier] user` is unset): the last `USER` of the image's Dockerfile as written, a base's
+/// replaced by its child's, empty for an image naming none, an error for an image that does not
+/// exist. Not in [`all`]: Harbor tasks run on the docker backend.
+#[test]
+fn conformance_the_configured_user_of_an_image_is_read() {
+    block_on(async {
+        let runtime = docker().await;
+        let cook = TestCook::empty("conf-image-user");
+        let labels = labels(&cook);
+        let base = image();
+        let context =
+            multicooker::flavor::build_context("dummy", None, &crate::common::images().build_args)
+                .unwrap();
+        let dockerfile: String = tar::Archive::new(context.tar.as_slice())
+            .entries()
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|e| e.path().unwrap().ends_with("Dockerfile"))
+            .map(|mut e| std::io::read_to_string(&mut e).unwrap())
+            .expect("the dummy's context holds its Dockerfile");
+        let written = dockerfile
+            .lines()
+            .filter_map(|l| l.strip_prefix("USER "))
+            .next_back()
+            .expect("the dummy's Dockerfile names a USER")
+            .trim();
+        assert_eq!(runtime.image_user(&base).await.unwrap(), written);
+        let pid = std::process::id();
+        let built = [
+            (
+                format!("mc-conf-user-{pid}:child"),
+                format!("FROM {base}\nUSER tester:staff\n"),
+                "tester:staff",
+            ),
+            (
+                format!("mc-conf-user-{pid}:none"),
+                "FROM scratch\nCOPY marker /marker\n".to_owned(),
+                "",
+            ),
+        ];
+        for (tag, dockerfile, _) in &built {
+            let spec = multicooker::runtime::ImageSpec {
+                tag: tag.clone(),
+                labels: labels.clone(),
+                context: context_of(dockerfile),
+            };
+            runtime.build_image(&spec).await.unwrap();
+        }
+        for (tag, _, user) in &built {
+            let read = runtime.image_user(tag).await;
+            runtime.remove(&ObjectRef::image(tag)).await.unwrap();
+            assert_eq!(read.unwrap(), *user, "{tag}");
+            let error = runtime.image_user(tag).await.unwrap_err().to_string();
+            assert!(error.contains(tag.as_str()), "{tag} is gone: {error}");
+        }
+        assert!(leftovers(&runtime, &cook).await.is_empty());
+    });
+}

@@ -517,6 +517,95 @@ fn an_unknown_verifier_user_is_refused_with_the_fix_and_leaves_nothing() {
     assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
 }
 
+/// A copy of the `as-tester` task without `[verifier] user` whose Dockerfile ends with
+/// `USER <user>`, whose solution also records the uid it ran as in /app, and whose test.sh
+/// copies that record to /logs/verifier.
+fn image_user_task(scratch: &Path, user: &str) -> PathBuf {
+    let solve = "#!/bin/bash\nset -euo pipefail\necho hello > /app/answer.txt\nid -u > /app/participant-uid\n";
+    let copy = copy_task(&Path::new(USERS).join("as-tester"), scratch, Some(solve));
+    let edit = |relative: &str, edit: &dyn Fn(String) -> String| {
+        let path = copy.join(relative);
+        let text = fs_err::read_to_string(&path).unwrap();
+        let edited = edit(text.clone());
+        assert_ne!(edited, text, "{relative} changed");
+        fs_err::write(&path, edited).unwrap();
+    };
+    edit("task.toml", &|t| t.replace("user = \"tester\"\n", ""));
+    edit("environment/Dockerfile", &|t| format!("{t}USER {user}\n"));
+    edit("tests/test.sh", &|t| {
+        t.replace(
+            "mkdir -p /logs/verifier\n",
+            "mkdir -p /logs/verifier\ncp /app/participant-uid /logs/verifier/participant-uid\n",
+        )
+    });
+    copy
+}
+
+/// Without `[verifier] user`, test.sh runs as the environment image's `USER` (its Dockerfile's
+/// last), as Harbor runs it (`docker exec` without `--user`): tester (uid and gid 2345, HOME its
+/// home) resolved in the environment image exactly as if `[verifier] user` named it, and the
+/// oracle reaches 1. The participant still runs as root (the task profile), which its record
+/// shows.
+#[test]
+fn test_sh_runs_as_the_environment_images_user_when_the_verifier_names_none() {
+    let scratch = tempfile::tempdir().unwrap();
+    let task = image_user_task(scratch.path(), "tester");
+    let (verdict, cook) = oracle_verdict("harbor-user-image", &task);
+    assert_eq!(
+        verdict["reward"].as_f64(),
+        Some(1.0),
+        "{verdict:#}\n{}",
+        logs_of(&cook)
+    );
+    assert_eq!(
+        (recorded(&cook, "uid"), recorded(&cook, "gid")),
+        ("2345".to_owned(), "2345".to_owned()),
+        "test.sh ran as the image's USER"
+    );
+    assert_eq!(recorded(&cook, "home"), "/home/tester");
+    assert_eq!(
+        recorded(&cook, "participant-uid"),
+        "0",
+        "the participant runs as root in the task profile, whatever the image's USER"
+    );
+}
+
+/// An environment image whose `USER` it does not have itself (and no `[verifier] user`) is
+/// refused once the image is built, before any participant's cell, naming the Dockerfile's
+/// `USER` as the source, with the fix; nothing is left on the engine.
+#[test]
+fn an_image_user_the_image_lacks_is_refused_naming_the_dockerfile() {
+    harbor_base();
+    let scratch = tempfile::tempdir().unwrap();
+    let task = image_user_task(scratch.path(), "ghost");
+    let cook = TestCook::empty("harbor-user-image-unknown");
+    let made = cook.run_args(&[
+        "new",
+        cook.name(),
+        "--from",
+        task.to_str().unwrap(),
+        "--oracle",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", show(&made));
+    let output = cook.run_args(&["cook", cook.name()]);
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        said.contains("environment/Dockerfile`: `USER ghost` cannot run test.sh")
+            && said.contains("sets no `[verifier] user`")
+            && said.contains("the environment image has no user `ghost`")
+            && said.contains("before its `USER` line")
+            && said.contains("[verifier] user = \"root\""),
+        "{said}"
+    );
+    assert!(
+        !cook.dir().join("verification/oracle/reward.json").exists()
+            && !cook.dir().join("work/oracle/workdir-after").exists(),
+        "no participant ran, nothing was verified"
+    );
+    assert!(cook.leftovers().is_empty(), "{:?}", cook.leftovers());
+}
+
 /// The oracle's and the verifier's logs, for assertion messages.
 fn logs_of(cook: &TestCook) -> String {
     let mut text = String::new();

@@ -665,6 +665,10 @@ impl Runtime for SwarmRuntime {
     fn image_id<'a>(&'a self, tag: &'a str) -> EngineFuture<'a, Option<String>> {
         self.inner.manager.engine_image_id(tag).boxed()
     }
+    /// The manager builds every image, so its engine knows their configuration.
+    fn image_user<'a>(&'a self, image: &'a str) -> EngineFuture<'a, String> {
+        self.inner.manager.engine_image_user(image).boxed()
+    }
     fn build_image<'a>(&'a self, spec: &'a ImageSpec) -> EngineFuture<'a, ()> {
         async move {
             self.inner.manager.engine_build_image(spec).await?;
