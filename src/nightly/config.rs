@@ -284,6 +284,8 @@ fn parse(file: &Path, folders: &Folders<'_>, value: &Value) -> Result<Nightly, C
     } else {
         None
     };
+    // The schema's problems and the code's, in the order of the config's keys.
+    problems.sort_by_cached_key(|p| schema::rank(&TOP, &p.path));
     match nightly {
         Some(nightly) if problems.is_empty() => Ok(nightly),
         _ => Err(ConfigError {
@@ -728,8 +730,9 @@ mod tests {
         assert!(error.starts_with(&format!("`{}` is invalid", file.display())));
     }
 
-    /// Issue 24: the tables report every problem at once, each at its path, then the checks no
-    /// table can make; a config with ten mistakes shows ten lines.
+    /// Issue 24: the tables and the checks no table can make report every problem at once, each
+    /// at its path, in the order of the config's keys; a config with eleven mistakes shows
+    /// eleven lines.
     #[test]
     fn every_mistake_is_one_line_at_its_path_all_at_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -740,17 +743,17 @@ mod tests {
         assert_eq!(
             error.problems,
             [
+                "`name`: `n/x` may not contain `/` (use letters, digits, `-` and `_`, starting with a letter or digit)",
                 "`briefs[1]`: must be a string, not a number",
                 "`participants[1].modle`: unknown field (did you mean `model`?)",
                 "`participants[1].timeout_s`: must be a positive integer, not `0`",
+                "`judges`: a non-empty list of `{name, flavor, model?}`",
                 "`repeats`: must be a whole number from 1 to 100, not `0`",
                 "`judging`: must be a mapping, not `\"pairwise\"` (e.g. `judging: {mode: pairwise}`)",
+                "`webhook.url`: must start with `http://` or `https://`, not `ftp://x` (e.g. `webhook: {url: \"https://hooks.example/nightly\"}`)",
                 "`seed`: must be a whole number, not `-1`",
                 "`backend`: must be `docker` or `swarm`, not `\"k8s\"` (`--backend` overrides it)",
                 "`budget.tokns`: unknown field (did you mean `tokens`?)",
-                "`name`: `n/x` may not contain `/` (use letters, digits, `-` and `_`, starting with a letter or digit)",
-                "`judges`: a non-empty list of `{name, flavor, model?}`",
-                "`webhook.url`: must start with `http://` or `https://`, not `ftp://x` (e.g. `webhook: {url: \"https://hooks.example/nightly\"}`)",
             ]
         );
     }
@@ -781,10 +784,10 @@ mod tests {
             [
                 "`name`: required, e.g. `name: models-nightly`",
                 "`participants[0].flavor`: required, e.g. `{name: claude, flavor: claude}`",
+                "`judges[0].budget`: sets no cap (set `tokens`, `usd` or both, or remove `budget`)",
                 "`verify`: must be a mapping of brief.yaml `verify:` defaults, not `5` (e.g. `verify: {timeout_s: 900}`)",
                 "`webhook.url`: required, e.g. `webhook: {url: \"https://hooks.example/nightly\"}`",
                 "`budget`: must be a mapping, not `5` (e.g. `budget: {tokens: 20000000, usd: 200, on_exhausted: finish}`)",
-                "`judges[0].budget`: sets no cap (set `tokens`, `usd` or both, or remove `budget`)",
             ]
         );
     }
