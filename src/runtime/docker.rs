@@ -306,19 +306,10 @@ impl DockerRuntime {
             .entry(super::LABEL_DEADLINE.to_owned())
             .or_insert_with(|| ends_by.as_secs().to_string());
         match self
-            .docker
-            .create_container(Some(options.clone()), body.clone())
-            .await
+            .create_replacing(&object, options.clone(), body.clone())
+            .await?
         {
-            Ok(_) => {}
-            Err(e) if status(&e) == Some(409) => {
-                // A stale namesake from a killed run: replace it.
-                self.engine_remove(&object).await?;
-                self.docker
-                    .create_container(Some(options), body)
-                    .await
-                    .map_err(|e| operation("create", object.clone(), &e))?;
-            }
+            Ok(()) => {}
             Err(e) if spec.task.is_some() && engine_message(&e).contains("storage-opt") => {
                 // The storage driver cannot cap one container's root (overlay2 needs xfs with
                 // `pquota`): the task's root is then bounded by the engine's disk alone, as
@@ -335,6 +326,32 @@ impl DockerRuntime {
             Err(e) => return Err(operation("create", object, &e)),
         }
         self.attach(&spec.name).await
+    }
+
+    /// Creates the container `object`; a stale namesake from a killed run (409) is removed and
+    /// the create tried once more. The engine's refusal comes back as the inner error, for the
+    /// caller to read; failing to remove the namesake is the outer one.
+    async fn create_replacing(
+        &self,
+        object: &ObjectRef,
+        options: bollard::query_parameters::CreateContainerOptions,
+        body: ContainerCreateBody,
+    ) -> Result<Result<(), BollardError>, RuntimeError> {
+        match self
+            .docker
+            .create_container(Some(options.clone()), body.clone())
+            .await
+        {
+            Err(e) if status(&e) == Some(409) => {
+                self.engine_remove(object).await?;
+                Ok(self
+                    .docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map(|_| ()))
+            }
+            created => Ok(created.map(|_| ())),
+        }
     }
 
     /// Attaches to a created cell's stdout and stderr before it starts (nothing it prints is
@@ -644,21 +661,9 @@ impl DockerRuntime {
             }),
             ..Default::default()
         };
-        match self
-            .docker
-            .create_container(Some(options.clone()), body.clone())
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if status(&e) == Some(409) => {
-                self.engine_remove(&object).await?;
-                self.docker
-                    .create_container(Some(options), body)
-                    .await
-                    .map_err(|e| operation("create", object.clone(), &e))?;
-            }
-            Err(e) => return Err(operation("create", object, &e)),
-        }
+        self.create_replacing(&object, options, body)
+            .await?
+            .map_err(|e| operation("create", object.clone(), &e))?;
         let mut files = Vec::new();
         let mut failed = None;
         for path in paths {
